@@ -1,0 +1,1 @@
+"""The ``mjtable`` command line."""

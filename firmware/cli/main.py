@@ -1,0 +1,58 @@
+"""``mjtable``: the command line of the table firmware.
+
+Every subcommand prints one clear line and exits non-zero on bad input; no
+traceback reaches the user.  Subcommands live in their own modules and
+register themselves here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from firmware.cli import config_cmd, deal_cmd, sim_cmd
+from firmware.faults import TableError
+
+EPILOG = """examples:
+  mjtable sim                          stack a set on the simulated table and report
+  mjtable sim --seed 7 --inject jam:stacker2@stacking1
+  mjtable config check                 validate every shipped config file
+  mjtable config check my_table.toml
+  mjtable deal --rules mcr --seed 3 --dice 3,4,2,5 --dealer 1
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mjtable", description="Automatic mahjong table firmware.",
+                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sim_cmd.register(sub)
+    config_cmd.register(sub)
+    deal_cmd.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),
+                        format="%(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except TableError as exc:
+        print(f"mjtable: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"mjtable: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

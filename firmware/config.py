@@ -1,0 +1,295 @@
+"""Table-model configuration: strict TOML schema, loading and validation.
+
+A table model names every pin, nominal time, limit and safe value of the
+table.  Files are read once at start; unknown keys, wrong types, missing keys
+and out-of-range values are errors whose message names the file, the table
+(TOML section) and the key, so a technician can fix them without the source.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from firmware.faults import ConfigError
+
+PIN_RE = re.compile(r"^!?(?:(?P<bank>[a-z][a-z0-9_]*):)?GPIO(?P<line>[0-9]|[1-2][0-9]|3[0-1])$")
+TILE_SETS = (144, 136, 112, 108)
+SIDES = 4
+
+Pin = Annotated[str, Field(pattern=PIN_RE.pattern, description="[!][bank:]GPIOn; ! = active low")]
+PositiveS = Annotated[float, Field(gt=0, le=3600)]
+FourPins = Annotated[list[Pin], Field(min_length=SIDES, max_length=SIDES)]
+
+
+class _KeyError(ValueError):
+    """A cross-field error that names the key it is about."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _above(section: BaseModel, key: str, other: str) -> None:
+    if getattr(section, key) <= getattr(section, other):
+        raise _KeyError(key, f"must be greater than {other} ({getattr(section, other)})")
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class TableSection(Section):
+    name: str
+    tile_set: Literal[144, 136, 112, 108]
+    double_set: bool = True
+
+
+class BackendSection(Section):
+    """Which gpiozero pin factory drives each pin bank (real tables only)."""
+
+    pin_factory: Literal["lgpio", "rpigpio", "mock"] = "lgpio"
+    banks: dict[str, Annotated[int, Field(ge=0, le=15)]] = Field(default_factory=lambda: {"main": 0})
+
+
+class CenterLiftSection(Section):
+    up_motor_pin: Pin
+    down_motor_pin: Pin
+    up_sensor_pin: Pin
+    down_sensor_pin: Pin
+    travel_s: PositiveS
+    max_run_s: PositiveS
+
+    @model_validator(mode="after")
+    def _limits(self) -> "CenterLiftSection":
+        _above(self, "max_run_s", "travel_s")
+        return self
+
+
+class TurntableSection(Section):
+    disk_pin: Pin
+    ring_pin: Pin
+    index_pin: Pin
+    revolution_s: Annotated[float, Field(gt=0.1, le=30)]
+    tile_rate_per_s: Annotated[float, Field(gt=0.1, le=50)]
+    max_run_s: PositiveS
+
+
+class StackerSection(Section):
+    motor_pins: FourPins
+    home_pins: FourPins
+    tile_in_pins: FourPins
+    feed_full_pins: FourPins
+    gate_pins: FourPins
+    cam_turn_s: PositiveS
+    max_run_s: PositiveS
+    home_window: Annotated[float, Field(gt=0, lt=0.5)] = 0.1
+    feed_capacity: Annotated[int, Field(ge=2, le=12)] = 4
+
+    @model_validator(mode="after")
+    def _limits(self) -> "StackerSection":
+        _above(self, "max_run_s", "cam_turn_s")
+        return self
+
+
+class WallLiftSection(Section):
+    motor_pins: FourPins
+    home_pins: FourPins
+    cam_turn_s: PositiveS
+    max_run_s: PositiveS
+    home_window: Annotated[float, Field(gt=0, lt=0.5)] = 0.1
+
+    @model_validator(mode="after")
+    def _limits(self) -> "WallLiftSection":
+        _above(self, "max_run_s", "cam_turn_s")
+        return self
+
+
+class DiceSection(Section):
+    motor_pin: Pin
+    sensor_pin: Pin | None = None
+    spin_min_s: PositiveS
+    spin_max_s: PositiveS
+    electronic: bool = False
+
+    @model_validator(mode="after")
+    def _limits(self) -> "DiceSection":
+        if self.spin_max_s < self.spin_min_s:
+            raise _KeyError("spin_max_s", f"must be at least spin_min_s ({self.spin_min_s})")
+        return self
+
+
+class PanelSection(Section):
+    key_lift_pins: Annotated[list[Pin], Field(min_length=2, max_length=2)]
+    key_dice_pins: FourPins
+    key_reset_pin: Pin
+    lid_pin: Pin | None = None
+    supply_ok_pin: Pin
+    led_dealer_pins: FourPins
+    led_status_pin: Pin
+    led_ready_pin: Pin
+    buzzer_pin: Pin
+    debounce_s: Annotated[float, Field(ge=0, le=0.5)] = 0.03
+
+
+class LimitsSection(Section):
+    """Supervision of the stacking cycle (hardware.md: warn 2T, fault 3T)."""
+
+    warn_factor: Annotated[float, Field(ge=1.1, le=10)] = 2.0
+    fault_factor: Annotated[float, Field(ge=1.2, le=20)] = 3.0
+    cycle_limit_s: Annotated[float, Field(gt=5, le=600)] = 80.0
+    starve_side_s: Annotated[float, Field(gt=0.5, le=120)] = 10.0
+    tiles_out_s: Annotated[float, Field(gt=0.5, le=120)] = 6.0
+    feed_full_stuck_s: Annotated[float, Field(gt=0.5, le=120)] = 8.0
+    feed_full_grace_s: Annotated[float, Field(ge=0, le=10)] = 0.7
+    stall_revolutions: Annotated[float, Field(ge=1.5, le=20)] = 3.0
+
+    @model_validator(mode="after")
+    def _limits(self) -> "LimitsSection":
+        _above(self, "fault_factor", "warn_factor")
+        return self
+
+
+class WallSection(Section):
+    """How a head fills its groove: which end gets the first stack, which tile lies on top.
+
+    ``first_stack`` is seen by the side's owner: ``right`` means the first
+    stack ends at the owner's right-hand end of the wall.
+    """
+
+    first_stack: Literal["right", "left"] = "right"
+    first_tile: Literal["bottom", "top"] = "bottom"
+
+
+class ReaderSection(Section):
+    url: Annotated[str, Field(min_length=1)]
+    baud: Literal[57600, 115200, 230400] = 115200
+    command_timeout_s: Annotated[float, Field(gt=0, le=5)] = 0.1
+    retries: Annotated[int, Field(ge=0, le=10)] = 3
+    heartbeat_timeout_s: Annotated[float, Field(gt=0.5, le=60)] = 3.0
+
+
+class TableConfig(Section):
+    """A whole table model, as loaded from one TOML file."""
+
+    table: TableSection
+    backend: BackendSection = Field(default_factory=BackendSection)
+    center_lift: CenterLiftSection
+    turntable: TurntableSection
+    stacker: StackerSection
+    wall_lift: WallLiftSection
+    dice: DiceSection
+    panel: PanelSection
+    limits: LimitsSection = Field(default_factory=LimitsSection)
+    wall: WallSection = Field(default_factory=WallSection)
+    reader: ReaderSection
+
+    @property
+    def tiles_per_side(self) -> int:
+        return self.table.tile_set // SIDES
+
+    @property
+    def stacks_per_side(self) -> int:
+        """Stacks in a full wall (the 108 set's last stack holds one tile)."""
+        return (self.tiles_per_side + 1) // 2
+
+    def all_pins(self) -> dict[str, str]:
+        """Every pin spec by its ``section.key[index]`` name."""
+        pins: dict[str, str] = {}
+        for section_name in ("center_lift", "turntable", "stacker", "wall_lift", "dice", "panel"):
+            section = getattr(self, section_name)
+            for key, value in section:
+                if not key.endswith(("_pin", "_pins")) or value is None:
+                    continue
+                if isinstance(value, list):
+                    for i, spec in enumerate(value):
+                        pins[f"{section_name}.{key}[{i}]"] = spec
+                else:
+                    pins[f"{section_name}.{key}"] = value
+        return pins
+
+
+def pin_line(spec: str) -> tuple[str, int, bool]:
+    """Split a pin spec into (bank, line, active_low)."""
+    m = PIN_RE.match(spec)
+    if m is None:
+        raise ValueError(f"bad pin spec {spec!r}")
+    return m.group("bank") or "main", int(m.group("line")), spec.startswith("!")
+
+
+def _format_error(path: Path, err: dict) -> str:
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
+    msg = err["msg"]
+    ctx_err = (err.get("ctx") or {}).get("error")
+    value = err.get("input")
+    if isinstance(ctx_err, _KeyError):
+        loc.append(ctx_err.key)
+        msg = str(ctx_err)
+        value = value.get(ctx_err.key) if isinstance(value, dict) else None
+    elif err["type"] == "string_pattern_mismatch":
+        msg = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "missing key"
+    table = loc[0] if len(loc) > 1 else "(top level)"
+    key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".") or loc[0]
+    if err["type"] not in ("missing", "extra_forbidden") and value is not None:
+        msg += f" (got {value!r})"
+    return f"{path}: table [{table}] key '{key}': {msg}"
+
+
+def _check_pins(path: Path, cfg: TableConfig) -> None:
+    seen: dict[tuple[str, int], str] = {}
+    for name, spec in cfg.all_pins().items():
+        bank, line, _ = pin_line(spec)
+        if bank not in cfg.backend.banks:
+            section, key = name.split(".", 1)
+            raise ConfigError(f"{path}: table [{section}] key '{key}': pin bank '{bank}' "
+                              f"is not declared in [backend.banks]")
+        if (bank, line) in seen:
+            section, key = name.split(".", 1)
+            raise ConfigError(f"{path}: table [{section}] key '{key}': pin {spec} is already used "
+                              f"by {seen[(bank, line)]}")
+        seen[(bank, line)] = name
+
+
+def parse_table_config(data: dict, path: Path) -> TableConfig:
+    try:
+        cfg = TableConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+    _check_pins(path, cfg)
+    return cfg
+
+
+def read_toml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_table_config(path: str | Path) -> TableConfig:
+    """Load and validate a table model; raises :class:`ConfigError`."""
+    path = Path(path)
+    return parse_table_config(read_toml(path), path)
+
+
+def default_table_path() -> Path:
+    """The four-port double-set model shipped in ``config/tables``."""
+    return config_dir() / "tables" / "four_port_double.toml"
+
+
+def config_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "config"

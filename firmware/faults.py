@@ -1,0 +1,172 @@
+"""The fault-code registry: every code the table can show, its tier, text and hint.
+
+Codes are stable: they blink on the dealer lamps, appear in ``mjtable diag``,
+in the log and in reports.  A code has a tier: *recoverable* faults are
+retried by the controller or handed to the players (add a tile, close the
+lid); *latched* faults drive every output to its safe value and wait for a
+technician's acknowledge.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class FaultTier(enum.Enum):
+    RECOVERABLE = "recoverable"
+    LATCHED = "latched"
+
+
+@dataclass(frozen=True)
+class FaultInfo:
+    code: str
+    tier: FaultTier
+    text: str
+    hint: str
+
+
+def _side(base: int, tier: FaultTier, text: str, hint: str) -> dict[str, FaultInfo]:
+    return {
+        f"E{base + s + 1}": FaultInfo(f"E{base + s + 1}", tier, text.format(side=s), hint.format(side=s))
+        for s in range(4)
+    }
+
+
+R, L = FaultTier.RECOVERABLE, FaultTier.LATCHED
+
+_TABLE: dict[str, FaultInfo] = {
+    "E01": FaultInfo("E01", L, "supply out of range / brown-out",
+                     "Check the 24 V supply and its connector; the supply-good input dropped."),
+    "E02": FaultInfo("E02", R, "reset key pressed (all stopped)",
+                     "Press a lift key to resume; nothing is broken."),
+    "E03": FaultInfo("E03", L, "configuration invalid",
+                     "Run 'mjtable config check' and fix the file, table and key it names."),
+    "E04": FaultInfo("E04", R, "lid open while motors could run",
+                     "Close the service lid; the table resumes by itself."),
+    "E10": FaultInfo("E10", L, "centre lift: up sensor not reached",
+                     "Look for tiles under the centre island; check the up sensor and the lift motor."),
+    "E11": FaultInfo("E11", L, "centre lift: down sensor not reached",
+                     "Look for a tile caught at the drop hole; check the down sensor and the lift motor."),
+    "E12": FaultInfo("E12", L, "centre lift: up and down sensors both active",
+                     "One of the two centre sensors is stuck or shorted; test them with 'mjtable diag sensors'."),
+    "E60": FaultInfo("E60", L, "turntable / ring stall",
+                     "Turn the disk by hand: a tile wedged under the ring or a slipping belt stops it."),
+    "E61": FaultInfo("E61", R, "stacking too slow (over the cycle limit)",
+                     "Tiles feed slowly: clean the magnet ring and the feed ramps; learn nominal times again."),
+    "E62": FaultInfo("E62", R, "tiles missing: the set ran out before the walls were complete",
+                     "Count the set; add the missing tile (both lift keys pause the table for it)."),
+    "E63": FaultInfo("E63", R, "too many tiles: a side over its target",
+                     "Remove the extra tile from the set; check the side's tile counter optic."),
+    "E70": FaultInfo("E70", R, "dice motor or dice sensor fault",
+                     "Check the dice dome for an obstruction and the dice motor relay."),
+    "E80": FaultInfo("E80", R, "RFID reader not answering / link lost",
+                     "Check the reader board's cable and power; 'mjtable diag reader ping'."),
+    "E81": FaultInfo("E81", R, "RFID antenna fault",
+                     "Check the antenna cable of the side named; 'mjtable diag reader antennas'."),
+    "E82": FaultInfo("E82", R, "tile set mismatch: duplicate, unknown or foreign tile, or wrong faces",
+                     "Remove the tile named; re-enroll the set if tiles were replaced."),
+    "E83": FaultInfo("E83", R, "wall read incomplete (lost tag events)",
+                     "Tags were lost on the line; check the reader cable for noise."),
+    "E90": FaultInfo("E90", L, "over-temperature / motor duty protection",
+                     "Let the table cool; a motor ran longer than its duty limit allows."),
+}
+_TABLE.update(_side(20, L, "wall lift side {side}: home not reached, or switch stuck",
+                    "Check side {side}'s wall lift cam for a tile and its home switch."))
+_TABLE.update(_side(30, L, "stacking head side {side}: cam home not reached (jam)",
+                    "Clear tiles jammed in side {side}'s stacking head; check its cam home interrupter."))
+_TABLE.update(_side(40, R, "side {side} starved: no tile while others progress",
+                    "Side {side}'s feed ramp is blocked or its gate does not open."))
+_TABLE.update(_side(50, L, "side {side} feed-full sensor stuck",
+                    "Clean or replace side {side}'s feed-full sensor; check for a tile stuck in front of it."))
+
+
+class FaultCode(str, enum.Enum):
+    """Every fault code of the table, by its panel code."""
+
+    E01 = "E01"; E02 = "E02"; E03 = "E03"; E04 = "E04"  # noqa: E702
+    E10 = "E10"; E11 = "E11"; E12 = "E12"  # noqa: E702
+    E21 = "E21"; E22 = "E22"; E23 = "E23"; E24 = "E24"  # noqa: E702
+    E31 = "E31"; E32 = "E32"; E33 = "E33"; E34 = "E34"  # noqa: E702
+    E41 = "E41"; E42 = "E42"; E43 = "E43"; E44 = "E44"  # noqa: E702
+    E51 = "E51"; E52 = "E52"; E53 = "E53"; E54 = "E54"  # noqa: E702
+    E60 = "E60"; E61 = "E61"; E62 = "E62"; E63 = "E63"  # noqa: E702
+    E70 = "E70"
+    E80 = "E80"; E81 = "E81"; E82 = "E82"; E83 = "E83"  # noqa: E702
+    E90 = "E90"
+
+    @property
+    def info(self) -> FaultInfo:
+        return _TABLE[self.value]
+
+    @property
+    def tier(self) -> FaultTier:
+        return self.info.tier
+
+    @property
+    def text(self) -> str:
+        return self.info.text
+
+    @property
+    def hint(self) -> str:
+        return self.info.hint
+
+    @property
+    def number(self) -> int:
+        """The two digits the dealer lamps blink."""
+        return int(self.value[1:])
+
+    @classmethod
+    def wall_lift(cls, side: int) -> "FaultCode":
+        return cls(f"E{21 + side}")
+
+    @classmethod
+    def stacker(cls, side: int) -> "FaultCode":
+        return cls(f"E{31 + side}")
+
+    @classmethod
+    def starved(cls, side: int) -> "FaultCode":
+        return cls(f"E{41 + side}")
+
+    @classmethod
+    def feed_full_stuck(cls, side: int) -> "FaultCode":
+        return cls(f"E{51 + side}")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One occurrence of a fault: the code, when, and what the mechanism saw."""
+
+    code: FaultCode
+    at_s: float
+    source: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tier(self) -> FaultTier:
+        return self.code.tier
+
+    def __str__(self) -> str:
+        extra = ", ".join(f"{k}={v}" for k, v in self.detail.items())
+        return f"{self.code.value} {self.code.text} [{self.source}{': ' + extra if extra else ''}]"
+
+
+class TableError(Exception):
+    """Root of the firmware's exceptions; carries a fault code when it has one."""
+
+    def __init__(self, message: str, code: FaultCode | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ConfigError(TableError, ValueError):
+    """A configuration file is invalid; the message names file, table and key."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, FaultCode.E03)
+
+
+def registry() -> list[FaultInfo]:
+    """Every fault, in code order (for documentation and ``diag faults``)."""
+    return [_TABLE[c.value] for c in FaultCode]

@@ -1,0 +1,152 @@
+"""The injected clock and event loop: the only source of time in the firmware.
+
+Everything in ``firmware/`` asks the loop for the time (``now()``) and for
+timers (``call_at``/``call_later``); nothing sleeps or reads the wall clock.
+Hardware callbacks arrive on foreign threads (gpiozero, serial) and may only
+hand work over with :meth:`Loop.post`, which is thread-safe.
+
+Two implementations share the :class:`Loop` protocol: :class:`RealTimeLoop`
+here, which runs on the table, and ``sim.virtual_loop.VirtualLoop``, which
+jumps from timer to timer for tests and the simulator.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import queue
+import threading
+from typing import Any, Callable, Protocol
+
+log = logging.getLogger(__name__)
+
+
+class Handle:
+    """A scheduled callback that can be cancelled before it runs."""
+
+    __slots__ = ("when", "fn", "args", "cancelled")
+
+    def __init__(self, when: float, fn: Callable[..., Any], args: tuple) -> None:
+        self.when = when
+        self.fn = fn
+        self.args = args
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled else "pending"
+        return f"<Handle {getattr(self.fn, '__qualname__', self.fn)} at {self.when:.3f}s {state}>"
+
+
+class Loop(Protocol):
+    """What the firmware may use of a loop."""
+
+    def now(self) -> float:
+        """Seconds since the loop started (monotonic)."""
+
+    def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        """Run ``fn(*args)`` at loop time ``when`` (at once if it is past)."""
+
+    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        """Run ``fn(*args)`` ``delay_s`` seconds from now."""
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Thread-safe: run ``fn(*args)`` on the loop thread as soon as possible."""
+
+
+class TimerHeap:
+    """Timers ordered by time, ties broken by insertion order (deterministic)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Handle]] = []
+        self._seq = itertools.count()
+
+    def push(self, handle: Handle) -> Handle:
+        heapq.heappush(self._heap, (handle.when, next(self._seq), handle))
+        return handle
+
+    def next_time(self) -> float | None:
+        """Time of the earliest live timer, dropping cancelled ones."""
+        while self._heap and self._heap[0][2].cancelled:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def pop_due(self, now: float) -> Handle | None:
+        """The earliest live timer due at or before ``now``, removed."""
+        when = self.next_time()
+        if when is None or when > now:
+            return None
+        return heapq.heappop(self._heap)[2]
+
+    def __len__(self) -> int:
+        return sum(1 for _, _, h in self._heap if not h.cancelled)
+
+
+def run_callback(handle_or_fn: Callable[..., Any], args: tuple) -> None:
+    """Run one callback; an exception is logged, never kills the loop."""
+    try:
+        handle_or_fn(*args)
+    except Exception:  # noqa: BLE001 - the loop must survive a bad callback
+        log.exception("callback %r failed", handle_or_fn)
+
+
+
+class RealTimeLoop:
+    """The table's loop: monotonic time, a timer heap and a thread-safe queue.
+
+    ``clock`` is a zero-argument function returning monotonic seconds; the
+    composition root passes ``time.monotonic`` so that this module never reads
+    the clock by itself.  The loop blocks on its queue until the next timer is
+    due, so posted callbacks run with no polling delay.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._epoch = clock()
+        self._timers = TimerHeap()
+        self._posted: queue.SimpleQueue[tuple[Callable[..., Any], tuple]] = queue.SimpleQueue()
+        self._running = False
+        self._thread: threading.Thread | None = None
+
+    def now(self) -> float:
+        return self._clock() - self._epoch
+
+    def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        handle = Handle(when, fn, args)
+        if threading.current_thread() is self._thread or self._thread is None:
+            return self._timers.push(handle)
+        self.post(self._timers.push, handle)
+        return handle
+
+    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        return self.call_at(self.now() + delay_s, fn, *args)
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._posted.put((fn, args))
+
+    def stop(self) -> None:
+        """Thread-safe: end :meth:`run_forever` after the current callback."""
+        self.post(self._set_stopped)
+
+    def _set_stopped(self) -> None:
+        self._running = False
+
+    def run_forever(self) -> None:
+        self._thread = threading.current_thread()
+        self._running = True
+        while self._running:
+            now = self.now()
+            handle = self._timers.pop_due(now)
+            if handle is not None:
+                run_callback(handle.fn, handle.args)
+                continue
+            next_when = self._timers.next_time()
+            wait_s = None if next_when is None else max(0.0, next_when - now)
+            try:
+                fn, args = self._posted.get(timeout=wait_s)
+            except queue.Empty:
+                continue
+            run_callback(fn, args)

@@ -1,0 +1,1 @@
+"""One object per mechanism of the table, each supervising its own movements."""

@@ -1,0 +1,67 @@
+"""A cam mechanism: one motor turn from home to home (stacking heads, wall lifts).
+
+The cam rests on its home interrupter.  A turn starts the motor, sees the
+home sensor go inactive as the cam leaves home, and stops the motor when it
+goes active again.  If the sensor never leaves home the switch is stuck; if
+it never comes back the cam is jammed (or the switch is dead).  Both raise
+the mechanism's fault code (E21..E24 for wall lifts, E31..E34 for heads).
+A cam found off home (after a power cut) is first turned to home.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from firmware.events import EventBus
+from firmware.faults import FaultCode
+from firmware.loop import Loop
+from firmware.mechanisms.base import DoneCallback, Mechanism
+from firmware.mechanisms.nominal import NominalTime
+from hal.interfaces import DigitalInput, DigitalOutput
+
+
+class CamMechanism(Mechanism):
+    def __init__(self, name: str, loop: Loop, bus: EventBus, nominal: NominalTime, fault_code: FaultCode,
+                 motor: DigitalOutput, home: DigitalInput, home_window: float) -> None:
+        super().__init__(name, loop, bus, nominal, fault_code)
+        self.motor = motor
+        self.home = home
+        self.home_window = home_window
+        self.outputs = [motor]
+        self.turns = 0
+        self._left_home = False
+        self.on_turn: list[Callable[[], None]] = []
+        home.on_edge(self._home_changed)
+
+    @property
+    def at_home(self) -> bool:
+        return self.home.active
+
+    def turn(self, done: DoneCallback) -> None:
+        """One full turn, home to home (or to home, if the cam is off home)."""
+        self._begin(done)
+        self._left_home = not self.home.active
+        if self._left_home:
+            self._learn = False   # a partial turn says nothing of the nominal time
+        else:
+            # Leaving home takes home_window of a turn; allow the fault factor on top.
+            leave_limit_s = self.nominal.value_s * self.home_window * self.nominal.fault_factor + 0.05
+            self._arm(leave_limit_s, self._check_left)
+        self.motor.set(True)
+
+    def _check_left(self) -> None:
+        if self.busy and not self._left_home:
+            self._fail(self.fault_code, reason="cam did not leave home (jammed, or home switch stuck active)")
+
+    def _home_changed(self, active: bool) -> None:
+        if not self.busy:
+            if not active and not self.motor.active:
+                self.bus.publish("sensor.unexpected", mechanism=self.name, sensor=self.home.name)
+            return
+        if not active:
+            self._left_home = True
+        elif self._left_home:
+            self.turns += 1
+            self._complete()
+            for callback in self.on_turn:
+                callback()

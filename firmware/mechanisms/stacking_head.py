@@ -1,0 +1,144 @@
+"""A stacking head: counts incoming tiles, turns its cam once per two-tile stack.
+
+Tiles from the ring enter the head's feed track through an entry gate and
+pass the counter optic (one ``tile_in`` pulse each) and the reader antenna.
+With two tiles waiting the head turns its cam once, pushing one stack (墩)
+into the side's groove.  When the side has counted its target the gate
+closes; the 108 set's odd last tile makes a single-tile stack.  The
+feed-full sensor is reported to the stacking cycle for back-pressure; held
+active too long it is stuck (E51..E54).  A tile counted past the target is
+E63; a cam that does not come home is E31..E34.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from firmware.faults import Fault, FaultCode
+from firmware.loop import Handle, Loop
+from firmware.mechanisms.base import MoveResult
+from firmware.mechanisms.cam import CamMechanism
+from hal.interfaces import DigitalInput, DigitalOutput
+
+
+class StackingHead:
+    def __init__(self, side: int, loop: Loop, cam: CamMechanism, gate: DigitalOutput,
+                 tile_in: DigitalInput, feed_full: DigitalInput, feed_full_stuck_s: float) -> None:
+        self.side = side
+        self.loop = loop
+        self.cam = cam
+        self.gate = gate
+        self.tile_in = tile_in
+        self.feed_full = feed_full
+        self.feed_full_stuck_s = feed_full_stuck_s
+        self.target_tiles = 0
+        self.counted = 0
+        self.stacked_tiles = 0
+        self.stacks = 0
+        self.pending = 0
+        self.active = False
+        self.last_tile_s: float | None = None
+        self.complete_s: float | None = None
+        self.on_tile: Callable[[int, int], None] | None = None        # (side, count)
+        self.on_stack: Callable[[int, int, int], None] | None = None  # (side, stack index, tiles in it)
+        self.on_complete: Callable[[int], None] | None = None
+        self.on_fault: Callable[[Fault], None] | None = None
+        self.on_feed_full: Callable[[int, bool], None] | None = None
+        self._feed_timer: Handle | None = None
+        self._in_turn = 0
+        tile_in.on_edge(self._tile_edge)
+        feed_full.on_edge(self._feed_full_edge)
+
+    @property
+    def outputs(self) -> list[DigitalOutput]:
+        return [self.cam.motor, self.gate]
+
+    @property
+    def complete(self) -> bool:
+        return self.active is False and self.complete_s is not None
+
+    def start(self, target_tiles: int) -> None:
+        """Begin a side: open the gate and stack until ``target_tiles`` are in."""
+        self.target_tiles = target_tiles
+        self.counted = self.stacked_tiles = self.stacks = self.pending = 0
+        self.complete_s = None
+        self.last_tile_s = None
+        self.active = True
+        self.gate.set(True)
+        if self.feed_full.active:
+            self._feed_full_edge(True)
+
+    def stop(self) -> None:
+        """Close the gate and stop the cam (the cycle is over or aborted)."""
+        self.active = False
+        self.gate.set(False)
+        if self._feed_timer is not None:
+            self._feed_timer.cancel()
+            self._feed_timer = None
+        self.cam.abort()
+
+    def _tile_edge(self, active: bool) -> None:
+        if not active:
+            return
+        self.counted += 1
+        self.last_tile_s = self.loop.now()
+        if not self.active or self.counted > self.target_tiles:
+            self._fault(FaultCode.E63, counted=self.counted, target=self.target_tiles)
+            return
+        if self.on_tile is not None:
+            self.on_tile(self.side, self.counted)
+        if self.counted == self.target_tiles:
+            self.gate.set(False)
+        self.pending += 1
+        self._maybe_turn()
+
+    def _maybe_turn(self) -> None:
+        if self.cam.busy or not self.active:
+            return
+        last_tile = self.counted == self.target_tiles
+        if self.pending >= 2 or (last_tile and self.pending == 1):
+            self._in_turn = min(2, self.pending)
+            self.pending -= self._in_turn
+            self.cam.turn(self._turned)
+
+    def _turned(self, result: MoveResult) -> None:
+        if not result.ok:
+            self.active = False
+            self.gate.set(False)
+            if self.on_fault is not None and result.fault is not None:
+                self.on_fault(result.fault)
+            return
+        self.stacks += 1
+        self.stacked_tiles += self._in_turn
+        if self.on_stack is not None:
+            self.on_stack(self.side, self.stacks - 1, self._in_turn)
+        if self.stacked_tiles >= self.target_tiles:
+            self.active = False
+            self.complete_s = self.loop.now()
+            if self.on_complete is not None:
+                self.on_complete(self.side)
+            return
+        self._maybe_turn()
+
+    def _feed_full_edge(self, active: bool) -> None:
+        if self._feed_timer is not None:
+            self._feed_timer.cancel()
+            self._feed_timer = None
+        if not self.active:
+            return
+        if active:
+            self._feed_timer = self.loop.call_later(self.feed_full_stuck_s, self._feed_stuck)
+        if self.on_feed_full is not None:
+            self.on_feed_full(self.side, active)
+
+    def _feed_stuck(self) -> None:
+        self._feed_timer = None
+        if self.active and self.feed_full.active:
+            self._fault(FaultCode.feed_full_stuck(self.side), held_s=self.feed_full_stuck_s)
+
+    def _fault(self, code: FaultCode, **detail) -> None:
+        self.stop()
+        fault = Fault(code, self.loop.now(), f"stacker{self.side}", detail)
+        self.cam.bus.publish("fault", fault=fault)
+        if self.on_fault is not None:
+            self.on_fault(fault)

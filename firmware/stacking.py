@@ -1,0 +1,217 @@
+"""One stacking cycle: shuffle the used set and build four walls under the table.
+
+The turntable and ring run; each head counts and stacks its side until its
+target; the feed-full sensors pause the disk and ring while a track is
+full (back-pressure).  The cycle watches the whole: no tile anywhere for
+``tiles_out_s`` while the disk turns means the set ran out (E62); one side
+without tiles while the others progress is starved (E41..E44, reported,
+stacking goes on); a cycle past ``cycle_limit_s`` is too slow (E61, reported).
+A fault of a mechanism stops every motor of the cycle and ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable
+
+from firmware.faults import Fault, FaultCode, FaultTier
+from firmware.loop import Handle
+from firmware.table import Table
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CycleResult:
+    ok: bool
+    started_s: float
+    finished_s: float
+    target_tiles: int
+    tiles: list[int]
+    stacks: list[int]
+    side_done_s: list[float | None]
+    fault: Fault | None = None
+    reported: list[Fault] = field(default_factory=list)
+    pauses: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        return self.finished_s - self.started_s
+
+
+class StackingCycle:
+    def __init__(self, table: Table, target_tiles: int, done: Callable[[CycleResult], None]) -> None:
+        self.table = table
+        self.loop = table.loop
+        self.limits = table.cfg.limits
+        self.target_tiles = target_tiles
+        self._done = done
+        self.running = False
+        self.paused = False
+        self.started_s = 0.0
+        self.reported: list[Fault] = []
+        self.pauses = 0
+        self._full: set[int] = set()
+        self._grace: dict[int, Handle] = {}
+        self._timers: dict[str, Handle] = {}
+        self._starve: dict[int, Handle] = {}
+        self._starve_reported: set[int] = set()
+
+    def start(self) -> None:
+        t = self.table
+        self.running = True
+        self.started_s = self.loop.now()
+        t.bus.publish("stacking.start", target_tiles=self.target_tiles)
+        for head in t.heads:
+            head.on_tile = self._tile
+            head.on_complete = self._side_complete
+            head.on_fault = self._fault
+            head.on_feed_full = self._feed_full
+            head.start(self.target_tiles)
+        t.turntable.on_fault = self._fault
+        self._timers["cycle"] = self.loop.call_later(self.limits.cycle_limit_s, self._too_slow)
+        if not self._full:
+            self._run_disk()
+
+    # -- disk and back-pressure --------------------------------------------
+    def _run_disk(self) -> None:
+        self.table.turntable.start()
+        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+        for head in self.table.heads:
+            if head.active and head.side not in self._starve:
+                self._arm_starve(head.side)
+
+    def _hold_disk(self) -> None:
+        # Starvation timers keep running through short back-pressure pauses: a side
+        # that gets nothing while the others fill their tracks is still starved.
+        self.table.turntable.stop()
+        self._cancel("tiles_out")
+
+    def _feed_full(self, side: int, full: bool) -> None:
+        """A track filled or emptied.  A full track that stays full past the grace
+        (a cam turn in progress frees room) pauses the disk and ring until every
+        track has room again."""
+        if not self.running:
+            return
+        grace = self._grace.pop(side, None)
+        if grace is not None:
+            grace.cancel()
+        if full:
+            self._grace[side] = self.loop.call_later(self.limits.feed_full_grace_s, self._hold_for, side)
+            return
+        was_paused = bool(self._full)
+        self._full.discard(side)
+        if was_paused and not self._full and not self.paused:
+            self._run_disk()
+
+    def _hold_for(self, side: int) -> None:
+        self._grace.pop(side, None)
+        if not self.running:
+            return
+        if not self._full:
+            self.pauses += 1
+            self._hold_disk()
+        self._full.add(side)
+
+    # -- progress ------------------------------------------------------------
+    def _tile(self, side: int, count: int) -> None:
+        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+        self._starve_reported.discard(side)
+        if self.table.heads[side].counted < self.target_tiles:
+            self._arm_starve(side)
+        else:
+            timer = self._starve.pop(side, None)
+            if timer:
+                timer.cancel()
+
+    def _arm_starve(self, side: int) -> None:
+        timer = self._starve.pop(side, None)
+        if timer:
+            timer.cancel()
+        self._starve[side] = self.loop.call_later(self.limits.starve_side_s, self._starved, side)
+
+    def _starved(self, side: int) -> None:
+        self._starve.pop(side, None)
+        now = self.loop.now()
+        others = [h for h in self.table.heads if h.side != side and h.last_tile_s is not None
+                  and now - h.last_tile_s < self.limits.starve_side_s]
+        if others and side not in self._starve_reported:
+            self._starve_reported.add(side)
+            self._report(Fault(FaultCode.starved(side), now, f"stacker{side}",
+                               {"counted": self.table.heads[side].counted, "target": self.target_tiles}))
+
+    def _side_complete(self, side: int) -> None:
+        self.table.bus.publish("stacking.side_done", side=side, tiles=self.table.heads[side].stacked_tiles,
+                               stacks=self.table.heads[side].stacks)
+        timer = self._starve.pop(side, None)
+        if timer:
+            timer.cancel()
+        if all(h.complete for h in self.table.heads):
+            self._finish(None)
+
+    def _tiles_out(self) -> None:
+        heads = self.table.heads
+        missing = {h.side: self.target_tiles - h.counted for h in heads if h.counted < self.target_tiles}
+        self._fault(Fault(FaultCode.E62, self.loop.now(), "stacking",
+                          {"missing_per_side": missing, "missing": sum(missing.values())}))
+
+    def _too_slow(self) -> None:
+        self._report(Fault(FaultCode.E61, self.loop.now(), "stacking", {"limit_s": self.limits.cycle_limit_s}))
+
+    # -- outcome ---------------------------------------------------------------
+    def _report(self, fault: Fault) -> None:
+        log.warning("%s", fault)
+        self.reported.append(fault)
+        self.table.bus.publish("fault", fault=fault)
+
+    def _fault(self, fault: Fault) -> None:
+        if not self.running:
+            return
+        if fault.source == "stacking":
+            self.table.bus.publish("fault", fault=fault)
+        log.error("stacking stopped: %s", fault)
+        self._finish(fault)
+
+    def fail(self, fault: Fault) -> None:
+        """End the cycle with a fault raised elsewhere (safety interlock)."""
+        self._finish(fault)
+
+    def abort(self) -> None:
+        """Stop everything now (reset key, latched fault elsewhere); no result is reported."""
+        self.running = False
+        self._stop_all()
+
+    def _stop_all(self) -> None:
+        for timer in [*self._timers.values(), *self._starve.values(), *self._grace.values()]:
+            timer.cancel()
+        self._timers.clear()
+        self._starve.clear()
+        self._grace.clear()
+        self.table.turntable.stop()
+        for head in self.table.heads:
+            head.stop()
+
+    def _finish(self, fault: Fault | None) -> None:
+        if not self.running:
+            return
+        self.running = False
+        self._stop_all()
+        if fault is not None and fault.tier is FaultTier.LATCHED:
+            self.table.safe_stop_all()
+        heads = self.table.heads
+        result = CycleResult(fault is None, self.started_s, self.loop.now(), self.target_tiles,
+                             [h.stacked_tiles for h in heads], [h.stacks for h in heads],
+                             [h.complete_s for h in heads], fault, self.reported, self.pauses)
+        self.table.bus.publish("stacking.done", ok=result.ok, duration_s=result.duration_s,
+                               fault=fault.code.value if fault else None)
+        self._done(result)
+
+    def _arm(self, name: str, delay_s: float, fn: Callable[[], None]) -> None:
+        self._cancel(name)
+        self._timers[name] = self.loop.call_later(delay_s, fn)
+
+    def _cancel(self, name: str) -> None:
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()

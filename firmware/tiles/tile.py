@@ -1,0 +1,141 @@
+"""Tile kinds and the compact notation (``123m55p789sEEE``).
+
+A tile kind is a small integer, so hands are counted in plain lists:
+
+==========  =======  ======================================
+kinds       code     tiles
+==========  =======  ======================================
+0..8        1m..9m   characters 万
+9..17       1p..9p   dots 饼 / 筒
+18..26      1s..9s   bamboo 条
+27..30      E S W N  winds 东 南 西 北
+31..33      C F P    dragons 中 (red), 发 (green), 白 (white)
+34..41      1f..8f   flowers 春 夏 秋 冬 梅 兰 竹 菊
+==========  =======  ======================================
+"""
+
+from __future__ import annotations
+
+import re
+
+SUITS = "mps"
+HONOURS = "ESWNCFP"
+SUITED = 27
+PLAYABLE = 34            # kinds that can stand in a hand (no flowers)
+KINDS = 42
+FLOWER_BASE = 34
+WINDS = tuple(range(27, 31))
+DRAGONS = tuple(range(31, 34))
+RED_DRAGON = 31
+TERMINALS = (0, 8, 9, 17, 18, 26)
+TERMINALS_AND_HONOURS = TERMINALS + tuple(range(27, 34))
+
+
+class TileError(ValueError):
+    """A tile code, count or hand that is not valid; the message names the problem."""
+
+
+def is_suited(kind: int) -> bool:
+    return kind < SUITED
+
+
+def is_honour(kind: int) -> bool:
+    return SUITED <= kind < PLAYABLE
+
+
+def is_flower(kind: int) -> bool:
+    return FLOWER_BASE <= kind < KINDS
+
+
+def suit_of(kind: int) -> int:
+    """0 = m, 1 = p, 2 = s; only for suited kinds."""
+    return kind // 9
+
+
+def rank_of(kind: int) -> int:
+    """1..9; only for suited kinds."""
+    return kind % 9 + 1
+
+
+def is_terminal_or_honour(kind: int) -> bool:
+    return kind >= SUITED or kind % 9 in (0, 8)
+
+
+def code(kind: int) -> str:
+    """The code of one kind: ``5m``, ``E``, ``3f``."""
+    if kind < SUITED:
+        return f"{kind % 9 + 1}{SUITS[kind // 9]}"
+    if kind < PLAYABLE:
+        return HONOURS[kind - SUITED]
+    if kind < KINDS:
+        return f"{kind - FLOWER_BASE + 1}f"
+    raise TileError(f"no tile kind {kind}")
+
+
+_TOKEN = re.compile(r"([1-9]+)([mpsf])|([ESWNCFP])|(\s+)|(.)")
+
+
+def parse(text: str) -> list[int]:
+    """Parse a compact string into kinds, in order: ``"123m5pE"`` -> [0, 1, 2, 13, 27]."""
+    kinds: list[int] = []
+    for digits, suit, honour, space, bad in _TOKEN.findall(text):
+        if bad:
+            if bad.isdigit() and bad != "0":
+                raise TileError(f"rank without a suit letter in {text!r}")
+            raise TileError(f"unknown tile code {bad!r} in {text!r}")
+        if honour:
+            kinds.append(SUITED + HONOURS.index(honour))
+        elif digits:
+            if suit == "f":
+                for d in digits:
+                    if d == "9":
+                        raise TileError(f"unknown tile code '9f' in {text!r}")
+                    kinds.append(FLOWER_BASE + int(d) - 1)
+            else:
+                base = SUITS.index(suit) * 9
+                kinds.extend(base + int(d) - 1 for d in digits)
+    if not kinds and text.strip():
+        raise TileError(f"no tiles in {text!r}")
+    return kinds
+
+
+def parse_one(text: str) -> int:
+    kinds = parse(text)
+    if len(kinds) != 1:
+        raise TileError(f"expected one tile, got {text!r}")
+    return kinds[0]
+
+
+def format_tiles(kinds: list[int] | tuple[int, ...], sort: bool = True) -> str:
+    """Print kinds compactly, grouping ranks before their suit letter."""
+    ordered = sorted(kinds) if sort else list(kinds)
+    out: list[str] = []
+    run_suit: str | None = None
+    run: list[str] = []
+    for kind in ordered:
+        c = code(kind)
+        if kind < SUITED or kind >= FLOWER_BASE:
+            rank, suit = c[:-1], c[-1]
+            if suit != run_suit and run:
+                out.append("".join(run) + run_suit)
+                run = []
+            run_suit = suit
+            run.append(rank)
+        else:
+            if run:
+                out.append("".join(run) + run_suit)
+                run, run_suit = [], None
+            out.append(c)
+    if run:
+        out.append("".join(run) + run_suit)
+    return "".join(out)
+
+
+def counts_of(kinds: list[int] | tuple[int, ...]) -> list[int]:
+    """A 34-entry count vector of the playable kinds (flowers are rejected)."""
+    counts = [0] * PLAYABLE
+    for kind in kinds:
+        if kind >= PLAYABLE:
+            raise TileError(f"flower {code(kind)} cannot stand in a hand")
+        counts[kind] += 1
+    return counts

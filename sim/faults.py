@@ -1,0 +1,150 @@
+"""Fault injection into the simulated table: ``KIND[:TARGET][@WHEN][=VALUE]``.
+
+Faults act on the models, never on the controller: a jammed cam stops
+turning, a stuck sensor reads one level, a missing tile is taken out of the
+set.  ``WHEN`` is a simulated time (``@95s``) or an event (``@stacking2`` =
+when the 2nd stacking cycle starts, ``@hand3``); without it the fault is
+there from the start.  Reader-line faults (``rfid-*``, ``antenna``) and
+``power-cut`` are applied by the reader emulator and the run harness.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from firmware.tiles.tile import TileError, parse_one
+
+if TYPE_CHECKING:
+    from sim.world import TableWorld
+
+KINDS = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
+         "unknown-tile", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna", "power-cut",
+         "brownout", "lid-open")
+MECHANICAL = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
+              "unknown-tile", "brownout", "lid-open")
+_SPEC = re.compile(r"^(?P<kind>[a-z-]+)(?::(?P<target>[a-z_]+\d?))?(?:@(?P<when>[a-z0-9.]+))?"
+                   r"(?:=(?P<value>[^=]+))?$")
+_WHEN_TIME = re.compile(r"^(\d+(?:\.\d+)?)s$")
+_WHEN_EVENT = re.compile(r"^(stacking|hand)(\d+)$")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+class FaultSpecError(ValueError):
+    """A fault spec that cannot be understood; the message says which part."""
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    kind: str
+    target: str | None
+    at_s: float | None
+    event: tuple[str, int] | None
+    value: str | None
+    text: str
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.value is None:
+            return None
+        m = _DURATION.match(self.value)
+        return float(m.group(1)) if m else None
+
+
+def parse_fault(text: str) -> FaultSpec:
+    m = _SPEC.match(text.strip())
+    if not m:
+        raise FaultSpecError(f"bad fault spec {text!r}: expected KIND[:TARGET][@WHEN][=VALUE]")
+    kind, target, when, value = m.group("kind", "target", "when", "value")
+    if kind not in KINDS:
+        raise FaultSpecError(f"unknown fault kind {kind!r} in {text!r}; kinds: {', '.join(KINDS)}")
+    at_s = event = None
+    if when:
+        if (tm := _WHEN_TIME.match(when)):
+            at_s = float(tm.group(1))
+        elif (em := _WHEN_EVENT.match(when)):
+            event = (em.group(1), int(em.group(2)))
+        else:
+            raise FaultSpecError(f"bad time {when!r} in {text!r}: use @95s, @stacking2 or @hand3")
+    if kind in ("jam", "stall", "stuck-on", "stuck-off", "antenna") and not target:
+        raise FaultSpecError(f"{kind} needs a target, e.g. {kind}:stacker2")
+    if kind in ("missing-tile", "extra-tile") and not value:
+        raise FaultSpecError(f"{kind} needs a tile, e.g. {kind}=5m")
+    if kind in ("missing-tile", "extra-tile"):
+        try:
+            parse_one(value)
+        except TileError as exc:
+            raise FaultSpecError(f"{text!r}: {exc}") from None
+    return FaultSpec(kind, target, at_s, event, value, text)
+
+
+_TARGET = re.compile(r"^([a-z_]+?)(\d)?$")
+
+
+def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
+    kind, target = spec.kind, spec.target or ""
+    tm = _TARGET.match(target)
+    name, side = (tm.group(1), int(tm.group(2))) if tm and tm.group(2) else (target, None)
+    if kind == "jam":
+        if name == "stacker" and side is not None:
+            world.heads[side].cam.jam()
+        elif name == "lift" and side is not None:
+            world.lifts[side].jam()
+        elif name == "center":
+            world.center.jam()
+        else:
+            raise FaultSpecError(f"cannot jam {target!r}: use stacker0..3, lift0..3 or center")
+    elif kind == "stall":
+        if name not in ("disk", "ring"):
+            raise FaultSpecError(f"cannot stall {target!r}: use disk or ring")
+        world.turntable.stall()
+    elif kind in ("stuck-on", "stuck-off"):
+        sensor = world.io.sensors.get(target)
+        if sensor is None:
+            raise FaultSpecError(f"no sensor {target!r}; sensors: {', '.join(sorted(world.io.sensors))}")
+        sensor.stick(kind == "stuck-on")
+        if spec.duration_s:
+            world.loop.call_later(spec.duration_s, sensor.stick, None)
+    elif kind == "brownout":
+        world.supply_ok.stick(False)
+        world.loop.call_later(spec.duration_s or 0.5, world.supply_ok.stick, None)
+    elif kind == "lid-open":
+        if world.lid is None:
+            raise FaultSpecError("this table model has no lid sensor")
+        world.lid.set(True)
+        world.loop.call_later(spec.duration_s or 3.0, world.lid.set, False)
+
+
+def _change_set(world: "TableWorld", spec: FaultSpec) -> None:
+    from sim.tileset import SimTile, make_uid
+
+    for set_id, tiles in world.sets.items():
+        if spec.kind == "missing-tile":
+            kind = parse_one(spec.value or "")
+            for i, tile in enumerate(tiles):
+                if tile.kind == kind:
+                    del tiles[i]
+                    break
+        elif spec.kind == "extra-tile":
+            tiles.append(SimTile(make_uid(set_id, 0x7F00 + len(tiles)), set_id, parse_one(spec.value or "")))
+        elif spec.kind == "foreign-tile":
+            tiles.append(SimTile(make_uid("C", 0x0001), "C", tiles[0].kind))
+        elif spec.kind == "unknown-tile":
+            tiles.append(SimTile(bytes([0xE0, 0x16, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x01]), "X", tiles[1].kind))
+
+
+def apply_faults(world: "TableWorld", specs: list[FaultSpec]) -> None:
+    """Arm every mechanical fault of ``specs`` on the world (others are ignored here)."""
+    for spec in specs:
+        if spec.kind not in MECHANICAL:
+            continue
+        if spec.kind in ("missing-tile", "extra-tile", "foreign-tile", "unknown-tile"):
+            _change_set(world, spec)
+            continue
+        if spec.at_s is not None:
+            world.loop.call_at(spec.at_s, _apply_now, world, spec)
+        elif spec.event is not None:
+            world.on_event(spec.event[0], spec.event[1], lambda s=spec: _apply_now(world, s))
+        else:
+            _apply_now(world, spec)

@@ -1,0 +1,1 @@
+"""Mechanics models of the simulated table: each behaves, none teleports."""

@@ -1,0 +1,74 @@
+"""Model-side view of the pins: sensors the model drives, outputs it watches.
+
+Pin specs follow the table config (``[!][bank:]GPIOn``).  A sensor's
+*active* state is translated to the electrical level by its polarity, and a
+stuck fault (injected) overrides what the mechanism would show.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from firmware.config import pin_line
+from firmware.loop import Loop
+from sim.pin_factory import SimPinFactory
+
+
+class SimSensor:
+    """A sensor line driven by a mechanics model."""
+
+    def __init__(self, name: str, pin, active_low: bool) -> None:
+        self.name = name
+        self._pin = pin
+        self._active_low = active_low
+        self._model_active = False
+        self.stuck: bool | None = None  # None, or the level (active) it is stuck at
+        self._apply()
+
+    def set(self, active: bool) -> None:
+        self._model_active = active
+        self._apply()
+
+    def stick(self, active: bool | None) -> None:
+        """Inject a stuck-on (True) / stuck-off (False) fault, or clear it (None)."""
+        self.stuck = active
+        self._apply()
+
+    @property
+    def active(self) -> bool:
+        return self._model_active if self.stuck is None else self.stuck
+
+    def _apply(self) -> None:
+        self._pin.drive(self.active != self._active_low)
+
+
+class SimIO:
+    """Pin factories of every bank and the model's handles on their pins."""
+
+    def __init__(self, loop: Loop, banks: list[str]) -> None:
+        self.factories = {bank: SimPinFactory(loop, bank) for bank in banks}
+        self.sensors: dict[str, SimSensor] = {}
+        self.output_levels: dict[str, bool] = {}
+
+    def sensor(self, name: str, spec: str) -> SimSensor:
+        bank, line, active_low = pin_line(spec)
+        sensor = SimSensor(name, self.factories[bank].sim_pin(line), active_low)
+        self.sensors[name] = sensor
+        return sensor
+
+    def watch(self, name: str, spec: str, on_change: Callable[[bool], None]) -> None:
+        """Call ``on_change(active)`` whenever the firmware changes this output."""
+        bank, line, active_low = pin_line(spec)
+        self.output_levels[name] = False
+
+        def listener(value: float) -> None:
+            active = (value >= 0.5) != active_low
+            if self.output_levels.get(name) != active:
+                self.output_levels[name] = active
+                on_change(active)
+
+        self.factories[bank].listen(line, listener)
+
+    def reset(self) -> None:
+        for factory in self.factories.values():
+            factory.reset()

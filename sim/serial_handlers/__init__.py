@@ -1,0 +1,1 @@
+"""pyserial URL handlers of the simulator (rfidsim://)."""

@@ -1,0 +1,142 @@
+"""The simulated table: every mechanism model, wired to pins from the table config.
+
+The world owns the mechanics (centre lift, turntable and ring, four heads,
+four wall lifts, dice), the panel inputs a bench tester presses, the lamps
+it watches, and where every physical tile is: on the disk, in a head's
+track, in a groove under the table, or in the walls on the table top.
+All randomness comes from one ``random.Random(seed)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from functools import partial
+from typing import Callable
+
+from firmware.config import SIDES, TableConfig
+from firmware.loop import Loop
+from firmware.tiles.sets import tile_set
+from sim.models.cam import CamModel
+from sim.models.center_lift import CenterLiftModel
+from sim.models.dice import DiceModel
+from sim.models.head import HeadModel
+from sim.models.io import SimIO
+from sim.models.turntable import TurntableModel
+from sim.tileset import SimTile, physical_set, shuffled
+
+log = logging.getLogger(__name__)
+
+
+class TableWorld:
+    """A four-sided table model on the loop's virtual time."""
+
+    def __init__(self, cfg: TableConfig, loop: Loop, seed: int = 1) -> None:
+        self.cfg = cfg
+        self.loop = loop
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.io = SimIO(loop, list(cfg.backend.banks))
+        io = self.io
+        c, t, st, wl = cfg.center_lift, cfg.turntable, cfg.stacker, cfg.wall_lift
+
+        self.center = CenterLiftModel(loop, c.travel_s, io.sensor("center_up", c.up_sensor_pin),
+                                      io.sensor("center_down", c.down_sensor_pin))
+        io.watch("center_lift.up_motor", c.up_motor_pin, self.center.set_up_relay)
+        io.watch("center_lift.down_motor", c.down_motor_pin, self.center.set_down_relay)
+
+        self.heads = [
+            HeadModel(loop, s, st.cam_turn_s, st.home_window, st.feed_capacity,
+                      io.sensor(f"stacker_home{s}", st.home_pins[s]),
+                      io.sensor(f"tile_in{s}", st.tile_in_pins[s]),
+                      io.sensor(f"feed_full{s}", st.feed_full_pins[s]))
+            for s in range(SIDES)
+        ]
+        for s, head in enumerate(self.heads):
+            io.watch(f"stacker{s}", st.motor_pins[s], head.cam.set_motor)
+            io.watch(f"gate{s}", st.gate_pins[s], head.set_gate)
+
+        self.walls: list[list[tuple[SimTile, ...]]] = [[] for _ in range(SIDES)]  # raised, on the table
+        self.lifts = [
+            CamModel(loop, f"lift{s}", wl.cam_turn_s, wl.home_window,
+                     io.sensor(f"lift_home{s}", wl.home_pins[s]), partial(self._raise_side, s))
+            for s in range(SIDES)
+        ]
+        for s, lift in enumerate(self.lifts):
+            io.watch(f"wall_lift{s}", wl.motor_pins[s], lift.set_motor)
+
+        self.turntable = TurntableModel(loop, self.rng, t.revolution_s, t.tile_rate_per_s,
+                                        io.sensor("disk_index", t.index_pin), self.heads)
+        io.watch("disk", t.disk_pin, self.turntable.set_disk)
+        io.watch("ring", t.ring_pin, self.turntable.set_ring)
+
+        d = cfg.dice
+        self.dice = DiceModel(loop, self.rng, io.sensor("dice_sensor", d.sensor_pin) if d.sensor_pin else None)
+        io.watch("dice", d.motor_pin, self.dice.set_motor)
+
+        p = cfg.panel
+        self.keys = {f"key_lift{i}": io.sensor(f"key_lift{i}", spec) for i, spec in enumerate(p.key_lift_pins)}
+        self.keys.update({f"key_dice{i}": io.sensor(f"key_dice{i}", spec) for i, spec in enumerate(p.key_dice_pins)})
+        self.keys["key_reset"] = io.sensor("key_reset", p.key_reset_pin)
+        self.lid = io.sensor("lid", p.lid_pin) if p.lid_pin else None
+        self.supply_ok = io.sensor("supply_ok", p.supply_ok_pin)
+        self.supply_ok.set(True)
+        self.lamps: dict[str, bool] = {}
+        self.beeps = 0
+        for i, spec in enumerate(p.led_dealer_pins):
+            io.watch(f"led_dealer{i}", spec, partial(self._lamp, f"led_dealer{i}"))
+        io.watch("led_status", p.led_status_pin, partial(self._lamp, "led_status"))
+        io.watch("led_ready", p.led_ready_pin, partial(self._lamp, "led_ready"))
+        io.watch("buzzer", p.buzzer_pin, self._buzzer)
+
+        self.tile_set = tile_set(cfg.table.tile_set)
+        self.sets: dict[str, list[SimTile]] = {
+            set_id: physical_set(self.tile_set, set_id) for set_id in ("A", "B")[: 2 if cfg.table.double_set else 1]
+        }
+        self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
+        self.event_counts: dict[str, int] = {}
+
+    # -- tiles -------------------------------------------------------------
+    def load_set(self, set_id: str) -> None:
+        """Put a whole set on the disk, shuffled (as if pushed through the drop hole)."""
+        self.turntable.load(shuffled(self.sets[set_id], self.rng))
+
+    def grooves(self) -> list[list[tuple[SimTile, ...]]]:
+        return [head.groove for head in self.heads]
+
+    def _raise_side(self, side: int) -> None:
+        self.walls[side] = self.heads[side].take_groove()
+
+    # -- panel ---------------------------------------------------------------
+    def press(self, key: str, hold_s: float = 0.2) -> None:
+        """Press a panel key now and release it after ``hold_s``."""
+        sensor = self.keys[key]
+        sensor.set(True)
+        self.loop.call_later(hold_s, sensor.set, False)
+
+    def _lamp(self, name: str, on: bool) -> None:
+        self.lamps[name] = on
+
+    def _buzzer(self, on: bool) -> None:
+        self.lamps["buzzer"] = on
+        if on:
+            self.beeps += 1
+
+    # -- fault triggers ----------------------------------------------------
+    def on_event(self, name: str, number: int, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when the ``number``-th ``name`` event begins (e.g. stacking 2)."""
+        self._event_hooks.setdefault((name, number), []).append(hook)
+
+    def event(self, name: str) -> int:
+        """Announce the start of an event (``stacking``, ``hand``); returns its number."""
+        n = self.event_counts.get(name, 0) + 1
+        self.event_counts[name] = n
+        for hook in self._event_hooks.pop((name, n), []):
+            hook()
+        return n
+
+    # -- observation -------------------------------------------------------
+    def motors_running(self) -> dict[str, bool]:
+        names = ["center_lift.up_motor", "center_lift.down_motor", "disk", "ring", "dice"]
+        names += [f"stacker{s}" for s in range(SIDES)] + [f"wall_lift{s}" for s in range(SIDES)]
+        return {n: self.io.output_levels.get(n, False) for n in names}

@@ -1,0 +1,77 @@
+"""Strict table-model configuration: every shipped file loads, every bad one is named."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from firmware.cli.config_cmd import shipped_files
+from firmware.config import default_table_path, load_table_config, parse_table_config
+from firmware.faults import ConfigError
+
+
+def _data():
+    with default_table_path().open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def _error(data) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_table_config(data, Path("t.toml"))
+    return str(info.value)
+
+
+@pytest.mark.parametrize("path", shipped_files(), ids=lambda p: p.name)
+def test_every_shipped_table_model_loads(path):
+    cfg = load_table_config(path)
+    assert cfg.stacks_per_side * 2 >= cfg.tiles_per_side
+
+
+def test_unknown_key_is_named():
+    data = _data()
+    data["stacker"]["cam_turn"] = 1.4
+    assert _error(data) == "t.toml: table [stacker] key 'cam_turn': unknown key"
+
+
+def test_wrong_type_is_named():
+    data = _data()
+    data["wall_lift"]["cam_turn_s"] = "3"
+    msg = _error(data)
+    assert "table [wall_lift] key 'cam_turn_s'" in msg and "'3'" in msg
+
+
+def test_missing_key_is_named():
+    data = _data()
+    del data["center_lift"]["travel_s"]
+    assert "table [center_lift] key 'travel_s': missing key" in _error(data)
+
+
+def test_out_of_range_is_named():
+    data = _data()
+    data["table"]["tile_set"] = 150
+    assert "table [table] key 'tile_set'" in _error(data)
+    data = _data()
+    data["center_lift"]["max_run_s"] = 1.0
+    assert "table [center_lift] key 'max_run_s': must be greater than travel_s (1.5)" in _error(data)
+
+
+def test_bad_pin_and_reused_pin_are_named():
+    data = _data()
+    data["stacker"]["home_pins"][3] = "GPIO77"
+    assert "key 'home_pins[3]': not a pin spec" in _error(data)
+    data = _data()
+    data["dice"]["motor_pin"] = "GPIO22"
+    assert "table [dice] key 'motor_pin': pin GPIO22 is already used by center_lift.up_motor_pin" in _error(data)
+
+
+def test_pin_bank_must_be_declared():
+    data = _data()
+    data["dice"]["motor_pin"] = "exp9:GPIO1"
+    assert "pin bank 'exp9' is not declared" in _error(data)
+
+
+def test_bad_toml_names_the_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[table\n")
+    with pytest.raises(ConfigError, match="broken.toml: not valid TOML"):
+        load_table_config(path)
