@@ -52,9 +52,9 @@ class Table:
         st = cfg.stacker
         self.heads = []
         for s in range(SIDES):
-            cam = CamMechanism(f"stacker{s}", loop, bus, nominal(st.cam_turn_s, st.max_run_s), FaultCode.stacker(s),
-                               hw.output(f"stacker{s}", st.motor_pins[s]), hw.input(f"stacker_home{s}", st.home_pins[s]),
-                               st.home_window)
+            cam = CamMechanism(f"stacker{s}", loop, bus, nominal(st.cam_turn_s, st.max_run_s),
+                               FaultCode.stacker(s), hw.output(f"stacker{s}", st.motor_pins[s]),
+                               hw.input(f"stacker_home{s}", st.home_pins[s]), st.home_window)
             self.heads.append(StackingHead(s, loop, cam, hw.output(f"gate{s}", st.gate_pins[s]),
                                            hw.input(f"tile_in{s}", st.tile_in_pins[s]),
                                            hw.input(f"feed_full{s}", st.feed_full_pins[s]), lim.feed_full_stuck_s))

@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into head, less ...
+        return 0
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ _TOKEN = re.compile(r"([1-9]+)([mpsf])|([ESWNCFP])|(\s+)|(.)")
 def parse(text: str) -> list[int]:
     """Parse a compact string into kinds, in order: ``"123m5pE"`` -> [0, 1, 2, 13, 27]."""
     kinds: list[int] = []
-    for digits, suit, honour, space, bad in _TOKEN.findall(text):
+    for digits, suit, honour, _space, bad in _TOKEN.findall(text):
         if bad:
             if bad.isdigit() and bad != "0":
                 raise TileError(f"rank without a suit letter in {text!r}")

@@ -1,0 +1,1 @@
+"""Hand analysis: winning shapes, decompositions, waits and shanten."""

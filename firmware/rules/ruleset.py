@@ -1,0 +1,65 @@
+"""Rule-set configuration (``config/rules/*.toml``): tile set, shapes, dealing.
+
+Loaded strictly like the table model: unknown keys, wrong types and missing
+keys are errors naming the file, table and key.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError
+
+from firmware.config import Section, _format_error, config_dir, read_toml
+from firmware.faults import ConfigError
+from firmware.hands.analysis import Shape
+from firmware.tiles.dealing import DealRules
+
+RULE_NAMES = ("mcr", "competition", "liaoning", "jinzhou")
+
+
+class RulesSection(Section):
+    name: str
+    title: str
+    tile_set: Literal[144, 136, 112, 108]
+    shapes: list[Literal["standard", "seven_pairs", "thirteen_orphans", "honours_and_knitted",
+                         "knitted_straight", "fourteen_unrelated"]]
+
+
+class DealSection(Section):
+    throws: Literal[1, 2]
+    kept_tail: Annotated[int, Field(ge=0, le=40)] = 0
+    kept_per_kong: Annotated[int, Field(ge=0, le=4)] = 0
+
+
+class RuleSetConfig(Section):
+    rules: RulesSection
+    deal: DealSection
+
+    @property
+    def shape_set(self) -> frozenset[Shape]:
+        return frozenset(Shape(s) for s in self.rules.shapes)
+
+    @property
+    def deal_rules(self) -> DealRules:
+        return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
+
+
+def rules_path(name: str) -> Path:
+    return config_dir() / "rules" / f"{name}.toml"
+
+
+def load_ruleset_file(path: Path) -> RuleSetConfig:
+    try:
+        return RuleSetConfig.model_validate(read_toml(path))
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+
+
+@lru_cache(maxsize=None)
+def load_ruleset(name: str) -> RuleSetConfig:
+    if name not in RULE_NAMES:
+        raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
+    return load_ruleset_file(rules_path(name))

@@ -1,0 +1,97 @@
+"""The four walls on the table: sides x stacks x top/bottom, as a technician names them.
+
+Physical sides are numbered 0..3 counter-clockwise from the side with the
+service connector.  Each side's wall has ``stacks`` stacks (墩) numbered
+1.. from the right-hand end *as the side's owner sees it*; each stack has a
+top and a bottom tile (the 108 set's last stack has only a bottom tile).
+Walking from stack 1 towards the last stack goes clockwise round the table,
+and past a wall's left end continues at stack 1 of the wall of the side
+before it (side - 1, the owner's 上家).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from firmware.tiles.tile import code
+
+SIDES = 4
+TOP, BOTTOM = "top", "bottom"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    side: int
+    stack: int      # 1-based, from the owner's right
+    level: str      # "top" or "bottom"
+
+    def __str__(self) -> str:
+        return f"side {self.side} stack {self.stack} {self.level}"
+
+
+class Wall:
+    """Tiles (kinds, or None where unknown) at every position of the four walls."""
+
+    def __init__(self, stacks_per_side: int, tiles_per_side: int) -> None:
+        self.stacks_per_side = stacks_per_side
+        self.tiles_per_side = tiles_per_side
+        self._tiles: dict[Position, int | None] = {}
+
+    @classmethod
+    def from_sides(cls, sides: list[list[tuple[int | None, ...]]]) -> "Wall":
+        """Build from each side's stacks, stack 1 first, each stack (bottom, top) or (bottom,)."""
+        stacks = max(len(s) for s in sides)
+        wall = cls(stacks, sum(len(stack) for stack in sides[0]))
+        for side, side_stacks in enumerate(sides):
+            for i, stack in enumerate(side_stacks):
+                wall._tiles[Position(side, i + 1, BOTTOM)] = stack[0]
+                if len(stack) > 1:
+                    wall._tiles[Position(side, i + 1, TOP)] = stack[1]
+        return wall
+
+    @classmethod
+    def from_sequence(cls, tiles: list[int], stacks_per_side: int) -> "Wall":
+        """Lay tiles side by side, stack by stack, bottom then top (for shuffled test walls)."""
+        per_side = len(tiles) // SIDES
+        sides = []
+        for side in range(SIDES):
+            chunk = tiles[side * per_side:(side + 1) * per_side]
+            sides.append([tuple(chunk[i:i + 2]) for i in range(0, len(chunk), 2)])
+        return cls.from_sides(sides)
+
+    def __getitem__(self, position: Position) -> int | None:
+        return self._tiles[position]
+
+    def __contains__(self, position: Position) -> bool:
+        return position in self._tiles
+
+    def __len__(self) -> int:
+        return len(self._tiles)
+
+    def positions(self) -> Iterator[Position]:
+        return iter(sorted(self._tiles))
+
+    def stack_levels(self, side: int, stack: int) -> list[str]:
+        """Levels present in a stack, in drawing order (top first)."""
+        return [lv for lv in (TOP, BOTTOM) if Position(side, stack, lv) in self._tiles]
+
+    def render(self) -> str:
+        """Four lines per side: the walls as a technician would read them, stack 1 first."""
+        lines = []
+        for side in range(SIDES):
+            tops, bottoms = [], []
+            for stack in range(1, self.stacks_per_side + 1):
+                top = self._tiles.get(Position(side, stack, TOP))
+                bottom = self._tiles.get(Position(side, stack, BOTTOM))
+                tops.append(_cell(top, Position(side, stack, TOP) in self._tiles))
+                bottoms.append(_cell(bottom, Position(side, stack, BOTTOM) in self._tiles))
+            lines.append(f"side {side} top    " + " ".join(tops))
+            lines.append(f"side {side} bottom " + " ".join(bottoms))
+        return "\n".join(lines)
+
+
+def _cell(kind: int | None, present: bool) -> str:
+    if not present:
+        return "  "
+    return "??" if kind is None else code(kind).rjust(2)
