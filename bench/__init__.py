@@ -1,0 +1,1 @@
+"""Benchmarks (``make bench``): the project's engines against named peers in one run."""

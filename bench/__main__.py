@@ -1,0 +1,21 @@
+"""``python -m bench`` (``make bench``): run every benchmark, print ratios, write bench/results.json."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+from bench import hands
+
+
+def main() -> None:
+    results = {"machine": platform.machine(), "python": platform.python_version(), "hands": hands.run()}
+    hands.print_table(results["hands"])
+    out = Path(__file__).resolve().parent / "results.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written: {out}")
+
+
+if __name__ == "__main__":
+    main()
