@@ -6,20 +6,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from firmware.config import config_dir, load_table_config
+from firmware.config import config_dir, load_table_config, read_toml
 from firmware.faults import ConfigError
+from firmware.rules.ruleset import load_ruleset_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("config", help="configuration files", description="Check configuration files.")
     csub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    check = csub.add_parser("check", help="validate files (default: every shipped table model)")
+    check = csub.add_parser("check", help="validate files (default: every shipped table model and rule set)")
     check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
     check.set_defaults(func=run_check)
 
 
 def shipped_files() -> list[Path]:
-    return sorted((config_dir() / "tables").glob("*.toml"))
+    return sorted((config_dir() / "tables").glob("*.toml")) + sorted((config_dir() / "rules").glob("*.toml"))
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -27,10 +28,13 @@ def run_check(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            cfg = load_table_config(path)
+            if "rules" in read_toml(path):
+                rs = load_ruleset_file(path)
+                print(f"{path}: ok (rule set {rs.rules.name}, {rs.rules.tile_set} tiles)")
+            else:
+                cfg = load_table_config(path)
+                print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins)")
         except ConfigError as exc:
             bad += 1
             print(exc, file=sys.stderr)
-            continue
-        print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins)")
     return 1 if bad else 0

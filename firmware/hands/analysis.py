@@ -70,17 +70,30 @@ def _groups(counts: list[int]) -> tuple[tuple[int, ...], ...]:
 _SUITED = (True, True, True, False)
 
 
+_SLICES = ((0, 9, True), (9, 18, True), (18, 27, True), (27, 34, False))
+
+
 def is_standard_win(counts: list[int], declared: int = 0) -> bool:
     if sum(counts) != 14 - 3 * declared:
         return False
     pairs = 0
-    for g, suited in zip(_groups(counts), _SUITED):
-        s = status(g, suited)
-        if s == 0:
+    for lo, hi, suited in _SLICES:
+        key = tuple(counts[lo:hi])
+        cache = _STATUS_SUITED if suited else _STATUS_HONOURS
+        st = cache.get(key)
+        if st is None:
+            st = cache[key] = status(key, suited)
+        if st == 0:
             return False
-        if s == 2:
+        if st == 2:
             pairs += 1
+            if pairs > 1:
+                return False
     return pairs == 1
+
+
+_STATUS_SUITED: dict[tuple[int, ...], int] = {}
+_STATUS_HONOURS: dict[tuple[int, ...], int] = {}
 
 
 def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> list[Shape]:
@@ -88,15 +101,25 @@ def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = 
     found = []
     if Shape.STANDARD in shapes and is_standard_win(counts, declared):
         found.append(Shape.STANDARD)
-    if declared == 0:
+    found.extend(_special_shapes(counts, declared, shapes))
+    return found
+
+
+def _special_shapes(counts: list[int], declared: int, shapes: frozenset[Shape]) -> list[Shape]:
+    found: list[Shape] = []
+    if len(shapes) == 1 and Shape.STANDARD in shapes:
+        return found
+    if declared == 0 and sum(counts) == 14:
+        top = max(counts)
         if Shape.SEVEN_PAIRS in shapes and sp.seven_pairs(counts):
             found.append(Shape.SEVEN_PAIRS)
-        if Shape.THIRTEEN_ORPHANS in shapes and sp.thirteen_orphans(counts):
+        if top == 2 and Shape.THIRTEEN_ORPHANS in shapes and sp.thirteen_orphans(counts):
             found.append(Shape.THIRTEEN_ORPHANS)
-        if Shape.HONOURS_KNITTED in shapes and sp.honours_and_knitted(counts):
-            found.append(Shape.HONOURS_KNITTED)
-        if Shape.FOURTEEN_UNRELATED in shapes and sp.fourteen_unrelated(counts):
-            found.append(Shape.FOURTEEN_UNRELATED)
+        if top == 1:
+            if Shape.HONOURS_KNITTED in shapes and sp.honours_and_knitted(counts):
+                found.append(Shape.HONOURS_KNITTED)
+            if Shape.FOURTEEN_UNRELATED in shapes and sp.fourteen_unrelated(counts):
+                found.append(Shape.FOURTEEN_UNRELATED)
     if Shape.KNITTED_STRAIGHT in shapes and declared <= 1 and _knitted_straight(counts, declared):
         found.append(Shape.KNITTED_STRAIGHT)
     return found
@@ -105,16 +128,23 @@ def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = 
 def is_win(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> bool:
     if Shape.STANDARD in shapes and is_standard_win(counts, declared):
         return True
-    return bool(win_shapes(counts, declared, shapes - {Shape.STANDARD}))
+    return bool(_special_shapes(counts, declared, shapes))
+
+
+def _holds_all(counts: list[int], tiles: tuple[int, ...]) -> bool:
+    for k in tiles:
+        if not counts[k]:
+            return False
+    return True
 
 
 def _knitted_straight(counts: list[int], declared: int) -> list[int]:
     """Arrangements (indices of KNITTED) whose 9 tiles plus the rest make a win."""
-    if sum(counts) != 14 - 3 * declared:
-        return []
     found = []
     for i, tiles in enumerate(sp.KNITTED):
-        if all(counts[k] for k in tiles):
+        if _holds_all(counts, tiles):
+            if sum(counts) != 14 - 3 * declared:
+                return []
             rest = list(counts)
             for k in tiles:
                 rest[k] -= 1
@@ -209,15 +239,30 @@ def _standard_waits(counts: list[int]) -> list[int]:
 
 
 def _may_be_special(counts: list[int], declared: int, special: frozenset[Shape]) -> bool:
+    """Cheap necessary conditions: could one more tile make a special shape?"""
     if declared == 0:
-        if Shape.SEVEN_PAIRS in special and sum(c // 2 for c in counts) >= 6:
+        top = max(counts)
+        if Shape.SEVEN_PAIRS in special and sum(c >> 1 for c in counts) >= 6:
             return True
         if Shape.THIRTEEN_ORPHANS in special and sum(counts[k] for k in TERMINALS_AND_HONOURS) == 13:
             return True
-        if special & {Shape.HONOURS_KNITTED, Shape.FOURTEEN_UNRELATED} and max(counts) <= 1:
-            return True
+        if top <= 1:
+            if Shape.HONOURS_KNITTED in special:
+                held = {k for k in range(27) if counts[k]}
+                if any(held <= ks for ks in sp.KNITTED_SETS):
+                    return True
+            if Shape.FOURTEEN_UNRELATED in special and sp.spaced_suits(counts):
+                return True
     if Shape.KNITTED_STRAIGHT in special and declared <= 1:
-        return any(sum(1 for k in tiles if counts[k]) >= 8 for tiles in sp.KNITTED)
+        for tiles in sp.KNITTED:
+            missing = 0
+            for k in tiles:
+                if not counts[k]:
+                    missing += 1
+                    if missing > 1:
+                        break
+            if missing <= 1:
+                return True
     return False
 
 

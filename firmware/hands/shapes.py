@@ -62,6 +62,11 @@ def fourteen_unrelated(counts: list[int]) -> bool:
     """十四不靠 / 大乱 (竞技麻将): 14 singles, suited ranks of one suit at least 3 apart."""
     if sum(counts) != 14 or any(c > 1 for c in counts):
         return False
+    return spaced_suits(counts)
+
+
+def spaced_suits(counts: list[int]) -> bool:
+    """Within each suit, the ranks held are at least 3 apart."""
     for suit in range(3):
         ranks = [r for r in range(9) if counts[suit * 9 + r]]
         if any(b - a < 3 for a, b in zip(ranks, ranks[1:])):
