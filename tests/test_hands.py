@@ -102,9 +102,6 @@ def test_shanten_values():
     assert shanten(c("19m19p19sESWNCFP")) == 0
 
 
-tiles_strategy = st.lists(st.integers(0, 33), min_size=14, max_size=14)
-
-
 def _valid(kinds):
     counts = [0] * 34
     for k in kinds:

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import re
 
+
+from firmware.tile_constants import PLAYABLE, SUITED, TERMINALS, TERMINALS_AND_HONOURS  # noqa: F401
+
 SUITS = "mps"
 HONOURS = "ESWNCFP"
-SUITED = 27
-PLAYABLE = 34            # kinds that can stand in a hand (no flowers)
 KINDS = 42
 FLOWER_BASE = 34
 WINDS = tuple(range(27, 31))
 DRAGONS = tuple(range(31, 34))
 RED_DRAGON = 31
-TERMINALS = (0, 8, 9, 17, 18, 26)
-TERMINALS_AND_HONOURS = TERMINALS + tuple(range(27, 34))
 
 
 class TileError(ValueError):
