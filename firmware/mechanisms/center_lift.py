@@ -13,7 +13,7 @@ import enum
 from firmware.events import EventBus
 from firmware.faults import FaultCode
 from firmware.loop import Loop
-from firmware.mechanisms.base import DoneCallback, Mechanism, MoveResult
+from firmware.mechanisms.base import DoneCallback, Mechanism
 from firmware.mechanisms.nominal import NominalTime
 from hal.interfaces import DigitalInput, DigitalOutput
 
@@ -67,6 +67,3 @@ class CenterLift(Mechanism):
             return
         if self.busy and self.position is self.target:
             self._complete()
-
-    def result_position(self, result: MoveResult) -> LiftStop | None:
-        return self.target if result.ok else None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 
-
 from firmware.tile_constants import PLAYABLE, SUITED, TERMINALS, TERMINALS_AND_HONOURS  # noqa: F401
 
 SUITS = "mps"
