@@ -20,6 +20,9 @@ from bench import peers
 from firmware.hands.analysis import is_win, waits
 
 N_HANDS = 2000
+# Issue targets: minimum ratio PyMahjongGB / mjtable per task.
+TARGETS = {"win_complete": 1.0, "win_random": 1.0, "waits_random": 20.0, "waits_ready": 20.0}
+TARGET_PEER = "pymahjonggb"
 
 
 def _complete_hand(rng: random.Random) -> list[int]:
@@ -102,6 +105,9 @@ def run() -> dict:
             row[name] = round(_time_us(fn, task_hands), 3)
         ours = row["mjtable"]
         row["ratios"] = {peer: round(us / ours, 2) for peer, us in row.items() if peer != "mjtable"}
+        if TARGET_PEER in row["ratios"]:
+            row["target"] = {"peer": TARGET_PEER, "min_ratio": TARGETS[task],
+                             "met": row["ratios"][TARGET_PEER] >= TARGETS[task]}
         results["tasks"][task] = row
     return results
 
@@ -114,6 +120,9 @@ def print_table(results: dict) -> None:
     for task, row in results["tasks"].items():
         cells = " ".join(f"{row.get(p, float('nan')):12.2f} {row['ratios'].get(p, float('nan')):7.1f}"
                          for p in peers_seen)
-        print(f"{task:14} {row['mjtable']:9.2f} {cells}")
+        target = row.get("target")
+        verdict = f"  target >= {target['min_ratio']:g}x {target['peer']}: {'met' if target['met'] else 'MISSED'}" \
+            if target else ""
+        print(f"{task:14} {row['mjtable']:9.2f} {cells}{verdict}")
     for note in results["notes"]:
         print(f"note: {note}")

@@ -85,3 +85,31 @@ def mcr_waits(counts: list[int], declared: int) -> list[int]:
                 out.append(k)
             counts[k] -= 1
     return out
+
+
+def competition_win(counts: list[int], declared: int) -> bool:
+    """竞技麻将: standard, seven pairs, or 十四不靠 (14 singles, suit ranks at least 3 apart)."""
+    if standard(counts, declared):
+        return True
+    if declared or sum(counts) != 14:
+        return False
+    if all(c in (0, 2, 4) for c in counts):
+        return True
+    if any(c > 1 for c in counts):
+        return False
+    for suit in range(3):
+        ranks = [r for r in range(9) if counts[suit * 9 + r]]
+        if any(b - a < 3 for a, b in zip(ranks, ranks[1:])):
+            return False
+    return True
+
+
+def waits_for(win, counts: list[int], declared: int) -> list[int]:
+    out = []
+    for k in range(34):
+        if counts[k] < 4:
+            counts[k] += 1
+            if win(counts, declared):
+                out.append(k)
+            counts[k] -= 1
+    return out

@@ -136,6 +136,35 @@ def test_waits_match_reference(kinds, declared):
     assert waits(list(counts), declared) == ref.mcr_waits(list(counts), declared)
 
 
+# Hands drawn from one 组合龙 arrangement, the honours and the terminals: dense in the
+# special shapes (全不靠, 七星不靠, 十三幺, 组合龙, 十四不靠, seven pairs), which random hands
+# almost never reach.
+_SPECIAL_POOL = sorted(set(ref.YAO) | {0, 3, 6, 10, 13, 16, 20, 23, 26})
+_special_kinds = st.lists(st.sampled_from(_SPECIAL_POOL), min_size=14, max_size=14, unique=True) | \
+    st.lists(st.sampled_from(_SPECIAL_POOL + [1, 2, 4, 5]), min_size=14, max_size=14)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_special_kinds)
+def test_special_shapes_match_reference(kinds):
+    counts = _valid(kinds)
+    if counts is None:
+        return
+    assert is_win(counts) == ref.mcr_win(list(counts), 0)
+    assert is_win(counts, 0, COMPETITION_SHAPES) == ref.competition_win(list(counts), 0)
+    assert bool(win_shapes(counts)) == is_win(counts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_special_kinds, st.integers(0, 13))
+def test_special_waits_match_reference(kinds, drop):
+    counts = _valid(kinds[:drop] + kinds[drop + 1:])
+    if counts is None:
+        return
+    assert waits(list(counts)) == ref.mcr_waits(list(counts), 0)
+    assert waits(list(counts), 0, COMPETITION_SHAPES) == ref.waits_for(ref.competition_win, list(counts), 0)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 33), min_size=13, max_size=13))
 def test_shanten_zero_iff_waiting(kinds):
@@ -146,3 +175,11 @@ def test_shanten_zero_iff_waiting(kinds):
     if has_waits:
         assert shanten(counts) == 0
     assert shanten(counts) >= 0
+
+
+@pytest.mark.parametrize("hand, wait", [("14m255678p369sEE", "7m"), ("147m258p369s111sE", "E"),
+                                         ("147m25p369s567sEE", "8p")])
+def test_waits_of_knitted_straight(hand, wait):
+    counts = c(hand)
+    assert parse(wait)[0] in waits(counts)
+    assert waits(list(counts)) == ref.mcr_waits(list(counts), 0)

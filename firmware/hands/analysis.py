@@ -13,8 +13,9 @@ import enum
 from dataclasses import dataclass
 from itertools import product
 
+from firmware.hands import group_info as gi
 from firmware.hands import shapes as sp
-from firmware.hands.suit_tables import PUNG, blocks, completers, splits, status
+from firmware.hands.suit_tables import PUNG, blocks, completers, splits
 from firmware.tile_constants import PLAYABLE, TERMINALS_AND_HONOURS
 
 
@@ -34,6 +35,20 @@ STANDARD_AND_PAIRS = frozenset({Shape.STANDARD, Shape.SEVEN_PAIRS})
 STANDARD_ONLY = frozenset({Shape.STANDARD})
 
 CHOW, PUNG_SET = "chow", "pung"
+
+# Shapes as bits, so the hot paths test an int rather than hash an enum member.
+_BIT = {shape: 1 << i for i, shape in enumerate(Shape)}
+STD, PAIRS7, ORPHANS13, HONOURS_KNIT, KNIT_STRAIGHT, UNRELATED14 = (_BIT[s] for s in (
+    Shape.STANDARD, Shape.SEVEN_PAIRS, Shape.THIRTEEN_ORPHANS, Shape.HONOURS_KNITTED, Shape.KNITTED_STRAIGHT,
+    Shape.FOURTEEN_UNRELATED))
+_MASKS: dict[frozenset[Shape], int] = {}
+
+
+def _mask(shapes: frozenset[Shape]) -> int:
+    mask = _MASKS.get(shapes)
+    if mask is None:
+        mask = _MASKS[shapes] = sum(_BIT[s] for s in shapes)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -69,87 +84,93 @@ def _groups(counts: list[int]) -> tuple[tuple[int, ...], ...]:
 
 _SUITED = (True, True, True, False)
 
+# Packed per-pattern summaries (firmware.hands.group_info), filled on first sight of a pattern.
+_SUIT_INFO: dict[tuple[int, ...], int] = {}
+_HONOUR_INFO: dict[tuple[int, ...], int] = {}
 
-_SLICES = ((0, 9, True), (9, 18, True), (18, 27, True), (27, 34, False))
+
+def _infos(counts: list[int]) -> tuple[int, int, int, int]:
+    """The four groups' packed summaries."""
+    suit_info = _SUIT_INFO
+    k = tuple(counts[0:9])
+    a = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
+    k = tuple(counts[9:18])
+    b = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
+    k = tuple(counts[18:27])
+    c = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
+    k = tuple(counts[27:34])
+    h = _HONOUR_INFO.get(k) or _HONOUR_INFO.setdefault(k, gi.honours_info(k))
+    return a, b, c, h
+
+
+def _standard(infos: tuple[int, int, int, int], tiles: int, declared: int) -> bool:
+    """Four groups complete, exactly one with the pair, and the right number of tiles."""
+    a, b, c, h = infos
+    # Each status is 1 or 2 when complete: the product is 2 exactly when one group holds the pair.
+    return tiles == 14 - 3 * declared and (a & 3) * (b & 3) * (c & 3) * (h & 3) == 2
 
 
 def is_standard_win(counts: list[int], declared: int = 0) -> bool:
-    if sum(counts) != 14 - 3 * declared:
-        return False
-    pairs = 0
-    for lo, hi, suited in _SLICES:
-        key = tuple(counts[lo:hi])
-        cache = _STATUS_SUITED if suited else _STATUS_HONOURS
-        st = cache.get(key)
-        if st is None:
-            st = cache[key] = status(key, suited)
-        if st == 0:
-            return False
-        if st == 2:
-            pairs += 1
-            if pairs > 1:
-                return False
-    return pairs == 1
-
-
-_STATUS_SUITED: dict[tuple[int, ...], int] = {}
-_STATUS_HONOURS: dict[tuple[int, ...], int] = {}
+    infos = _infos(counts)
+    return _standard(infos, sum(infos) >> gi.TOTAL_SHIFT & 255, declared)
 
 
 def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> list[Shape]:
     """The shapes this hand completes (empty: not a win)."""
+    mask = _mask(shapes)
+    infos = _infos(counts)
+    tiles = sum(infos) >> gi.TOTAL_SHIFT & 255
     found = []
-    if Shape.STANDARD in shapes and is_standard_win(counts, declared):
+    if mask & STD and _standard(infos, tiles, declared):
         found.append(Shape.STANDARD)
-    found.extend(_special_shapes(counts, declared, shapes))
-    return found
-
-
-def _special_shapes(counts: list[int], declared: int, shapes: frozenset[Shape]) -> list[Shape]:
-    found: list[Shape] = []
-    if len(shapes) == 1 and Shape.STANDARD in shapes:
-        return found
-    if declared == 0 and sum(counts) == 14:
-        top = max(counts)
-        if Shape.SEVEN_PAIRS in shapes and sp.seven_pairs(counts):
-            found.append(Shape.SEVEN_PAIRS)
-        if top == 2 and Shape.THIRTEEN_ORPHANS in shapes and sp.thirteen_orphans(counts):
-            found.append(Shape.THIRTEEN_ORPHANS)
-        if top == 1:
-            if Shape.HONOURS_KNITTED in shapes and sp.honours_and_knitted(counts):
-                found.append(Shape.HONOURS_KNITTED)
-            if Shape.FOURTEEN_UNRELATED in shapes and sp.fourteen_unrelated(counts):
-                found.append(Shape.FOURTEEN_UNRELATED)
-    if Shape.KNITTED_STRAIGHT in shapes and declared <= 1 and _knitted_straight(counts, declared):
-        found.append(Shape.KNITTED_STRAIGHT)
+    if mask & ~STD:
+        found.extend(_special_shapes(counts, infos, tiles, declared, mask))
     return found
 
 
 def is_win(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> bool:
-    if Shape.STANDARD in shapes and is_standard_win(counts, declared):
+    mask = _MASKS.get(shapes) or _mask(shapes)
+    infos = _infos(counts)
+    tiles = sum(infos) >> gi.TOTAL_SHIFT & 255
+    if mask & STD and _standard(infos, tiles, declared):
         return True
-    return bool(_special_shapes(counts, declared, shapes))
+    return bool(mask & ~STD) and bool(_special_shapes(counts, infos, tiles, declared, mask))
 
 
-def _holds_all(counts: list[int], tiles: tuple[int, ...]) -> bool:
-    for k in tiles:
-        if not counts[k]:
-            return False
-    return True
+def _special_shapes(counts: list[int], infos: tuple[int, int, int, int], tiles: int, declared: int,
+                    mask: int) -> list[Shape]:
+    """The special shapes (of those in ``mask``) this hand completes; the group summaries decide
+    every shape but 组合龙 outright, and rule 组合龙 out for all but a few hands."""
+    found: list[Shape] = []
+    if tiles != 14 - 3 * declared:
+        return found
+    a, b, c, h = infos
+    every = a & b & c & h
+    if declared == 0:
+        if every & gi.EVEN and mask & PAIRS7:
+            found.append(Shape.SEVEN_PAIRS)
+        if every & gi.ORPHANS and mask & ORPHANS13:
+            found.append(Shape.THIRTEEN_ORPHANS)
+        if every & gi.SINGLES:
+            if mask & HONOURS_KNIT and gi.KNITTED_BY_BITS[gi.run_bits((a, b, c), gi.SUB_SHIFT)]:
+                found.append(Shape.HONOURS_KNITTED)
+            if mask & UNRELATED14 and every & gi.SPACED:
+                found.append(Shape.FOURTEEN_UNRELATED)
+    if mask & KNIT_STRAIGHT and declared <= 1 and a & gi.KNIT_ANY and b & gi.KNIT_ANY and c & gi.KNIT_ANY \
+            and _knitted_straight(counts, infos, declared):
+        found.append(Shape.KNITTED_STRAIGHT)
+    return found
 
 
-def _knitted_straight(counts: list[int], declared: int) -> list[int]:
+def _knitted_straight(counts: list[int], infos: tuple[int, int, int, int], declared: int) -> list[int]:
     """Arrangements (indices of KNITTED) whose 9 tiles plus the rest make a win."""
     found = []
-    for i, tiles in enumerate(sp.KNITTED):
-        if _holds_all(counts, tiles):
-            if sum(counts) != 14 - 3 * declared:
-                return []
-            rest = list(counts)
-            for k in tiles:
-                rest[k] -= 1
-            if is_standard_win(rest, declared + 3):
-                found.append(i)
+    for i in gi.KNITTED_BY_BITS[gi.run_bits(infos[:3], gi.KNIT_SHIFT)]:
+        rest = list(counts)
+        for k in sp.KNITTED[i]:
+            rest[k] -= 1
+        if is_standard_win(rest, declared + 3):
+            found.append(i)
     return found
 
 
@@ -157,25 +178,24 @@ def decompositions(counts: list[int], declared: int = 0,
                    shapes: frozenset[Shape] = MCR_SHAPES) -> list[Decomposition]:
     """Every reading of the concealed tiles as a win (the scorers choose among them)."""
     out: list[Decomposition] = []
-    if Shape.STANDARD in shapes and is_standard_win(counts, declared):
+    infos = _infos(counts)
+    tiles = sum(infos) >> gi.TOTAL_SHIFT & 255
+    mask = _mask(shapes)
+    if mask & STD and _standard(infos, tiles, declared):
         out.extend(_standard_decompositions(counts))
-    if declared == 0:
-        if Shape.SEVEN_PAIRS in shapes and sp.seven_pairs(counts):
-            out.append(Decomposition(Shape.SEVEN_PAIRS))
-        if Shape.THIRTEEN_ORPHANS in shapes and sp.thirteen_orphans(counts):
+    for shape in _special_shapes(counts, infos, tiles, declared, mask):
+        if shape is Shape.THIRTEEN_ORPHANS:
             pair = next(k for k in TERMINALS_AND_HONOURS if counts[k] == 2)
-            out.append(Decomposition(Shape.THIRTEEN_ORPHANS, pair=pair))
-        if Shape.HONOURS_KNITTED in shapes and sp.honours_and_knitted(counts):
-            out.append(Decomposition(Shape.HONOURS_KNITTED))
-        if Shape.FOURTEEN_UNRELATED in shapes and sp.fourteen_unrelated(counts):
-            out.append(Decomposition(Shape.FOURTEEN_UNRELATED))
-    if Shape.KNITTED_STRAIGHT in shapes and declared <= 1:
-        for i in _knitted_straight(counts, declared):
-            rest = list(counts)
-            for k in sp.KNITTED[i]:
-                rest[k] -= 1
-            for d in _standard_decompositions(rest):
-                out.append(Decomposition(Shape.KNITTED_STRAIGHT, d.pair, d.sets, sp.KNITTED[i]))
+            out.append(Decomposition(shape, pair=pair))
+        elif shape is Shape.KNITTED_STRAIGHT:
+            for i in _knitted_straight(counts, infos, declared):
+                rest = list(counts)
+                for k in sp.KNITTED[i]:
+                    rest[k] -= 1
+                for d in _standard_decompositions(rest):
+                    out.append(Decomposition(shape, d.pair, d.sets, sp.KNITTED[i]))
+        else:
+            out.append(Decomposition(shape))
     return out
 
 
@@ -203,66 +223,73 @@ def waits(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_S
 
     A kind whose four copies are all in the hand is not a wait.
     """
-    if sum(counts) != 13 - 3 * declared:
+    mask = _MASKS.get(shapes) or _mask(shapes)
+    infos = _infos(counts)
+    summed = sum(infos)
+    if summed >> gi.TOTAL_SHIFT & 255 != 13 - 3 * declared:
         return []
-    result: set[int] = set()
-    if Shape.STANDARD in shapes:
-        result.update(_standard_waits(counts))
-    special = shapes - {Shape.STANDARD}
-    if special and _may_be_special(counts, declared, special):
+    found = _standard_waits(counts, infos) if mask & STD else []
+    if mask & ~STD and _may_be_special(infos, summed, declared, mask):
+        special = frozenset(s for s in shapes if s is not Shape.STANDARD)
+        result = set(found)
         for kind in range(PLAYABLE):
             if kind in result or counts[kind] >= 4:
                 continue
             counts[kind] += 1
-            if win_shapes(counts, declared, special):
-                result.add(kind)
-            counts[kind] -= 1
-    return sorted(result)
+            try:
+                if win_shapes(counts, declared, special):
+                    result.add(kind)
+            finally:
+                counts[kind] -= 1
+        return sorted(result)
+    return found
 
 
-def _standard_waits(counts: list[int]) -> list[int]:
-    groups = _groups(counts)
-    st = [status(g, s) for g, s in zip(groups, _SUITED)]
-    found = []
-    for gi, (g, suited) in enumerate(zip(groups, _SUITED)):
-        others = st[:gi] + st[gi + 1:]
-        if 0 in others:
+_SUIT_COMPLETERS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_HONOUR_COMPLETERS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+
+def _standard_waits(counts: list[int], infos: tuple[int, int, int, int]) -> list[int]:
+    """Standard-shape waits, ascending.
+
+    With 13 tiles at most one group can be incomplete, and then only it can take the
+    winning tile; when all four are complete (two of them hold a pair) any group can.
+    """
+    statuses = [i & 3 for i in infos]
+    incomplete = statuses.count(0)
+    if incomplete > 1:
+        return []
+    pairs = statuses.count(2)
+    found: list[int] = []
+    for g in ((statuses.index(0),) if incomplete else range(4)):
+        other_pairs = pairs - (statuses[g] == 2)
+        if other_pairs > 1:
             continue
-        other_pairs = others.count(2)
-        to_sets, to_pair = completers(g, suited)
-        base = gi * 9
-        if other_pairs == 1:
-            found.extend(base + r for r in to_sets)
-        elif other_pairs == 0:
-            found.extend(base + r for r in to_pair)
-    return [k for k in found if counts[k] < 4]
+        base = g * 9
+        key = tuple(counts[base:base + 9])
+        table = _SUIT_COMPLETERS if g < 3 else _HONOUR_COMPLETERS
+        comp = table.get(key)
+        if comp is None:
+            comp = table[key] = completers(key, g < 3)
+        found.extend([base + r for r in comp[0 if other_pairs == 1 else 1]])
+    return found
 
 
-def _may_be_special(counts: list[int], declared: int, special: frozenset[Shape]) -> bool:
+def _may_be_special(infos: tuple[int, int, int, int], summed: int, declared: int, mask: int) -> bool:
     """Cheap necessary conditions: could one more tile make a special shape?"""
+    a, b, c, h = infos
     if declared == 0:
-        top = max(counts)
-        if Shape.SEVEN_PAIRS in special and sum(c >> 1 for c in counts) >= 6:
+        if mask & PAIRS7 and summed >> gi.PAIRS_SHIFT & 127 >= 6:
             return True
-        if Shape.THIRTEEN_ORPHANS in special and sum(counts[k] for k in TERMINALS_AND_HONOURS) == 13:
+        if mask & ORPHANS13 and summed >> gi.ORPHAN_TILES_SHIFT == 13:
             return True
-        if top <= 1:
-            if Shape.HONOURS_KNITTED in special:
-                held = {k for k in range(27) if counts[k]}
-                if any(held <= ks for ks in sp.KNITTED_SETS):
-                    return True
-            if Shape.FOURTEEN_UNRELATED in special and sp.spaced_suits(counts):
+        if a & b & c & h & gi.SINGLES:
+            if mask & HONOURS_KNIT and gi.KNITTED_BY_BITS[gi.run_bits((a, b, c), gi.SUB_SHIFT)]:
                 return True
-    if Shape.KNITTED_STRAIGHT in special and declared <= 1:
-        for tiles in sp.KNITTED:
-            missing = 0
-            for k in tiles:
-                if not counts[k]:
-                    missing += 1
-                    if missing > 1:
-                        break
-            if missing <= 1:
+            if mask & UNRELATED14 and a & b & c & gi.SPACED:
                 return True
+    if mask & KNIT_STRAIGHT and declared <= 1 and a & gi.RUN_ANY and b & gi.RUN_ANY and c & gi.RUN_ANY:
+        return gi.one_short_of_knitted((a, b, c))
     return False
 
 

@@ -1,0 +1,129 @@
+"""One packed integer per suit pattern: everything the win and wait checks ask of it.
+
+A hand is four groups (three suits of nine ranks, the seven honours).  The
+questions the analysis asks (complete? with a pair? all counts even? all
+singles? could it be part of a 组合龙 or a 全不靠?) depend on one group
+at a time, so each group's answers are computed once per pattern and packed
+into a single int.  A hand check is then four dictionary look-ups, one
+``&`` of the four summaries for the all-groups flags, and one ``+`` for the
+additive fields (tile total, pairs, terminal and honour tiles), which sit
+high enough that the flag bits below them cannot carry into them.
+
+Layout (bit: meaning):
+
+* 0-1: completion status, 0 = no, 1 = sets only, 2 = sets plus one pair;
+* 2: every count even; 3: every count at most 1;
+* 4: 十三幺 part (a suit holding only its 1 and 9, both; the honours all 7);
+* 5: ranks held at least 3 apart (十四不靠; always set for honours);
+* 8-10: knitted run held, bit s for ranks s+1, s+4, s+7 (suits only);
+* 11-13: held ranks all inside the run s+1, s+4, s+7;
+* 14-16: run s+1, s+4, s+7 missing exactly one rank;
+* 24-31: tiles; 32-38: pairs (count // 2 summed); 40-47: terminal and honour tiles.
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from firmware.hands.suit_tables import status
+
+EVEN, SINGLES, ORPHANS, SPACED = 1 << 2, 1 << 3, 1 << 4, 1 << 5
+KNIT_SHIFT, SUB_SHIFT, NEAR_SHIFT = 8, 11, 14
+TOTAL_SHIFT, PAIRS_SHIFT, ORPHAN_TILES_SHIFT = 24, 32, 40
+KNIT_ANY = 7 << KNIT_SHIFT                      # some run held
+RUN_ANY = KNIT_ANY | 7 << NEAR_SHIFT            # some run held or one short
+
+_RUNS = tuple(frozenset((s, s + 3, s + 6)) for s in range(3))
+
+
+def suited_info(pattern: tuple[int, ...]) -> int:
+    """The packed summary of one suit's nine counts."""
+    info = _common(pattern, suited=True)
+    held = [r for r in range(9) if pattern[r]]
+    held_set = frozenset(held)
+    if held_set == {0, 8}:
+        info |= ORPHANS
+    if all(b - a >= 3 for a, b in zip(held, held[1:])):
+        info |= SPACED
+    for s, run in enumerate(_RUNS):
+        inside = len(run & held_set)
+        if inside == 3:
+            info |= 1 << (KNIT_SHIFT + s)
+        elif inside == 2:
+            info |= 1 << (NEAR_SHIFT + s)
+        if held_set <= run:
+            info |= 1 << (SUB_SHIFT + s)
+    info |= (pattern[0] + pattern[8]) << ORPHAN_TILES_SHIFT
+    return info
+
+
+def honours_info(pattern: tuple[int, ...]) -> int:
+    """The packed summary of the seven honour counts."""
+    info = _common(pattern, suited=False) | SPACED
+    if all(pattern):
+        info |= ORPHANS
+    return info | sum(pattern) << ORPHAN_TILES_SHIFT
+
+
+def _common(pattern: tuple[int, ...], suited: bool) -> int:
+    info = status(pattern, suited)
+    if all(c % 2 == 0 for c in pattern):
+        info |= EVEN
+    if all(c <= 1 for c in pattern):
+        info |= SINGLES
+    return info | sum(pattern) << TOTAL_SHIFT | sum(c // 2 for c in pattern) << PAIRS_SHIFT
+
+
+# The six knitted arrangements, as (start rank of suit 0, of suit 1, of suit 2),
+# in the order of firmware.hands.shapes.KNITTED.
+ARRANGEMENT_STARTS: tuple[tuple[int, int, int], ...] = tuple(
+    tuple(perm.index(suit) for suit in range(3)) for perm in permutations(range(3)))
+
+
+def _knitted_table() -> tuple[tuple[int, ...], ...]:
+    """For 9 bits (3 per suit, one per run), the arrangements whose three runs are all set."""
+    table = []
+    for bits in range(512):
+        per_suit = (bits & 7, bits >> 3 & 7, bits >> 6 & 7)
+        table.append(tuple(i for i, starts in enumerate(ARRANGEMENT_STARTS)
+                           if all(per_suit[suit] >> starts[suit] & 1 for suit in range(3))))
+    return tuple(table)
+
+
+KNITTED_BY_BITS = _knitted_table()
+
+
+def run_bits(infos: tuple[int, int, int], shift: int) -> int:
+    """The three suits' 3-bit run fields at ``shift``, as one 9-bit index."""
+    a, b, c = infos
+    return (a >> shift & 7) | (b >> shift & 7) << 3 | (c >> shift & 7) << 6
+
+
+def one_short_of_knitted(infos: tuple[int, int, int]) -> bool:
+    """Some arrangement with every run held, or all but one rank of one run."""
+    key = run_bits(infos, KNIT_SHIFT) | run_bits(infos, NEAR_SHIFT) << 9
+    known = _ONE_SHORT.get(key)
+    if known is None:
+        known = _ONE_SHORT[key] = _one_short(infos)
+    return known
+
+
+_ONE_SHORT: dict[int, bool] = {}
+
+
+def _one_short(infos: tuple[int, int, int]) -> bool:
+    full = [(i >> KNIT_SHIFT) & 7 for i in infos]
+    near = [(i >> NEAR_SHIFT) & 7 for i in infos]
+    for starts in ARRANGEMENT_STARTS:
+        short = 0
+        for suit in range(3):
+            bit = 1 << starts[suit]
+            if not full[suit] & bit:
+                if near[suit] & bit:
+                    short += 1
+                else:
+                    short = 2
+                    break
+        if short <= 1:
+            return True
+    return False
