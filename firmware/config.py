@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from firmware.faults import ConfigError
 
@@ -166,11 +166,28 @@ class WallSection(Section):
 
 
 class ReaderSection(Section):
+    """The tile reader board: its port, the protocol's timing, the tile registry and verification.
+
+    ``registry`` maps a set letter to its enrollment file (CSV), relative to
+    the table file's folder; ``verification`` is ``competition`` (any defect
+    rejects the set) or ``casual`` (a wall with unread positions may rise).
+    """
+
     url: Annotated[str, Field(min_length=1)]
     baud: Literal[57600, 115200, 230400] = 115200
     command_timeout_s: Annotated[float, Field(gt=0, le=5)] = 0.1
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     heartbeat_timeout_s: Annotated[float, Field(gt=0.5, le=60)] = 3.0
+    poll_s: Annotated[float, Field(gt=0, le=0.1)] = 0.005
+    reconnect_max_s: Annotated[float, Field(gt=0, le=120)] = 8.0
+    match_tolerance_s: Annotated[float, Field(gt=0, le=0.1)] = 0.01
+    registry: dict[Annotated[str, Field(pattern="^[A-Z]$")], Annotated[str, Field(min_length=1)]] = \
+        Field(default_factory=dict)
+    verification: Literal["competition", "casual"] = "casual"
+
+    def registry_files(self, base: Path) -> dict[str, Path]:
+        """Registry files by set letter, relative paths taken from ``base`` (the table file's folder)."""
+        return {set_id: (base / path) for set_id, path in self.registry.items()}
 
 
 class TableConfig(Section):
@@ -187,6 +204,19 @@ class TableConfig(Section):
     limits: LimitsSection = Field(default_factory=LimitsSection)
     wall: WallSection = Field(default_factory=WallSection)
     reader: ReaderSection
+    _source: Path | None = PrivateAttr(default=None)     # the file this was loaded from
+
+    @property
+    def source(self) -> Path | None:
+        return self._source
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in this config start from."""
+        return self._source.parent if self._source else config_dir() / "tables"
+
+    def registry_files(self) -> dict[str, Path]:
+        return self.reader.registry_files(self.base_dir)
 
     @property
     def tiles_per_side(self) -> int:
@@ -266,6 +296,7 @@ def parse_table_config(data: dict, path: Path) -> TableConfig:
     except ValidationError as exc:
         raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
     _check_pins(path, cfg)
+    cfg._source = path
     return cfg
 
 

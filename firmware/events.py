@@ -33,6 +33,9 @@ class EventBus:
         """Receive every event whose topic starts with ``prefix`` ("" = all)."""
         self._subscribers.append((prefix, subscriber))
 
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers = [(p, s) for p, s in self._subscribers if s is not subscriber]
+
     def publish(self, topic: str, **data: Any) -> Event:
         event = Event(topic, self._now(), data)
         for prefix, subscriber in list(self._subscribers):

@@ -116,6 +116,7 @@ class StackingCycle:
 
     # -- progress ------------------------------------------------------------
     def _tile(self, side: int, count: int) -> None:
+        self.table.bus.publish("stacking.tile", side=side, count=count)
         self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
         self._starve_reported.discard(side)
         if self.table.heads[side].counted < self.target_tiles:

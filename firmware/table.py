@@ -21,6 +21,7 @@ from firmware.mechanisms.nominal import NominalTime
 from firmware.mechanisms.panel import Panel
 from firmware.mechanisms.stacking_head import StackingHead
 from firmware.mechanisms.turntable import Turntable
+from firmware.reader.driver import ReaderDriver
 from hal.interfaces import DigitalOutput, Hardware
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,9 @@ class Table:
         lamps["led_ready"] = hw.output("led_ready", p.led_ready_pin)
         self.panel = Panel(loop, keys, lamps, hw.output("buzzer", p.buzzer_pin), p.debounce_s)
         self.lid = hw.input("lid", p.lid_pin) if p.lid_pin else None
+        r = cfg.reader
+        self.reader = ReaderDriver(loop, lambda: hw.open_serial(r.url, r.baud), r, bus, r.poll_s,
+                                   reconnect_max_s=r.reconnect_max_s)
         self.supply_ok = hw.input("supply_ok", p.supply_ok_pin)
 
     def mechanisms(self):

@@ -26,7 +26,8 @@ class SimBackend:
         return self._board.input(name, spec)
 
     def open_serial(self, url: str, baud: int) -> UrlSerialPort:
-        return open_serial(url, baud)
+        """The configured device path means nothing here: the port is the simulated reader's line."""
+        return open_serial(f"rfidsim://{self.world.reader_line.name}", baud)
 
     def close(self) -> None:
         self._board.close()

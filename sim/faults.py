@@ -4,8 +4,9 @@ Faults act on the models, never on the controller: a jammed cam stops
 turning, a stuck sensor reads one level, a missing tile is taken out of the
 set.  ``WHEN`` is a simulated time (``@95s``) or an event (``@stacking2`` =
 when the 2nd stacking cycle starts, ``@hand3``); without it the fault is
-there from the start.  Reader-line faults (``rfid-*``, ``antenna``) and
-``power-cut`` are applied by the reader emulator and the run harness.
+there from the start.  Reader faults act on the simulated reader board and
+its cable (noise, dropped frames, an unplugged port, a dead antenna);
+``power-cut`` is applied by the run harness.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
 KINDS = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
          "unknown-tile", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna", "power-cut",
          "brownout", "lid-open")
-MECHANICAL = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
-              "unknown-tile", "brownout", "lid-open")
-_SPEC = re.compile(r"^(?P<kind>[a-z-]+)(?::(?P<target>[a-z_]+\d?))?(?:@(?P<when>[a-z0-9.]+))?"
+WORLD = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
+         "unknown-tile", "brownout", "lid-open", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna")
+_SPEC = re.compile(r"^(?P<kind>[a-z-]+)(?::(?P<target>[a-z_]*\d?))?(?:@(?P<when>[a-z0-9.]+))?"
                    r"(?:=(?P<value>[^=]+))?$")
 _WHEN_TIME = re.compile(r"^(\d+(?:\.\d+)?)s$")
 _WHEN_EVENT = re.compile(r"^(stacking|hand)(\d+)$")
@@ -106,6 +107,16 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
         sensor.stick(kind == "stuck-on")
         if spec.duration_s:
             world.loop.call_later(spec.duration_s, sensor.stick, None)
+    elif kind in ("rfid-noise", "rfid-drop"):
+        setattr(world.reader_line, "noise_p" if kind == "rfid-noise" else "drop_p", _probability(spec))
+    elif kind == "rfid-disconnect":
+        world.reader_line.unplug(spec.duration_s or 5.0)
+    elif kind == "antenna":
+        if not target.isdigit() or not 0 <= int(target) < 8:
+            raise FaultSpecError(f"antenna:{target}: antennas are 0..3 (heads) and 4..7 (seat pads)")
+        world.reader.set_antenna_fault(int(target), True)
+        if spec.duration_s:
+            world.loop.call_later(spec.duration_s, world.reader.set_antenna_fault, int(target), False)
     elif kind == "brownout":
         world.supply_ok.stick(False)
         world.loop.call_later(spec.duration_s or 0.5, world.supply_ok.stick, None)
@@ -114,6 +125,16 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
             raise FaultSpecError("this table model has no lid sensor")
         world.lid.set(True)
         world.loop.call_later(spec.duration_s or 3.0, world.lid.set, False)
+
+
+def _probability(spec: FaultSpec) -> float:
+    try:
+        p = float(spec.value or "0.01")
+    except ValueError:
+        raise FaultSpecError(f"{spec.text!r}: {spec.value!r} is not a probability") from None
+    if not 0 <= p <= 1:
+        raise FaultSpecError(f"{spec.text!r}: a probability is between 0 and 1")
+    return p
 
 
 def _change_set(world: "TableWorld", spec: FaultSpec) -> None:
@@ -129,15 +150,32 @@ def _change_set(world: "TableWorld", spec: FaultSpec) -> None:
         elif spec.kind == "extra-tile":
             tiles.append(SimTile(make_uid(set_id, 0x7F00 + len(tiles)), set_id, parse_one(spec.value or "")))
         elif spec.kind == "foreign-tile":
-            tiles.append(SimTile(make_uid("C", 0x0001), "C", tiles[0].kind))
+            _mix_in_foreign(world, set_id, tiles)
         elif spec.kind == "unknown-tile":
             tiles.append(SimTile(bytes([0xE0, 0x16, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x01]), "X", tiles[1].kind))
+
+
+def _mix_in_foreign(world: "TableWorld", set_id: str, tiles: list) -> None:
+    """A tile of another registered set ends up in this one (it leaves its own set)."""
+    from sim.tileset import SimTile
+
+    others = [s for s in world.registry.sets if s != set_id]
+    if not others:
+        raise FaultSpecError("foreign-tile needs a second registered set")
+    other = world.sets.get(others[0])
+    if other is not None:
+        if set_id != "A":
+            return
+        tiles.append(other.pop(0))
+    else:
+        entry = world.registry.sets[others[0]][0]
+        tiles.append(SimTile(entry.uid, entry.set_id, entry.kind))
 
 
 def apply_faults(world: "TableWorld", specs: list[FaultSpec]) -> None:
     """Arm every mechanical fault of ``specs`` on the world (others are ignored here)."""
     for spec in specs:
-        if spec.kind not in MECHANICAL:
+        if spec.kind not in WORLD:
             continue
         if spec.kind in ("missing-tile", "extra-tile", "foreign-tile", "unknown-tile"):
             _change_set(world, spec)

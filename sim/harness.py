@@ -11,12 +11,16 @@ from pathlib import Path
 
 from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.events import Event, EventBus
+from firmware.reader.driver import LinkState
+from firmware.reader.verify import Verification
+from firmware.reader.wall_map import WallRead
+from firmware.reader.wall_session import WallSession
 from firmware.safety import SafetySupervisor
 from firmware.stacking import CycleResult, StackingCycle
 from firmware.table import Table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
-from sim.virtual_loop import VirtualLoop
+from sim.virtual_loop import SimTimeout, VirtualLoop
 from sim.world import TableWorld
 
 
@@ -52,5 +56,32 @@ class SimTable:
             self.safety.on_trip.remove(cycle.fail)
         return results[0]
 
+    def start_reader(self, timeout_s: float = 5.0) -> bool:
+        """Start the reader driver and run until its link is up (False if it did not come up)."""
+        reader = self.table.reader
+        reader.start()
+        try:
+            self.loop.run_until(lambda: reader.state is LinkState.UP, timeout_s)
+        except SimTimeout:
+            return False
+        return True
+
+    def stack_and_read(self, set_id: str = "A", timeout_s: float = 300.0) -> tuple[CycleResult, Verification]:
+        """Stack a set with the reader streaming, then build and verify its wall map."""
+        if self.table.reader.state is LinkState.CLOSED:
+            self.start_reader()
+        cfg = self.cfg
+        read = WallRead(cfg.tiles_per_side, cfg.wall, cfg.reader.match_tolerance_s)
+        session = WallSession(self.loop, self.bus, self.table.reader, self.world.registry, set_id,
+                              self.world.tile_set, read, cfg.reader.verification == "competition")
+        session.start()
+        result = self.stack_set(set_id, timeout_s)
+        verified: list[Verification] = []
+        session.finish(verified.append)
+        self.loop.run_until(lambda: bool(verified), 5.0)
+        self.last_session = session
+        return result, verified[0]
+
     def close(self) -> None:
+        self.table.reader.stop()
         self.backend.close()

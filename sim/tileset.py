@@ -1,16 +1,22 @@
 """Physical tiles of the simulated table: each with its set (A/B), face and tag UID.
 
-UIDs are ISO 15693 style, 8 bytes starting 0xE0; the simulator generates
-them from the set letter and the tile's canonical index, so a generated
-registry (UID -> set, face) always matches the tiles in the hopper.
+The simulator's sets are generated registries: UIDs are ISO 15693 style,
+8 bytes starting 0xE0, made from the set letter and the tile's index in the
+canonical order of the full 144-tile set, so ``python -m sim.tileset``
+writes registry files that match the simulated tiles exactly (the shipped
+``config/tiles/sim-A.csv`` and ``sim-B.csv`` are made this way).  A table
+playing a smaller set takes, kind by kind, the first copies of the full set.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from firmware.tiles.sets import TileSet
+from firmware.reader.registry import TileRegistry, write_set_file
+from firmware.tiles.sets import TILE_SETS, TileSet
 from firmware.tiles.tile import code
 
 MAKER = 0x04  # chip maker byte of the simulated tags
@@ -30,12 +36,45 @@ def make_uid(set_id: str, index: int) -> bytes:
     return bytes([0xE0, MAKER, ord(set_id), 0x00, 0x00, 0x00, (index >> 8) & 0xFF, index & 0xFF])
 
 
-def physical_set(tile_set: TileSet, set_id: str) -> list[SimTile]:
-    """Every tile of a set, in canonical order, with generated UIDs."""
-    return [SimTile(make_uid(set_id, i), set_id, kind) for i, kind in enumerate(tile_set.all_tiles())]
+def generated_set(set_id: str) -> list[tuple[bytes, int]]:
+    """(UID, kind) of every tile of a full 144-tile set, canonical order."""
+    return [(make_uid(set_id, i), kind) for i, kind in enumerate(TILE_SETS[144].all_tiles())]
+
+
+def generated_registry(set_ids: tuple[str, ...] = ("A", "B")) -> TileRegistry:
+    registry = TileRegistry()
+    for set_id in set_ids:
+        registry.add_set(set_id, generated_set(set_id), f"generated set {set_id}")
+    return registry
+
+
+def physical_set(registry: TileRegistry, tile_set: TileSet, set_id: str) -> list[SimTile]:
+    """The tiles of ``set_id`` a table playing ``tile_set`` carries: the first copies of each kind."""
+    left = list(tile_set.copies)
+    tiles = []
+    for entry in registry.sets[set_id]:
+        if left[entry.kind]:
+            left[entry.kind] -= 1
+            tiles.append(SimTile(entry.uid, set_id, entry.kind))
+    return tiles
 
 
 def shuffled(tiles: list[SimTile], rng: random.Random) -> list[SimTile]:
     out = list(tiles)
     rng.shuffle(out)
     return out
+
+
+def write_generated(folder: Path, set_ids: tuple[str, ...] = ("A", "B")) -> list[Path]:
+    paths = []
+    for set_id in set_ids:
+        path = folder / f"sim-{set_id}.csv"
+        write_set_file(path, set_id, generated_set(set_id))
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "config" / "tiles"
+    for written in write_generated(target):
+        print(f"written: {written}")

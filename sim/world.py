@@ -10,6 +10,7 @@ All randomness comes from one ``random.Random(seed)``.
 from __future__ import annotations
 
 import logging
+import itertools
 import random
 from functools import partial
 from typing import Callable
@@ -23,15 +24,21 @@ from sim.models.dice import DiceModel
 from sim.models.head import HeadModel
 from sim.models.io import SimIO
 from sim.models.turntable import TurntableModel
-from sim.tileset import SimTile, physical_set, shuffled
+from firmware.reader.registry import TileRegistry, load_table_registry
+from sim.reader_board import ReaderBoard
+from sim.reader_line import ReaderLine
+from sim.tileset import SimTile, generated_registry, physical_set, shuffled
 
 log = logging.getLogger(__name__)
+
+
+_NAMES = itertools.count(1)
 
 
 class TableWorld:
     """A four-sided table model on the loop's virtual time."""
 
-    def __init__(self, cfg: TableConfig, loop: Loop, seed: int = 1) -> None:
+    def __init__(self, cfg: TableConfig, loop: Loop, seed: int = 1, registry: TileRegistry | None = None) -> None:
         self.cfg = cfg
         self.loop = loop
         self.seed = seed
@@ -90,9 +97,21 @@ class TableWorld:
         io.watch("buzzer", p.buzzer_pin, self._buzzer)
 
         self.tile_set = tile_set(cfg.table.tile_set)
+        set_ids = ("A", "B")[: 2 if cfg.table.double_set else 1]
+        if registry is None:
+            registry = load_table_registry(cfg) if cfg.reader.registry else generated_registry(set_ids)
+        self.registry = registry
         self.sets: dict[str, list[SimTile]] = {
-            set_id: physical_set(self.tile_set, set_id) for set_id in ("A", "B")[: 2 if cfg.table.double_set else 1]
+            set_id: physical_set(registry, self.tile_set, set_id) for set_id in set_ids
         }
+        self.pads: list[list[SimTile]] = [[] for _ in range(SIDES)]   # tiles laid on each seat's pad
+
+        # The reader board under the table and its cable to the controller (rfidsim://NAME).
+        self.name = f"table{next(_NAMES)}"
+        self.reader_line = ReaderLine(loop, random.Random(seed + 7), self.name, cfg.reader.baud)
+        self.reader = ReaderBoard(loop, self.reader_line, field=self._antenna_field)
+        for head in self.heads:
+            head.on_tile.append(lambda side, tile: self.reader.tile_passed(side, tile.uid))
         self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
         self.event_counts: dict[str, int] = {}
 
@@ -100,6 +119,18 @@ class TableWorld:
     def load_set(self, set_id: str) -> None:
         """Put a whole set on the disk, shuffled (as if pushed through the drop hole)."""
         self.turntable.load(shuffled(self.sets[set_id], self.rng))
+
+    def _antenna_field(self, antenna: int) -> list[bytes]:
+        """UIDs in an antenna's field now: a head's feed track, or a seat pad."""
+        if antenna < SIDES:
+            return [t.uid for t in self.heads[antenna].track]
+        return [t.uid for t in self.pads[antenna - SIDES]]
+
+    def lay_on_pad(self, side: int, tiles: list[SimTile]) -> None:
+        """A player lays tiles on the seat pad of ``side`` (each is read once as it arrives)."""
+        for tile in tiles:
+            self.pads[side].append(tile)
+            self.reader.tile_passed(SIDES + side, tile.uid)
 
     def grooves(self) -> list[list[tuple[SimTile, ...]]]:
         return [head.groove for head in self.heads]

@@ -1,0 +1,1 @@
+"""The RFID tile reader: protocol codec, driver, tile registry, wall map and verification."""

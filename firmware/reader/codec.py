@@ -1,0 +1,148 @@
+"""Frames of the tile reader protocol (TRP v1): encode, CRC, and a resynchronising decoder.
+
+A frame on the line is ``A5 LEN SEQ CMD PAYLOAD CRC_hi CRC_lo`` where LEN
+counts SEQ, CMD and the payload (2..250) and the CRC is CRC-16/CCITT-FALSE
+over LEN..PAYLOAD.  The line is noisy in real tables (motors next to the
+cable), so the decoder accepts a frame only when SOF, LEN range and CRC all
+hold; on any failure it drops one byte and looks for the next 0xA5.  Bytes
+between frames are noise.  Nothing here raises on bad input: it is counted.
+"""
+
+from __future__ import annotations
+
+import binascii
+import enum
+from dataclasses import dataclass
+
+SOF = 0xA5
+MIN_LEN, MAX_LEN = 2, 250
+MAX_PAYLOAD = MAX_LEN - 2
+REPLY = 0x80
+
+
+class Cmd(enum.IntEnum):
+    PING = 0x01
+    RESET_RF = 0x02
+    STREAM_START = 0x10
+    STREAM_STOP = 0x11
+    INVENTORY = 0x12
+    ANTENNA_STATUS = 0x13
+    TAG = 0x40
+    HEARTBEAT = 0x41
+    ERROR = 0x7F
+
+
+HOST_COMMANDS = frozenset({Cmd.PING, Cmd.RESET_RF, Cmd.STREAM_START, Cmd.STREAM_STOP, Cmd.INVENTORY,
+                           Cmd.ANTENNA_STATUS})
+UNSOLICITED = frozenset({Cmd.TAG, Cmd.HEARTBEAT, Cmd.ERROR})
+
+
+class Status(enum.IntEnum):
+    OK = 0x00
+    BUSY = 0x01
+    TIMEOUT = 0x02
+    MORE = 0x03
+    ANTENNA_ERROR = 0xF8
+    BAD_REQUEST = 0xFE
+
+
+class BoardError(enum.IntEnum):
+    BAD_CRC = 0x01
+    UNKNOWN_COMMAND = 0x02
+    BAD_PAYLOAD = 0x03
+    ANTENNA_FAULT = 0x10
+    OVERFLOW = 0x11
+    RF_FIELD = 0x12
+
+
+def crc16(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no final XOR."""
+    return binascii.crc_hqx(data, 0xFFFF)
+
+
+@dataclass(frozen=True)
+class Frame:
+    seq: int
+    cmd: int
+    payload: bytes = b""
+
+    def encode(self) -> bytes:
+        return encode(self.seq, self.cmd, self.payload)
+
+    def __str__(self) -> str:
+        try:
+            name = Cmd(self.cmd & 0x7F).name + (" reply" if self.cmd & REPLY else "")
+        except ValueError:
+            name = f"0x{self.cmd:02X}"
+        return f"{name} seq={self.seq} payload={self.payload.hex(' ')}"
+
+
+def encode(seq: int, cmd: int, payload: bytes = b"") -> bytes:
+    """The bytes of one frame."""
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError(f"payload of {len(payload)} bytes; the protocol allows {MAX_PAYLOAD}")
+    body = bytes((len(payload) + 2, seq & 0xFF, cmd & 0xFF)) + payload
+    crc = crc16(body)
+    return bytes((SOF,)) + body + bytes((crc >> 8, crc & 0xFF))
+
+
+@dataclass
+class DecoderCounters:
+    frames_ok: int = 0
+    crc_errors: int = 0
+    bad_length: int = 0
+    resyncs: int = 0          # times the decoder dropped a byte of a broken frame and searched again
+    noise_bytes: int = 0      # bytes outside any frame
+
+
+class FrameDecoder:
+    """Feed it whatever the port returned; it hands back the whole, intact frames."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.counters = DecoderCounters()
+
+    @property
+    def pending_bytes(self) -> int:
+        return len(self._buf)
+
+    def reset(self) -> None:
+        """Forget a partial frame (after the port was reopened)."""
+        self.counters.noise_bytes += len(self._buf)
+        self._buf.clear()
+
+    def feed(self, data: bytes) -> list[Frame]:
+        buf = self._buf
+        buf += data
+        frames: list[Frame] = []
+        c = self.counters
+        i, n = 0, len(buf)
+        while i < n:
+            j = buf.find(SOF, i)
+            if j < 0:
+                c.noise_bytes += n - i
+                i = n
+                break
+            c.noise_bytes += j - i
+            i = j
+            if n - i < 2:
+                break
+            length = buf[i + 1]
+            if length < MIN_LEN or length > MAX_LEN:
+                c.bad_length += 1
+                c.resyncs += 1
+                i += 1
+                continue
+            end = i + length + 4
+            if end > n:
+                break
+            if binascii.crc_hqx(buf[i + 1:end - 2], 0xFFFF) != (buf[end - 2] << 8 | buf[end - 1]):
+                c.crc_errors += 1
+                c.resyncs += 1
+                i += 1
+                continue
+            frames.append(Frame(buf[i + 2], buf[i + 3], bytes(buf[i + 4:end - 2])))
+            c.frames_ok += 1
+            i = end
+        del buf[:i]
+        return frames

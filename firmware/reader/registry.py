@@ -1,0 +1,156 @@
+"""The tile registry: which tag UID is which tile of which set.
+
+Every tile of a table's sets carries an HF tag; enrollment (``mjtable diag
+enroll``) reads them in canonical order and writes one CSV file per set::
+
+    uid,set,tile
+    e004410000000000,A,1m
+
+UIDs are 16 hex digits, first byte E0 (ISO 15693).  Loading validates the
+file as a technician would want: a malformed line, a UID twice (in one file
+or across sets), a set letter other than the file's, or face counts that are
+not exactly one of the standard sets (144, 136, 112, 108) is a
+:class:`~firmware.faults.ConfigError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from firmware.faults import ConfigError
+from firmware.reader.messages import is_tile_uid
+from firmware.tiles.sets import TILE_SETS, TileSet
+from firmware.tiles.tile import KINDS, TileError, code, parse_one
+
+if TYPE_CHECKING:
+    from firmware.config import TableConfig
+
+HEADER = ["uid", "set", "tile"]
+
+
+@dataclass(frozen=True)
+class RegisteredTile:
+    uid: bytes
+    set_id: str
+    kind: int
+
+    def __str__(self) -> str:
+        return f"{code(self.kind)} of set {self.set_id} (UID {self.uid.hex()})"
+
+
+class TileRegistry:
+    """UID -> (set, face) for every enrolled set."""
+
+    def __init__(self) -> None:
+        self.by_uid: dict[bytes, RegisteredTile] = {}
+        self.sets: dict[str, list[RegisteredTile]] = {}
+        self.sources: dict[str, str] = {}
+
+    def add_set(self, set_id: str, tiles: list[tuple[bytes, int]], source: str = "generated") -> None:
+        """Register a whole set; raises ConfigError on a duplicate UID or a non-standard set."""
+        if set_id in self.sets:
+            raise ConfigError(f"{source}: set {set_id} is already registered (from {self.sources[set_id]})")
+        entries = []
+        for uid, kind in tiles:
+            if uid in self.by_uid:
+                raise ConfigError(f"{source}: UID {uid.hex()} is registered twice ({self.by_uid[uid]})")
+            entry = RegisteredTile(uid, set_id, kind)
+            self.by_uid[uid] = entry
+            entries.append(entry)
+        self.sets[set_id] = entries
+        self.sources[set_id] = source
+        standard_set_of([kind for _, kind in tiles], source)
+
+    def lookup(self, uid: bytes) -> RegisteredTile | None:
+        return self.by_uid.get(uid)
+
+    def set_size(self, set_id: str) -> int:
+        return len(self.sets[set_id])
+
+    def check_covers(self, set_id: str, tile_set: TileSet, source: str) -> None:
+        """The physical set must hold at least the tiles the table plays with."""
+        held = Counter(t.kind for t in self.sets[set_id])
+        short = [f"{code(k)} ({held[k]} of {n})" for k, n in enumerate(tile_set.copies) if held[k] < n]
+        if short:
+            raise ConfigError(f"{source}: set {set_id} cannot make the {tile_set.size}-tile set; short of "
+                              + ", ".join(short))
+
+
+def standard_set_of(kinds: list[int], source: str) -> TileSet:
+    """The standard set these faces make exactly, or a ConfigError saying how they differ."""
+    counted = Counter(kinds)
+    copies = tuple(counted.get(k, 0) for k in range(KINDS))
+    for tile_set in TILE_SETS.values():
+        if tile_set.copies == copies:
+            return tile_set
+    closest = min(TILE_SETS.values(), key=lambda s: sum(abs(a - b) for a, b in zip(s.copies, copies)))
+    diffs = [f"{code(k)} {copies[k]} (expected {closest.copies[k]})" for k in range(KINDS)
+             if copies[k] != closest.copies[k]]
+    raise ConfigError(f"{source}: {len(kinds)} tiles are not a standard set; against the {closest.size}-tile "
+                      f"set: " + ", ".join(diffs[:8]) + (" ..." if len(diffs) > 8 else ""))
+
+
+def load_registry(files: dict[str, Path]) -> TileRegistry:
+    """Load one CSV per set (``{"A": path, ...}``) into a registry."""
+    registry = TileRegistry()
+    for set_id, path in files.items():
+        registry.add_set(set_id, read_set_file(path, set_id), str(path))
+    return registry
+
+
+def read_set_file(path: Path, set_id: str) -> list[tuple[bytes, int]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the tile registry: {exc.strerror or exc}") from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows or [c.strip().lower() for c in rows[0]] != HEADER:
+        raise ConfigError(f"{path}: line 1: expected the header {','.join(HEADER)}")
+    tiles: list[tuple[bytes, int]] = []
+    first_line: dict[bytes, int] = {}
+    for number, row in enumerate(rows[1:], start=2):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) != 3:
+            raise ConfigError(f"{path}: line {number}: expected uid,set,tile; got {len(row)} fields")
+        uid_text, row_set, face = (c.strip() for c in row)
+        try:
+            uid = bytes.fromhex(uid_text)
+        except ValueError:
+            raise ConfigError(f"{path}: line {number}: UID {uid_text!r} is not hex") from None
+        if not is_tile_uid(uid):
+            raise ConfigError(f"{path}: line {number}: UID {uid_text} is not an ISO 15693 tag (8 bytes, E0...)")
+        if row_set != set_id:
+            raise ConfigError(f"{path}: line {number}: set {row_set!r}, but this file is set {set_id}")
+        try:
+            kind = parse_one(face)
+        except TileError as exc:
+            raise ConfigError(f"{path}: line {number}: {exc}") from None
+        if uid in first_line:
+            raise ConfigError(f"{path}: line {number}: UID {uid_text} already on line {first_line[uid]}")
+        first_line[uid] = number
+        tiles.append((uid, kind))
+    return tiles
+
+
+def write_set_file(path: Path, set_id: str, tiles: list[tuple[bytes, int]]) -> None:
+    """Write a set's registry file (enrollment), replacing any earlier one atomically."""
+    lines = [",".join(HEADER)] + [f"{uid.hex()},{set_id},{code(kind)}" for uid, kind in tiles]
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def load_table_registry(cfg: "TableConfig") -> TileRegistry:
+    """The registry a table model names, checked to hold the tile set the table plays."""
+    from firmware.tiles.sets import tile_set
+
+    files = cfg.registry_files()
+    registry = load_registry(files)
+    for set_id in registry.sets:
+        registry.check_covers(set_id, tile_set(cfg.table.tile_set), str(files[set_id]))
+    return registry

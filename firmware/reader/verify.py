@@ -1,0 +1,147 @@
+"""Verify a wall map against the tile set before the walls may rise.
+
+Every tile exactly once, no unknown UIDs, no tile of the other set, no face
+the rule set does not play with, the right count per side.  Each problem
+names the tile and where it lies, so the players or the technician can take
+it out.  Set defects are E82; positions whose TAG was lost are E83.  In
+competition mode any problem rejects the set; in casual mode a wall whose
+only problem is unread positions may rise, with a warning (the deal then
+does not know those tiles).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from firmware.faults import FaultCode
+from firmware.reader.registry import TileRegistry
+from firmware.reader.wall_map import WallMap
+from firmware.tiles.sets import TileSet
+from firmware.tiles.tile import code
+from firmware.tiles.wall import BOTTOM, TOP, Position, Wall
+
+
+class Defect(enum.Enum):
+    UNREAD = "unread"               # counted, but its TAG was lost (E83)
+    UNKNOWN = "unknown"             # a UID in no registry
+    FOREIGN = "foreign"             # a tile of another registered set
+    DUPLICATE = "duplicate"         # one UID at two positions
+    NOT_IN_SET = "not_in_set"       # a face this tile set does not have (a flower in a 136 game)
+    MISSING = "missing"             # a tile of the set that is nowhere in the walls
+    SIDE_COUNT = "side_count"       # a side holds more or fewer tiles than its wall should
+    STRAY = "stray"                 # a TAG that matched no counted tile
+
+    @property
+    def code(self) -> FaultCode:
+        return FaultCode.E83 if self is Defect.UNREAD else FaultCode.E82
+
+
+@dataclass(frozen=True)
+class Problem:
+    defect: Defect
+    text: str
+    positions: tuple[Position, ...] = ()
+    uid: bytes | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(str(p) for p in self.positions)
+        return f"{self.defect.value}: {self.text}" + (f" at {where}" if where else "")
+
+
+@dataclass
+class Verification:
+    may_rise: bool
+    problems: list[Problem]
+    wall: Wall                          # faces by position (None where unknown)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def fault_code(self) -> FaultCode | None:
+        """E82 for any set defect, else E83 for unread positions, else None."""
+        codes = {p.defect.code for p in self.problems}
+        return FaultCode.E82 if FaultCode.E82 in codes else (FaultCode.E83 if codes else None)
+
+    def summary(self) -> str:
+        if not self.problems:
+            return "wall verified: every tile present exactly once"
+        counts = Counter(p.defect.value for p in self.problems)
+        return ("accepted with warnings: " if self.may_rise else "rejected: ") + \
+            ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+
+
+def verify_wall(wall_map: WallMap, registry: TileRegistry, set_id: str, tile_set: TileSet,
+                competition: bool = False) -> Verification:
+    problems: list[Problem] = []
+    by_uid: dict[bytes, list[Position]] = defaultdict(list)
+    faces: dict[Position, int | None] = {}
+    for position, uid in sorted(wall_map.uids.items()):
+        faces[position] = None
+        if uid is None:
+            continue
+        by_uid[uid].append(position)
+        entry = registry.lookup(uid)
+        if entry is None:
+            problems.append(Problem(Defect.UNKNOWN, f"tile with unregistered UID {uid.hex()}", (position,), uid))
+        elif entry.set_id != set_id:
+            problems.append(Problem(Defect.FOREIGN, f"{code(entry.kind)} of set {entry.set_id} in set {set_id}",
+                                    (position,), uid))
+        elif tile_set.copies[entry.kind] == 0:
+            problems.append(Problem(Defect.NOT_IN_SET, f"{code(entry.kind)} is not in the {tile_set.size}-tile set",
+                                    (position,), uid))
+        else:
+            faces[position] = entry.kind
+    for uid, positions in by_uid.items():
+        if len(positions) > 1:
+            problems.append(Problem(Defect.DUPLICATE, f"UID {uid.hex()} read {len(positions)} times",
+                                    tuple(positions), uid))
+    for side, counted in enumerate(wall_map.counted):
+        if counted != wall_map.tiles_per_side:
+            problems.append(Problem(Defect.SIDE_COUNT, f"side {side} holds {counted} tiles, its wall takes "
+                                    f"{wall_map.tiles_per_side}"))
+    for side, uid in wall_map.stray_tags:
+        problems.append(Problem(Defect.STRAY, f"side {side}: TAG {uid.hex()} matched no counted tile", (), uid))
+    unread = wall_map.unread
+    if unread:
+        problems.append(Problem(Defect.UNREAD, f"{len(unread)} tiles counted but not read", tuple(unread)))
+    problems += _missing(registry, set_id, tile_set, set(by_uid), len(unread))
+    only_unread = all(p.defect is Defect.UNREAD for p in problems)
+    may_rise = not problems or (only_unread and not competition)
+    warnings = [f"{len(unread)} positions unknown: the deal will not know those tiles"] if unread and may_rise \
+        else []
+    return Verification(may_rise, problems, _wall(faces, wall_map.tiles_per_side), warnings)
+
+
+def _missing(registry: TileRegistry, set_id: str, tile_set: TileSet, seen: set[bytes], unread: int) -> list[Problem]:
+    """Tiles of the set read nowhere.  With unread positions they may be there: then only an
+    excess over the unread count is certain, and the tiles are named as 'not seen'."""
+    wanted_left = list(tile_set.copies)
+    absent = []
+    for entry in registry.sets.get(set_id, []):
+        if wanted_left[entry.kind] == 0:
+            continue
+        wanted_left[entry.kind] -= 1
+        if entry.uid not in seen:
+            absent.append(entry)
+    if len(absent) <= unread:
+        return []
+    names = " ".join(code(e.kind) for e in absent)
+    text = f"{names} not in the walls" if not unread else f"{len(absent)} tiles not seen ({names}), " \
+        f"only {unread} positions unread"
+    return [Problem(Defect.MISSING, text, (), absent[0].uid if len(absent) == 1 else None)]
+
+
+def _wall(faces: dict[Position, int | None], tiles_per_side: int) -> Wall:
+    stacks = (tiles_per_side + 1) // 2
+    sides = []
+    for side in range(4):
+        side_stacks = []
+        for stack in range(1, stacks + 1):
+            bottom = faces.get(Position(side, stack, BOTTOM))
+            if Position(side, stack, TOP) in faces:
+                side_stacks.append((bottom, faces[Position(side, stack, TOP)]))
+            else:
+                side_stacks.append((bottom,))
+        sides.append(side_stacks)
+    return Wall.from_sides(sides)

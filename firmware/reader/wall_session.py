@@ -1,0 +1,77 @@
+"""Read one set's walls while it is stacked, then verify them: the reader's part of a cycle.
+
+``start()`` before the stacking cycle starts: the session streams TAGs from
+the four head antennas and takes every ``stacking.tile`` count from the
+bus.  ``finish(done)`` after the cycle: it stops the stream (whose reply
+tells how many TAGs the board sent, so a last loss is caught), builds the
+wall map, verifies it against the registry and the tile set, publishes
+``wall.verified`` (and E82 / E83 with every problem when there are any), and
+calls ``done(verification)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from firmware.events import Event, EventBus
+from firmware.faults import Fault
+from firmware.loop import Loop
+from firmware.reader.driver import ReaderDriver, Reply
+from firmware.reader.registry import TileRegistry
+from firmware.reader.verify import Verification, verify_wall
+from firmware.reader.wall_map import HEAD_ANTENNAS, WallMap, WallRead
+from firmware.tiles.sets import TileSet
+
+log = logging.getLogger(__name__)
+
+HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
+
+
+class WallSession:
+    def __init__(self, loop: Loop, bus: EventBus, reader: ReaderDriver, registry: TileRegistry, set_id: str,
+                 tile_set: TileSet, read: WallRead, competition: bool) -> None:
+        self.loop = loop
+        self.bus = bus
+        self.reader = reader
+        self.registry = registry
+        self.set_id = set_id
+        self.tile_set = tile_set
+        self.read = read
+        self.competition = competition
+        self.wall_map: WallMap | None = None
+        self.verification: Verification | None = None
+
+    def start(self) -> None:
+        self.reader.on_tag.append(self.read.tag)
+        self.reader.on_events_lost.append(self.read.events_lost)
+        self.bus.subscribe("stacking.tile", self._counted)
+        self.reader.stream_start(HEAD_MASK, self._stream_started)
+
+    def _stream_started(self, reply: Reply) -> None:
+        if not reply.ok:
+            # Without a stream no tile of this cycle is read; the map will say which.
+            log.warning("wall read: stream did not start (%s)", reply.error or reply.status)
+
+    def _counted(self, event: Event) -> None:
+        self.read.tile_counted(event.data["side"], event.at_s)
+
+    def finish(self, done: Callable[[Verification], None]) -> None:
+        self.bus.unsubscribe(self._counted)
+        self.reader.stream_stop(lambda reply: self._stopped(done))
+
+    def _stopped(self, done: Callable[[Verification], None]) -> None:
+        self.reader.on_tag.remove(self.read.tag)
+        self.reader.on_events_lost.remove(self.read.events_lost)
+        self.wall_map = self.read.build()
+        result = verify_wall(self.wall_map, self.registry, self.set_id, self.tile_set, self.competition)
+        self.verification = result
+        self.bus.publish("wall.verified", set_id=self.set_id, may_rise=result.may_rise, summary=result.summary(),
+                         problems=[str(p) for p in result.problems])
+        code = result.fault_code
+        if code is not None:
+            self.bus.publish("fault", fault=Fault(code, self.loop.now(), "reader", {
+                "set": self.set_id, "problems": [str(p) for p in result.problems][:12],
+                "accepted": result.may_rise}))
+        log.info("set %s: %s", self.set_id, result.summary())
+        done(result)
