@@ -45,6 +45,9 @@ class ReaderBoard:
         self.faulty: set[int] = set()   # antennas with a fault (cable, short, no field)
         self.overflowed = 0             # events dropped since the last ERROR 0x11
         self.commands_seen = 0
+        self.commands_executed = 0      # retries answered from the last reply do not count
+        self.hung = False
+        self.reboots = 0
         self._rx = FrameDecoder()
         self._last_reply: tuple[int, int, list[bytes]] | None = None   # (seq, cmd, frames)
         self._pending: deque[float] = deque()                          # finish times of queued frames
@@ -56,6 +59,8 @@ class ReaderBoard:
 
     # -- host -> board -------------------------------------------------------
     def receive(self, data: bytes) -> None:
+        if self.hung:
+            return
         crc_before = self._rx.counters.crc_errors
         frames = self._rx.feed(data)
         if self._rx.counters.crc_errors > crc_before:
@@ -66,6 +71,7 @@ class ReaderBoard:
             if last is not None and last[0] == frame.seq and last[1] == frame.cmd:
                 self.loop.call_later(REPLY_DELAY_S, self._send_all, last[2])   # a retry: same answer, no action
                 continue
+            self.commands_executed += 1
             replies = self._execute(frame.seq, frame.cmd, frame.payload)
             if replies is None:
                 continue
@@ -143,8 +149,27 @@ class ReaderBoard:
         self._transmit(frame)
 
     def _heartbeat(self) -> None:
+        if self.hung:
+            return
         self._unsolicited(Cmd.HEARTBEAT, Heartbeat(self.uptime_ms(), self.tags_sent).pack())
         self.loop.call_later(HEARTBEAT_S, self._heartbeat)
+
+    # -- faults ----------------------------------------------------------------
+    def hang(self, duration_s: float) -> None:
+        """The board's firmware hangs (no replies, no heartbeats), then its watchdog reboots it."""
+        self.hung = True
+        self.loop.call_later(duration_s, self._reboot)
+
+    def _reboot(self) -> None:
+        self.hung = False
+        self.reboots += 1
+        self.boot_s = self.loop.now()
+        self.counter = 0
+        self.stream_mask = 0
+        self.tags_sent = 0
+        self._last_reply = None
+        self._rx = FrameDecoder()
+        self._heartbeat()
 
     # -- the world -----------------------------------------------------------
     def tile_passed(self, antenna: int, uid: bytes) -> None:

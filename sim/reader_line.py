@@ -39,6 +39,7 @@ class ReaderLine:
         self.receiver: Callable[[bytes], None] | None = None    # the board's UART input
         self._board_busy_until = 0.0
         self._host_busy_until = 0.0
+        self.lose_host_writes = 0    # the next n host writes never reach the board (a cable glitch)
         self.frames_dropped = 0
         self.bytes_corrupted = 0
         LINES[name] = self
@@ -68,6 +69,9 @@ class ReaderLine:
 
     # -- host -> board ---------------------------------------------------------
     def host_send(self, data: bytes) -> None:
+        if self.lose_host_writes > 0:
+            self.lose_host_writes -= 1
+            return
         start = max(self.loop.now(), self._host_busy_until)
         self._host_busy_until = done = start + len(data) * self.byte_s
         self.loop.call_at(done, self._arrive_at_board, data, self.generation)
