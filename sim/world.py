@@ -132,6 +132,11 @@ class TableWorld:
             self.pads[side].append(tile)
             self.reader.tile_passed(SIDES + side, tile.uid)
 
+    def feed_over_antenna(self, antenna: int, tiles: list[SimTile], interval_s: float = 0.4) -> None:
+        """A technician passes ``tiles`` one by one over ``antenna`` (enrollment on the bench)."""
+        for i, tile in enumerate(tiles):
+            self.loop.call_later((i + 1) * interval_s, self.reader.tile_passed, antenna, tile.uid)
+
     def grooves(self) -> list[list[tuple[SimTile, ...]]]:
         return [head.groove for head in self.heads]
 

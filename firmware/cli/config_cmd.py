@@ -8,6 +8,7 @@ from pathlib import Path
 
 from firmware.config import config_dir, load_table_config, read_toml
 from firmware.faults import ConfigError
+from firmware.reader.registry import load_table_registry
 from firmware.rules.ruleset import load_ruleset_file
 
 
@@ -33,7 +34,9 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"{path}: ok (rule set {rs.rules.name}, {rs.rules.tile_set} tiles)")
             else:
                 cfg = load_table_config(path)
-                print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins)")
+                registry = load_table_registry(cfg) if cfg.reader.registry else None
+                sets = f", tile registry {'/'.join(registry.sets)}" if registry else ", no tile registry"
+                print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins{sets})")
         except ConfigError as exc:
             bad += 1
             print(exc, file=sys.stderr)

@@ -1,8 +1,10 @@
 """``mjtable sim``: run the table on the simulator and report.
 
 Until the controller lands, a run is one stacking cycle of the configured
-set on the simulated table, with any injected faults; it prints times and
-tiles per side and the faults raised, and can write them as JSON.
+set on the simulated table, with the tile reader streaming and the wall
+verified afterwards, with any injected faults; it prints times and tiles per
+side, the wall check, the reader's line counters and the faults raised, and
+can write them as JSON.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     faults = [parse_fault(spec) for spec in args.inject]
     wall_start = time.perf_counter()
     sim = SimTable(cfg, seed=args.seed, faults=faults)
-    result = sim.stack_set()
+    result, verification = sim.stack_and_read("A")
     wall_s = time.perf_counter() - wall_start
     report = {
         "version": 1, "seed": args.seed, "table": cfg.table.name, "tile_set": cfg.table.tile_set,
@@ -46,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
                    "done_s": None if result.side_done_s[s] is None else round(result.side_done_s[s], 3)}
                   for s in range(4)],
         "pauses": result.pauses,
+        "wall": {"may_rise": verification.may_rise, "summary": verification.summary(),
+                 "problems": [str(p) for p in verification.problems], "warnings": verification.warnings},
+        "rfid": _rfid_report(sim, verification),
         "faults": [{"code": f.code.value, "tier": f.tier.value, "at_s": round(f.at_s, 3), "source": f.source,
                     "detail": f.detail, "text": f.code.text, "hint": f.code.hint} for f in sim.faults()],
         "motors_safe": sim.table.motors_safe(),
@@ -56,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
         for side in report["sides"]:
             done = "not complete" if side["done_s"] is None else f"done at {side['done_s']:6.2f} s"
             print(f"  side {side['side']}: {side['tiles']:3d} tiles, {side['stacks']:2d} stacks, {done}")
+        print(f"  wall: {verification.summary()}")
+        for problem in verification.problems[:10]:
+            print(f"    {problem}")
+        rfid = report["rfid"]
+        print(f"  reader: {rfid['tiles_read']} tags, {rfid['frames_ok']} frames ok, {rfid['crc_errors']} CRC errors, "
+              f"{rfid['resyncs']} resyncs, {rfid['reconnects']} reconnects, {rfid['events_lost']} events lost")
         for fault in report["faults"]:
             print(f"  fault {fault['code']} ({fault['tier']}) at {fault['at_s']:.2f} s: {fault['text']}"
                   f" [{fault['source']}]\n    hint: {fault['hint']}")
@@ -66,3 +77,10 @@ def run(args: argparse.Namespace) -> int:
         args.report.write_text(json.dumps(report, indent=2) + "\n")
     latched = result.fault is not None and result.fault.tier.value == "latched"
     return 1 if latched else 0
+
+
+def _rfid_report(sim, verification) -> dict:
+    c = sim.table.reader.counters
+    return {"frames_ok": c.frames_ok, "crc_errors": c.crc_errors, "resyncs": c.resyncs, "reconnects": c.reconnects,
+            "tiles_read": c.tags, "events_lost": c.events_lost, "drops": c.drops,
+            "sets_verified": int(verification.may_rise), "sets_rejected": int(not verification.may_rise)}

@@ -301,7 +301,10 @@ class ReaderDriver:
             self._port = None
 
     def _link_down(self, reason: str) -> None:
-        log.warning("reader link down: %s", reason)
+        if self.state is LinkState.DOWN:
+            log.debug("reader still down: %s", reason)
+        else:
+            log.warning("reader link down: %s", reason)
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None

@@ -65,7 +65,7 @@ class Verification:
 
     def summary(self) -> str:
         if not self.problems:
-            return "wall verified: every tile present exactly once"
+            return "verified, every tile present exactly once"
         counts = Counter(p.defect.value for p in self.problems)
         return ("accepted with warnings: " if self.may_rise else "rejected: ") + \
             ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))

@@ -1,0 +1,235 @@
+"""``mjtable diag``: the technician's tools (so far: the tile reader and enrollment).
+
+Every command runs against the configured reader port (``--port`` to pick
+another, e.g. the pseudo-terminal of ``mjtable reader-sim``) or, with
+``--sim``, against the simulated table in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable
+
+from firmware.config import TableConfig, default_table_path, load_table_config
+from firmware.events import EventBus
+from firmware.faults import FaultCode, TableError
+from firmware.reader.driver import LinkState, ReaderDriver, Reply
+from firmware.reader.enroll import Enrollment, feeding_order
+from firmware.reader.messages import ANTENNAS, InventoryPart
+from firmware.reader.registry import TileRegistry, load_table_registry, write_set_file
+from firmware.tiles.sets import tile_set
+from firmware.tiles.tile import code
+
+LINK_TIMEOUT_S = 5.0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("diag", help="technician diagnostics: tile reader, enrollment",
+                            description="Technician diagnostics.", formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="examples:\n  mjtable diag --sim reader ping\n"
+                                   "  mjtable diag --port /dev/pts/5 reader inventory --antenna 4\n"
+                                   "  mjtable diag enroll --set A --antenna 0 --out set-a.csv")
+    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
+    parser.add_argument("--port", help="reader port URL instead of the table's (e.g. /dev/ttyUSB0, /dev/pts/5)")
+    parser.add_argument("--sim", action="store_true", help="use the simulated table in this process")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the simulated table (with --sim)")
+    parser.add_argument("--link-timeout-s", type=float, default=LINK_TIMEOUT_S,
+                        help=f"how long to wait for the board to answer (default {LINK_TIMEOUT_S:g})")
+    parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
+                        help="fault to inject into the simulated table (with --sim); repeatable")
+    diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
+
+    reader = diag.add_parser("reader", help="the tile reader board: ping, antennas, inventory, counters")
+    tools = reader.add_subparsers(dest="reader_command", metavar="ACTION", required=True)
+    tools.add_parser("ping", help="is the board there: identity and firmware").set_defaults(func=_ping)
+    tools.add_parser("antennas", help="health of the 8 antennas").set_defaults(func=_antennas)
+    inventory = tools.add_parser("inventory", help="tiles in an antenna's field now")
+    inventory.add_argument("--antenna", type=int, choices=range(ANTENNAS), required=True)
+    inventory.set_defaults(func=_inventory)
+    counters = tools.add_parser("counters", help="listen for a while and print the line counters")
+    counters.add_argument("--seconds", type=float, default=10.0)
+    counters.set_defaults(func=_counters)
+
+    enroll = diag.add_parser("enroll", help="read a set's tags in canonical order and write its registry file")
+    enroll.add_argument("--set", dest="set_id", required=True, help="set letter (A, B)")
+    enroll.add_argument("--antenna", type=int, choices=range(ANTENNAS), required=True)
+    enroll.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help="set size (default: the table's)")
+    enroll.add_argument("--out", type=Path, help="registry file to write (default: the table's file for the set)")
+    enroll.add_argument("--force", action="store_true", help="replace an existing registry file")
+    enroll.add_argument("--tile-timeout-s", type=float, default=120.0, help="give up after this long without a tile")
+    enroll.set_defaults(func=_enroll)
+
+
+class ReaderSession:
+    """A started reader driver and a way to run its loop until something is true."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.cfg: TableConfig = load_table_config(args.table or default_table_path())
+        self.sim = None
+        if args.sim:
+            from sim.faults import parse_fault
+            from sim.harness import SimTable
+
+            self.sim = SimTable(self.cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject])
+            self.loop = self.sim.loop
+            self.bus = self.sim.bus
+            self.reader = self.sim.table.reader
+            self.where = "simulated reader"
+        else:
+            from hal.runtime import real_loop
+            from hal.serial_port import open_serial
+
+            url = args.port or self.cfg.reader.url
+            r = self.cfg.reader
+            self.loop = real_loop()
+            self.bus = EventBus(self.loop.now)
+            self.reader = ReaderDriver(self.loop, lambda: open_serial(url, r.baud), r, self.bus, r.poll_s,
+                                       reconnect_max_s=r.reconnect_max_s)
+            self.where = f"reader on {url}"
+        self.reader.start()
+        try:
+            self.run_until(lambda: self.reader.state is LinkState.UP, args.link_timeout_s)
+        except TableError:
+            self.close()
+            raise TableError(f"{FaultCode.E80.value} {self.where} not answering; {FaultCode.E80.hint}",
+                             FaultCode.E80) from None
+
+    def run_until(self, done: Callable[[], bool], timeout_s: float) -> None:
+        if self.sim is not None:
+            from sim.virtual_loop import SimTimeout
+
+            try:
+                self.sim.loop.run_until(done, timeout_s)
+            except SimTimeout:
+                raise TableError(f"{self.where}: no answer within {timeout_s:g} s") from None
+        else:
+            from hal.runtime import run_until
+
+            run_until(self.loop, done, timeout_s, self.where)
+
+    def call(self, start: Callable[[Callable[[Reply], None]], None], timeout_s: float = 5.0) -> Reply:
+        replies: list[Reply] = []
+        start(replies.append)
+        self.run_until(lambda: bool(replies), timeout_s)
+        return replies[0]
+
+    def registry(self) -> TileRegistry | None:
+        try:
+            return load_table_registry(self.cfg) if self.cfg.reader.registry else None
+        except TableError:
+            return None
+
+    def close(self) -> None:
+        self.reader.stop()
+        if self.sim is not None:
+            self.sim.close()
+
+
+def _session(args: argparse.Namespace, fn: Callable[[ReaderSession], int]) -> int:
+    session = ReaderSession(args)
+    try:
+        return fn(session)
+    finally:
+        session.close()
+
+
+def _ping(args: argparse.Namespace) -> int:
+    def run(s: ReaderSession) -> int:
+        start = s.loop.now()
+        reply = s.call(s.reader.ping)
+        if not reply.ok:
+            raise TableError(f"{s.where}: ping failed: {reply.error}", FaultCode.E80)
+        b = s.reader.board
+        assert b is not None
+        print(f"{s.where}: protocol {b.protocol}, firmware {b.firmware[0]}.{b.firmware[1]}, {b.antennas} antennas, "
+              f"serial {b.serial:08X}; round trip {(s.loop.now() - start) * 1000:.1f} ms")
+        return 0
+    return _session(args, run)
+
+
+def _where(antenna: int) -> str:
+    return f"head of side {antenna}" if antenna < 4 else f"seat pad of side {antenna - 4}"
+
+
+def _antennas(args: argparse.Namespace) -> int:
+    def run(s: ReaderSession) -> int:
+        reply = s.call(s.reader.antenna_status)
+        if not reply.ok or len(reply.payload) < 2:
+            raise TableError(f"{s.where}: antenna status failed: {reply.error}", FaultCode.E80)
+        healthy = reply.payload[1]
+        bad = 0
+        for antenna in range(ANTENNAS):
+            ok = healthy >> antenna & 1
+            bad += not ok
+            print(f"  antenna {antenna} ({_where(antenna)}): {'ok' if ok else 'FAULT (' + FaultCode.E81.value + ')'}")
+        if bad:
+            print(f"hint: {FaultCode.E81.hint}")
+        return 1 if bad else 0
+    return _session(args, run)
+
+
+def _inventory(args: argparse.Namespace) -> int:
+    def run(s: ReaderSession) -> int:
+        reply = s.call(lambda done: s.reader.inventory(args.antenna, done))
+        if not reply.ok:
+            raise TableError(f"{s.where}: inventory of antenna {args.antenna} failed: {reply.error}")
+        registry = s.registry()
+        uids = [uid for frame in reply.frames for uid in InventoryPart.unpack(frame.payload).uids]
+        print(f"antenna {args.antenna} ({_where(args.antenna)}): {len(uids)} tiles")
+        for uid in uids:
+            entry = registry.lookup(uid) if registry else None
+            print(f"  {uid.hex()}  " + (f"{code(entry.kind)} (set {entry.set_id})" if entry else "not registered"))
+        return 0
+    return _session(args, run)
+
+
+def _counters(args: argparse.Namespace) -> int:
+    def run(s: ReaderSession) -> int:
+        s.reader.stream_start(0xFF, lambda reply: None)
+        end = s.loop.now() + args.seconds
+        s.run_until(lambda: s.loop.now() >= end, args.seconds + 1.0)
+        for name, value in s.reader.counters_dict().items():
+            print(f"  {name:20} {value}")
+        return 0
+    return _session(args, run)
+
+
+def _enroll(args: argparse.Namespace) -> int:
+    cfg = load_table_config(args.table or default_table_path())
+    chosen = tile_set(args.tiles or cfg.table.tile_set)
+    out = args.out or cfg.registry_files().get(args.set_id)
+    if out is None:
+        raise TableError(f"no registry file for set {args.set_id} in {cfg.source}; give --out FILE")
+    if out.exists() and not args.force:
+        raise TableError(f"{out} exists; add --force to replace it")
+
+    def run(s: ReaderSession) -> int:
+        enrollment = Enrollment(chosen, args.set_id, args.antenna)
+        print(f"enrolling set {args.set_id}: {chosen.size} tiles over antenna {args.antenna} "
+              f"({_where(args.antenna)}), one at a time, in this order:\n  {feeding_order(chosen)}")
+        last_tile = [s.loop.now()]
+
+        def on_tag(event) -> None:
+            entry = enrollment.tag(event)
+            if entry is not None:
+                last_tile[0] = s.loop.now()
+                print(f"  {len(enrollment.tiles):3d}/{chosen.size} {code(entry[1]):3} {entry[0].hex()}")
+
+        s.reader.on_tag.append(on_tag)
+        s.reader.stream_start(1 << args.antenna, lambda reply: None)
+        if s.sim is not None:
+            # on the bench: the simulated technician feeds the set, sorted, over the antenna
+            tiles = sorted(s.sim.world.sets.get(args.set_id, []), key=lambda t: t.kind)
+            s.sim.world.feed_over_antenna(args.antenna, tiles)
+        while not enrollment.done:
+            s.run_until(lambda: enrollment.done or s.loop.now() - last_tile[0] > args.tile_timeout_s,
+                        args.tile_timeout_s + 5.0)
+            if not enrollment.done:
+                raise TableError(f"no tile for {s.loop.now() - last_tile[0]:.0f} s after {len(enrollment.tiles)} of "
+                                 f"{chosen.size} (next: {enrollment.next_face}); nothing written")
+        write_set_file(out, args.set_id, enrollment.tiles)
+        print(f"written: {out} ({len(enrollment.tiles)} tiles"
+              + (f", {enrollment.repeats} repeated tiles ignored" if enrollment.repeats else "") + ")")
+        return 0
+    return _session(args, run)

@@ -1,0 +1,35 @@
+"""The real table's run-time pieces that touch the host clock: the loop on monotonic time.
+
+Firmware code never reads the clock; the composition root (the service,
+``mjtable diag`` against a real board) builds its loop here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from firmware.faults import TableError
+from firmware.loop import RealTimeLoop
+
+CHECK_S = 0.01
+
+
+def real_loop() -> RealTimeLoop:
+    return RealTimeLoop(time.monotonic)
+
+
+def run_until(loop: RealTimeLoop, done: Callable[[], bool], timeout_s: float, what: str = "the table") -> None:
+    """Run the loop in this thread until ``done()`` or ``timeout_s``; raise TableError on timeout."""
+    deadline = loop.now() + timeout_s
+
+    def check() -> None:
+        if done() or loop.now() >= deadline:
+            loop.stop()
+        else:
+            loop.call_later(CHECK_S, check)
+
+    loop.call_later(0.0, check)
+    loop.run_forever()
+    if not done():
+        raise TableError(f"{what}: no answer within {timeout_s:g} s")
