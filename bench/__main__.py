@@ -6,12 +6,14 @@ import json
 import platform
 from pathlib import Path
 
-from bench import hands
+from bench import hands, reader
 
 
 def main() -> None:
-    results = {"machine": platform.machine(), "python": platform.python_version(), "hands": hands.run()}
+    results = {"machine": platform.machine(), "python": platform.python_version(), "hands": hands.run(),
+               "reader": reader.run()}
     hands.print_table(results["hands"])
+    reader.print_table(results["reader"])
     out = Path(__file__).resolve().parent / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"written: {out}")

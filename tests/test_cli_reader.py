@@ -75,3 +75,15 @@ def test_diag_talks_to_the_board_over_a_pseudo_terminal(capsys):
         loop.stop()
         thread.join(timeout=2)
         server.close()
+
+
+def test_diag_counters_show_line_quality(capsys):
+    assert main(["diag", "--sim", "--inject", "rfid-noise=0.02", "--seed", "3", "reader", "counters",
+                 "--seconds", "20"]) == 0
+    rows = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())
+    assert int(rows["heartbeats"]) >= 10 and int(rows["crc_errors"]) > 0 and int(rows["resyncs"]) > 0
+
+
+def test_reader_sim_command_serves_and_stops(capsys):
+    assert main(["reader-sim", "--seconds", "0.2"]) == 0
+    assert "simulated reader board on /dev/pts/" in capsys.readouterr().out
