@@ -1,0 +1,196 @@
+"""Scoring one reading of a regular hand (four sets and a pair) under MCR.
+
+``score_division`` fills a fan table (counts per :class:`Fan`) for one
+division of the hand, in the order the rules build on each other: the way
+of winning, the kong and concealed-pung families, each pung, the chow or
+pung combinations, concealment, the pair, what every set shares, the hand's
+tiles as a whole, four of a kind, the wait, and last the exclusions (不计)
+and the wind pungs.  Hand-wide facts that do not depend on the division come
+in a :class:`HandFacts`, computed once per hand by the scorer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from firmware.rules.mcr import families as fam
+from firmware.rules.mcr.exclusions import final_adjust, wind_pungs
+from firmware.rules.mcr.fans import FAN_COUNT, Fan
+from firmware.rules.mcr.tiles import is_dragon, is_numbered, is_terminal, is_wind
+
+CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
+
+# A pack: (kind of pack, tile code (a chow's middle tile), melded from another player's discard)
+Pack = tuple[int, int, bool]
+
+
+@dataclass
+class HandFacts:
+    """What the scorer knows of the whole hand, for every division alike."""
+
+    win: int                       # winning tile code
+    self_drawn: bool
+    flag_fans: list[tuple[Fan, int]]      # from the way of winning (自摸, 和绝张, 妙手回春 ...)
+    tile_fans: list[tuple[Fan, int]]      # from the tiles as a whole (flushes, 断幺, 全大 ...)
+    fours: int                     # kinds with all four tiles in the hand, kongs not subtracted
+    kongs: int
+    unique_wait: bool
+    seat_wind: int                 # codes
+    round_wind: int
+
+
+def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> list[int]:
+    t = [0] * FAN_COUNT
+    for fan, n in facts.flag_fans:
+        t[fan] = n
+    win = facts.win
+    pair = packs[4][1]
+    chows = sorted(tile for kind, tile, _ in packs[:4] if kind == CHOW)
+    pungs = sorted(tile for kind, tile, _ in packs[:4] if kind != CHOW)
+    concealed_pungs = sum(1 for kind, _, melded in packs[:4] if kind == PUNG and not melded)
+    melded_kongs = sum(1 for kind, _, melded in packs[:4] if kind == KONG and melded)
+    concealed_kongs = sum(1 for kind, _, melded in packs[:4] if kind == KONG and not melded)
+
+    # On a discard, a pung completed by the winning tile is melded, unless the tile may be read into a chow.
+    if not facts.self_drawn and not any(kind == CHOW and not melded and tile - 1 <= win <= tile + 1
+                                        for kind, tile, melded in packs[:4]):
+        concealed_pungs -= sum(1 for kind, tile, melded in packs[:4] if kind == PUNG and tile == win and not melded)
+
+    if pungs:
+        fam.kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, t)
+        if len(pungs) == 4 and not t[Fan.FOUR_KONGS] and not t[Fan.FOUR_CONCEALED_PUNGS]:
+            t[Fan.ALL_PUNGS] = 1
+        for tile in pungs:
+            if is_dragon(tile):
+                t[Fan.DRAGON_PUNG] += 1
+            elif is_terminal(tile) or is_wind(tile):
+                t[Fan.PUNG_OF_TERMINALS_OR_HONORS] += 1
+
+    n_chows = len(chows)
+    if n_chows == 4:
+        if _three_suited_terminal_chows(chows, pair):
+            t[Fan.THREE_SUITED_TERMINAL_CHOWS] = 1
+        elif _pure_terminal_chows(chows, pair):
+            t[Fan.PURE_TERMINAL_CHOWS] = 1
+        else:
+            fam.score_four_chows((chows[0], chows[1], chows[2], chows[3]), t)
+    elif n_chows == 3:
+        fam.score_three_chows((chows[0], chows[1], chows[2]), t)
+    elif n_chows == 2:
+        fam.score_two_chows(chows[0], chows[1], t)
+        fam.score_two_pungs(pungs[0], pungs[1], t)
+    elif n_chows == 1:
+        fam.score_three_pungs((pungs[0], pungs[1], pungs[2]), t)
+    else:
+        fam.score_four_pungs((pungs[0], pungs[1], pungs[2], pungs[3]), t)
+
+    _concealment(packs, fixed_cnt, facts.self_drawn, t)
+    _pair(pair, n_chows, t)
+    _set_traits(packs, t)
+    for fan, n in facts.tile_fans:
+        t[fan] = n
+    if not t[Fan.QUADRUPLE_CHOW]:
+        t[Fan.TILE_HOG] = facts.fours - facts.kongs
+    if facts.unique_wait:
+        wait_fan(packs[fixed_cnt:], win, t)
+    final_adjust(t)
+    if not t[Fan.BIG_FOUR_WINDS]:
+        for tile in pungs:
+            if is_wind(tile):
+                wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
+    if not any(t):
+        t[Fan.CHICKEN_HAND] = 1
+    return t
+
+
+def _three_suited_terminal_chows(chows: list[int], pair: int) -> bool:
+    """三色双龙会: 123 and 789 in two suits, a pair of 5 in the third."""
+    if not is_numbered(pair) or pair & 15 != 5:
+        return False
+    if any(c >> 4 == pair >> 4 or c & 15 not in (2, 8) for c in chows):
+        return False
+    return sorted(chows) == sorted({c & 0xF0 | r for c in chows for r in (2, 8)}) and len({c >> 4 for c in chows}) == 2
+
+
+def _pure_terminal_chows(chows: list[int], pair: int) -> bool:
+    """一色双龙会: 123, 123, 789, 789 and a pair of 5, one suit."""
+    if not is_numbered(pair) or pair & 15 != 5:
+        return False
+    base = pair & 0xF0
+    return sorted(chows) == [base | 2, base | 2, base | 8, base | 8]
+
+
+def _concealment(packs: list[Pack], fixed_cnt: int, self_drawn: bool, t: list[int]) -> None:
+    """不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard."""
+    melded = sum(1 for _, _, m in packs[:fixed_cnt] if m)
+    if melded == 0:
+        t[Fan.FULLY_CONCEALED_HAND if self_drawn else Fan.CONCEALED_HAND] = 1
+    elif melded == 4:
+        t[Fan.SELF_DRAWN if self_drawn else Fan.MELDED_HAND] = 1
+    elif self_drawn:
+        t[Fan.SELF_DRAWN] = 1
+
+
+def _pair(pair: int, n_chows: int, t: list[int]) -> None:
+    """平和 needs a suited pair; a dragon pair turns 双箭刻 into 小三元, a wind pair 三风刻 into 小四喜."""
+    if n_chows == 4:
+        if is_numbered(pair):
+            t[Fan.ALL_CHOWS] = 1
+        return
+    if t[Fan.TWO_DRAGONS_PUNGS]:
+        if is_dragon(pair):
+            t[Fan.LITTLE_THREE_DRAGONS] = 1
+            t[Fan.TWO_DRAGONS_PUNGS] = 0
+        return
+    if t[Fan.BIG_THREE_WINDS] and is_wind(pair):
+        t[Fan.LITTLE_FOUR_WINDS] = 1
+        t[Fan.BIG_THREE_WINDS] = 0
+
+
+def _set_traits(packs: list[Pack], t: list[int]) -> None:
+    """全带幺 (every set and the pair hold a terminal or honour), 全带五 (a 5), 全双刻 (even pungs)."""
+    outside = five = even = 0
+    for kind, tile, _ in packs:
+        if not is_numbered(tile):
+            outside += 1
+            continue
+        r = tile & 15
+        if kind == CHOW:
+            if r in (2, 8):
+                outside += 1
+            elif r in (4, 5, 6):
+                five += 1
+        elif r in (1, 9):
+            outside += 1
+        elif r == 5:
+            five += 1
+        elif r in (2, 4, 6, 8):
+            even += 1
+    if outside == 5:
+        t[Fan.OUTSIDE_HAND] = 1
+    elif five == 5:
+        t[Fan.ALL_FIVE] = 1
+    elif even == 5:
+        t[Fan.ALL_EVEN_PUNGS] = 1
+
+
+def wait_fan(concealed: list[Pack], win: int, t: list[int]) -> None:
+    """On a unique wait: 边张 if the winning tile ends a concealed chow, else 嵌张 if it is a chow's
+    middle, else 单钓 if it pairs; one of the three at most.  None with 全求人 or 四杠."""
+    if t[Fan.MELDED_HAND] or t[Fan.FOUR_KONGS]:
+        return
+    edge = closed = single = False
+    for kind, tile, _ in concealed:
+        if kind == CHOW:
+            if tile == win:
+                closed = True
+            elif tile + 1 == win or tile - 1 == win:
+                edge = True
+        elif kind == PAIR and tile == win:
+            single = True
+    if edge:
+        t[Fan.EDGE_WAIT] = 1
+    elif closed:
+        t[Fan.CLOSED_WAIT] = 1
+    elif single:
+        t[Fan.SINGLE_WAIT] = 1

@@ -1,0 +1,101 @@
+"""A declared win, as the referee and the scorers see it: tiles, melds, and how it was won.
+
+This is the rule-set-independent description of a win (the JSON-lines case
+format of ``mjtable score`` maps onto it field by field).  ``validate``
+rejects what cannot be on a table: a wrong tile count, a fifth copy, a chow
+that is not three consecutive tiles of one suit, a flower in the hand.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+
+from firmware.tiles.tile import SUITED, TileError, code, format_tiles
+
+WIND_CODES = "ESWN"
+
+
+class MeldKind(enum.Enum):
+    CHOW = "chow"
+    PUNG = "pung"
+    KONG = "kong"
+
+
+class HandError(ValueError):
+    """A win description that cannot be a real hand; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Meld:
+    kind: MeldKind
+    tile: int                      # lowest tile of a chow, the tile of a pung or kong
+    source: str | None = None      # "left" / "opposite" / "right"; None for a concealed kong
+
+    @property
+    def concealed(self) -> bool:
+        return self.kind is MeldKind.KONG and self.source is None
+
+    @property
+    def tiles(self) -> list[int]:
+        if self.kind is MeldKind.CHOW:
+            return [self.tile, self.tile + 1, self.tile + 2]
+        return [self.tile] * (4 if self.kind is MeldKind.KONG else 3)
+
+    def __str__(self) -> str:
+        text = format_tiles(self.tiles, sort=False)
+        return f"[{text}]" if not self.concealed else f"[{text} concealed]"
+
+
+@dataclass(frozen=True)
+class Win:
+    hand: tuple[int, ...]          # concealed standing tiles, without the winning tile
+    melds: tuple[Meld, ...]
+    win_tile: int
+    self_drawn: bool = False
+    last_of_kind: bool = False     # 和绝张
+    kong_win: bool = False         # 杠上开花 (self-drawn) / 抢杠和 (on a discard)
+    last_tile: bool = False        # 妙手回春 (self-drawn) / 海底捞月 (on a discard)
+    seat_wind: int = 0             # 0..3 = E S W N
+    round_wind: int = 0
+    flowers: int = 0
+
+    def concealed_counts(self) -> list[int]:
+        """Counts of the standing tiles with the winning tile (what must form the shape)."""
+        counts = [0] * 34
+        for kind in self.hand:
+            counts[kind] += 1
+        counts[self.win_tile] += 1
+        return counts
+
+    def validate(self) -> None:
+        if len(self.melds) > 4:
+            raise HandError(f"{len(self.melds)} melds; a hand has at most 4")
+        expected = 13 - 3 * len(self.melds)
+        if len(self.hand) != expected:
+            raise HandError(f"{len(self.hand)} standing tiles with {len(self.melds)} melds; expected {expected} "
+                            "(without the winning tile)")
+        for kind in (*self.hand, self.win_tile):
+            if not 0 <= kind < 34:
+                raise HandError(f"{code(kind)} cannot be in a hand (flowers are counted, not held)")
+        for meld in self.melds:
+            if meld.kind is MeldKind.CHOW and (meld.tile >= SUITED or meld.tile % 9 > 6):
+                raise HandError(f"chow {meld}: three consecutive tiles of one suit")
+        every = Counter(self.hand)
+        every[self.win_tile] += 1
+        for meld in self.melds:
+            every.update(meld.tiles)
+        over = [f"{n} x {code(k)}" for k, n in sorted(every.items()) if n > 4]
+        if over:
+            raise HandError("more than four of a tile: " + ", ".join(over))
+        if not 0 <= self.flowers <= 8:
+            raise HandError(f"{self.flowers} flowers; a set has 8")
+        if not (0 <= self.seat_wind < 4 and 0 <= self.round_wind < 4):
+            raise HandError("winds are E, S, W or N")
+
+
+def wind_index(text: str) -> int:
+    if text not in WIND_CODES or len(text) != 1:
+        raise TileError(f"wind {text!r}: use E, S, W or N")
+    return WIND_CODES.index(text)
