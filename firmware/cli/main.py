@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 
-from firmware.cli import config_cmd, deal_cmd, diag_cmd, reader_sim_cmd, sim_cmd
+from firmware.cli import config_cmd, deal_cmd, diag_cmd, reader_sim_cmd, score_cmd, sim_cmd
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -20,6 +20,7 @@ EPILOG = """examples:
   mjtable config check                 validate every shipped config file
   mjtable config check my_table.toml
   mjtable deal --rules mcr --seed 3 --dice 3,4,2,5 --dealer 1
+  mjtable score tests/data/mcr-random.jsonl   score hands (JSON lines in, JSON lines out)
   mjtable diag --sim reader ping       talk to the (simulated) tile reader board
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
 """
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     deal_cmd.register(sub)
     diag_cmd.register(sub)
     reader_sim_cmd.register(sub)
+    score_cmd.register(sub)
     return parser
 
 

@@ -27,7 +27,7 @@ class CaseError(ValueError):
 @dataclass(frozen=True)
 class Case:
     id: Any
-    rules: str
+    rules: str | None          # None: the scorer's default
     win: Win
     discarder: int | None      # seat wind index of the discarder, None when self-drawn or not given
 
@@ -46,7 +46,7 @@ def parse_line(line: str) -> tuple[Any, Case]:
 def parse_case(data: dict) -> Case:
     case_id = data.get("id")
     try:
-        rules = _field(data, "rules", str)
+        rules = _field(data, "rules", str, None)
         hand = tuple(_tiles(data, "hand"))
         melds = tuple(_meld(m, i) for i, m in enumerate(_field(data, "melds", list, [])))
         win_tile = _tile(data, "win_tile")

@@ -1,0 +1,141 @@
+"""Scoring benchmark: full MCR scoring per hand, mjtable against PyMahjongGB and ``mahjong``.
+
+Hands: the 410 case hands of ``tests/data`` (random and curated) and 2000
+generated wins of every shape.  PyMahjongGB (C++) scores the same MCR hands;
+``mahjong`` is the pure-Python peer, though it scores riichi rules: it is
+given the same tiles, melds and flags (a hand without a riichi yaku still
+costs it a full evaluation).  Figures are microseconds per hand, best of
+three passes.  Targets: faster than every pure-Python peer, within 5x of
+PyMahjongGB.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Callable
+
+from bench.mcr_hands import generated_wins, to_pymahjonggb
+from firmware.rules.case_format import parse_case
+from firmware.rules.mcr.scorer import score
+from firmware.rules.win import MeldKind, Win
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+N_GENERATED = 2000
+TARGET_VS_CPP = 5.0
+
+
+def case_wins() -> list[Win]:
+    wins = []
+    for name in ("mcr-random.jsonl", "mcr-curated.jsonl"):
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+            wins.append(parse_case(json.loads(line)).win)
+    return wins
+
+
+def _pymahjonggb() -> Callable[[Win], object] | str:
+    try:
+        from MahjongGB import MahjongFanCalculator
+    except ImportError:
+        return "pymahjonggb is not installed (pip install '.[bench]')"
+    prepared: dict[int, dict] = {}
+
+    def run(w: Win) -> object:
+        args = prepared.get(id(w))
+        if args is None:
+            args = prepared[id(w)] = to_pymahjonggb(w)
+        try:
+            return MahjongFanCalculator(**args)
+        except TypeError:
+            return None
+    return run
+
+
+_RIICHI_34 = list(range(27)) + [27, 28, 29, 30, 33, 32, 31]    # our C F P = red, green, white
+
+
+def _mahjong_pkg() -> Callable[[Win], object] | str:
+    try:
+        from mahjong.hand_calculating.hand import HandCalculator
+        from mahjong.hand_calculating.hand_config import HandConfig
+        from mahjong.meld import Meld
+    except ImportError:
+        return "mahjong is not installed (pip install '.[bench]')"
+    calculator = HandCalculator()
+    prepared: dict[int, tuple] = {}
+
+    def convert(w: Win) -> tuple:
+        used = [0] * 34
+
+        def t136(kind: int) -> int:
+            k = _RIICHI_34[kind]
+            used[k] += 1
+            return k * 4 + used[k] - 1
+
+        melds, tiles = [], []
+        for m in w.melds:
+            ids = [t136(k) for k in m.tiles]
+            tiles += ids
+            meld_type = {MeldKind.CHOW: Meld.CHI, MeldKind.PUNG: Meld.PON, MeldKind.KONG: Meld.KAN}[m.kind]
+            melds.append(Meld(meld_type, ids, opened=not m.concealed))
+        tiles += [t136(k) for k in w.hand]
+        win_id = t136(w.win_tile)
+        tiles.append(win_id)
+        config = HandConfig(is_tsumo=w.self_drawn, player_wind=27 + w.seat_wind, round_wind=27 + w.round_wind)
+        return tiles, win_id, melds, config
+
+    def run(w: Win) -> object:
+        args = prepared.get(id(w))
+        if args is None:
+            args = prepared[id(w)] = convert(w)
+        tiles, win_id, melds, config = args
+        return calculator.estimate_hand_value(tiles, win_id, melds=melds, config=config)
+    return run
+
+
+def _time_us(fn: Callable[[Win], object], wins: list[Win]) -> float:
+    for w in wins:      # prepare peers' inputs outside the timing
+        fn(w)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for w in wins:
+            fn(w)
+        best = min(best, time.perf_counter() - start)
+    return best / len(wins) * 1e6
+
+
+def run() -> dict:
+    sets = {"case_hands": case_wins(), "generated": list(generated_wins(random.Random(5), N_GENERATED))}
+    engines: dict[str, Callable | str] = {"mjtable": score, "pymahjonggb": _pymahjonggb(), "mahjong": _mahjong_pkg()}
+    results: dict = {"tasks": {}, "notes": [f"{name} skipped: {e}" for name, e in engines.items() if isinstance(e, str)]}
+    for task, wins in sets.items():
+        row: dict = {"hands": len(wins)}
+        for name, engine in engines.items():
+            if not isinstance(engine, str):
+                row[name] = round(_time_us(engine, wins), 2)
+        ours = row["mjtable"]
+        row["ratios"] = {p: round(row[p] / ours, 2) for p in ("pymahjonggb", "mahjong") if p in row}
+        targets = {}
+        if "pymahjonggb" in row:
+            targets["within_5x_of_pymahjonggb"] = ours <= TARGET_VS_CPP * row["pymahjonggb"]
+        if "mahjong" in row:
+            targets["faster_than_mahjong"] = ours < row["mahjong"]
+        row["targets"] = targets
+        results["tasks"][task] = row
+    return results
+
+
+def print_table(results: dict) -> None:
+    print("\nMCR scoring, us per hand (ratio = peer / mjtable; mahjong scores riichi rules on the same tiles)")
+    print(f"{'hands':12} {'n':>5} {'mjtable':>9} {'pymahjonggb':>12} {'ratio':>6} {'mahjong':>9} {'ratio':>6}")
+    for task, row in results["tasks"].items():
+        r = row["ratios"]
+        print(f"{task:12} {row['hands']:5d} {row['mjtable']:9.1f} {row.get('pymahjonggb', float('nan')):12.1f} "
+              f"{r.get('pymahjonggb', float('nan')):6.2f} {row.get('mahjong', float('nan')):9.1f} "
+              f"{r.get('mahjong', float('nan')):6.2f}  "
+              + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in row["targets"].items()))
+    for note in results["notes"]:
+        print(f"note: {note}")

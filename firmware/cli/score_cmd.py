@@ -1,0 +1,111 @@
+"""``mjtable score [--rules R] [FILE|-]``: score hands in the JSON-lines case format.
+
+One result line per case line, in order; a line that cannot be read gets an
+``error`` result naming the problem and scoring goes on.  The exit status is
+0 when every line was read, 2 when the input itself cannot be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+from firmware.rules.case_format import Case, CaseError, parse_line
+from firmware.rules.mcr.payment import false_win_payments, win_payments
+from firmware.rules.mcr.scorer import score
+from firmware.rules.win import WIND_CODES
+
+SCORERS = ("mcr",)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("score", help="score hands given as JSON lines",
+                            description="Score hands given as JSON lines (one case per line).",
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="examples:\n  mjtable score tests/data/mcr-random.jsonl\n"
+                                   "  echo '{\"id\": 1, \"rules\": \"mcr\", \"hand\": \"56s678pWW\", \"melds\": "
+                                   "[{\"kind\": \"chow\", \"tiles\": \"123m\", \"from\": \"left\"}, "
+                                   "{\"kind\": \"chow\", \"tiles\": \"345m\", \"from\": \"left\"}], "
+                                   "\"win_tile\": \"7s\", \"seat_wind\": \"S\", \"round_wind\": \"E\", "
+                                   "\"discarder\": \"E\"}' | mjtable score")
+    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"),
+                        help="rule set for cases without a 'rules' field (default mcr)")
+    parser.add_argument("input", nargs="?", default="-", help="JSON-lines file, or - for standard input (default)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.input == "-":
+        score_stream(sys.stdin, sys.stdout, args.rules)
+        return 0
+    path = Path(args.input)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        score_stream(handle, sys.stdout, args.rules)
+    return 0
+
+
+def score_stream(lines: Iterable[str], out: TextIO, rules: str | None = None) -> int:
+    """Score every non-blank line; returns how many lines were scored."""
+    n = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        n += 1
+        out.write(json.dumps(score_line(line, rules), ensure_ascii=False) + "\n")
+        out.flush()
+    return n
+
+
+def score_line(line: str, default_rules: str | None = None) -> dict[str, Any]:
+    case_id = None
+    try:
+        case_id = _peek_id(line)
+        _, case = parse_line(line)
+    except CaseError as exc:
+        return {"id": case_id, "error": str(exc)}
+    rules = case.rules or default_rules or "mcr"
+    if default_rules and case.rules and case.rules != default_rules:
+        return {"id": case.id, "error": f"case is for rules '{case.rules}', --rules says '{default_rules}'"}
+    if rules not in SCORERS:
+        return {"id": case.id, "error": f"rules '{rules}' cannot be scored yet; scorers: {', '.join(SCORERS)}"}
+    return mcr_result(case, _wants_payments(line))
+
+
+def _peek_id(line: str) -> Any:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return data.get("id") if isinstance(data, dict) else None
+
+
+def _wants_payments(line: str) -> bool:
+    data = json.loads(line)
+    return "discarder" in data
+
+
+def mcr_result(case: Case, with_payments: bool) -> dict[str, Any]:
+    result = score(case.win)
+    winner = case.win.seat_wind
+    if not result.win:
+        out: dict[str, Any] = {"id": case.id, "win": False, "reason": result.reason}
+        if with_payments:
+            out["payments"] = _by_wind(false_win_payments(winner))
+        return out
+    out = {"id": case.id, "win": True, "total": result.total, "total_without_flowers": result.total_without_flowers,
+           "meets_minimum": result.meets_minimum,
+           "fans": [{"name": fan.zh, "en": fan.en, "points": fan.points, "count": n} for fan, n in result.fans]}
+    if with_payments:
+        out["payments"] = _by_wind(win_payments(result, winner, None if case.win.self_drawn else case.discarder))
+    return out
+
+
+def _by_wind(deltas: list[int]) -> dict[str, int]:
+    return {WIND_CODES[seat]: delta for seat, delta in enumerate(deltas)}
