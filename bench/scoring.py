@@ -110,7 +110,8 @@ def _time_us(fn: Callable[[Win], object], wins: list[Win]) -> float:
 def run() -> dict:
     sets = {"case_hands": case_wins(), "generated": list(generated_wins(random.Random(5), N_GENERATED))}
     engines: dict[str, Callable | str] = {"mjtable": score, "pymahjonggb": _pymahjonggb(), "mahjong": _mahjong_pkg()}
-    results: dict = {"tasks": {}, "notes": [f"{name} skipped: {e}" for name, e in engines.items() if isinstance(e, str)]}
+    notes = [f"{name} skipped: {e}" for name, e in engines.items() if isinstance(e, str)]
+    results: dict = {"tasks": {}, "notes": notes}
     for task, wins in sets.items():
         row: dict = {"hands": len(wins)}
         for name, engine in engines.items():

@@ -90,7 +90,8 @@ def test_rule_book_examples(example):
 
 # Fans whose definitions need flags or kongs the worked examples do not carry.
 DIRECT = {
-    Fan.FOUR_KONGS: (win("5p", "5p", ["1111m", "EEEE", "9999s*", "2222p"]), {Fan.FOUR_KONGS: 1, Fan.TWO_CONCEALED_PUNGS: 0}),
+    Fan.FOUR_KONGS: (win("5p", "5p", ["1111m", "EEEE", "9999s*", "2222p"]),
+                     {Fan.FOUR_KONGS: 1, Fan.TWO_CONCEALED_PUNGS: 0}),
     Fan.THREE_KONGS: (win("345s5p", "5p", ["1111m", "EEEE", "9999s"]), {Fan.THREE_KONGS: 1}),
     Fan.LAST_TILE_DRAW: (win("123m456p789s123sE", "E", self_drawn=True, last_tile=True),
                          {Fan.LAST_TILE_DRAW: 1, Fan.SELF_DRAWN: 0}),

@@ -11,7 +11,8 @@ from firmware.cli.score_cmd import score_stream
 
 DATA = Path(__file__).parent / "data"
 CHICKEN = {"id": "c", "rules": "mcr", "hand": "56s678pWW", "win_tile": "7s", "seat_wind": "S", "round_wind": "E",
-           "melds": [{"kind": "chow", "tiles": "123m", "from": "left"}, {"kind": "chow", "tiles": "345m", "from": "left"}]}
+           "melds": [{"kind": "chow", "tiles": "123m", "from": "left"},
+                     {"kind": "chow", "tiles": "345m", "from": "left"}]}
 
 
 def _run(lines, rules=None):

@@ -245,11 +245,10 @@ def waits(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_S
     return found
 
 
-_SUIT_COMPLETERS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-_HONOUR_COMPLETERS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_COMPLETERS: dict[tuple[tuple[int, ...], bool, bool], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 
-def _standard_waits(counts: list[int], infos: tuple[int, int, int, int]) -> list[int]:
+def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: bool = False) -> list[int]:
     """Standard-shape waits, ascending.
 
     With 13 tiles at most one group can be incomplete, and then only it can take the
@@ -266,12 +265,26 @@ def _standard_waits(counts: list[int], infos: tuple[int, int, int, int]) -> list
         if other_pairs > 1:
             continue
         base = g * 9
-        key = tuple(counts[base:base + 9])
-        table = _SUIT_COMPLETERS if g < 3 else _HONOUR_COMPLETERS
-        comp = table.get(key)
+        key = (tuple(counts[base:base + 9]), g < 3, fifth)
+        comp = _COMPLETERS.get(key)
         if comp is None:
-            comp = table[key] = completers(key, g < 3)
+            comp = _COMPLETERS[key] = completers(*key)
         found.extend([base + r for r in comp[0 if other_pairs == 1 else 1]])
+    return found
+
+
+def wait_kinds_with_held(counts: list[int], declared: int = 0) -> list[int]:
+    """Standard and seven-pairs waits of a ready hand, counting kinds whose four copies are
+    all held already (the MCR 独听 test: such a wait still makes the hand not a single wait)."""
+    infos = _infos(counts)
+    summed = sum(infos)
+    if summed >> gi.TOTAL_SHIFT & 255 != 13 - 3 * declared:
+        return []
+    found = _standard_waits(counts, infos, fifth=True)
+    if declared == 0 and summed >> gi.PAIRS_SHIFT & 127 == 6:
+        odd = next((k for k in range(PLAYABLE) if counts[k] & 1), None)
+        if odd is not None and odd not in found:
+            found = sorted(found + [odd])
     return found
 
 

@@ -110,11 +110,14 @@ def _sets_only(counts: list[int]) -> bool:
 
 
 @lru_cache(maxsize=None)
-def completers(pattern: Pattern, suited: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Ranks whose addition completes ``pattern``: (to sets only, to sets plus pair)."""
+def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Ranks whose addition completes ``pattern``: (to sets only, to sets plus pair).
+
+    A rank already held four times is skipped, unless ``fifth`` (the MCR 独听
+    test counts such a wait)."""
     to_sets, to_pair = [], []
     for r in range(len(pattern)):
-        if pattern[r] >= 4:
+        if pattern[r] >= (5 if fifth else 4):
             continue
         grown = pattern[:r] + (pattern[r] + 1,) + pattern[r + 1:]
         s = status(grown, suited)

@@ -10,6 +10,7 @@ each take their pung out of 幺九刻, unless a bigger fan already did.
 from __future__ import annotations
 
 from firmware.rules.mcr.fans import Fan
+from firmware.rules.mcr.fans import FanIndex as I
 
 F = Fan
 
@@ -48,18 +49,22 @@ EXCLUDES_LATE: tuple[tuple[Fan, tuple[Fan, ...]], ...] = (
 )
 
 
+_EXCLUDES = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES)
+_EXCLUDES_LATE = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES_LATE)
+
+
 def final_adjust(t: list[int]) -> None:
-    for fan, excluded in EXCLUDES:
+    for fan, excluded in _EXCLUDES:
         if t[fan]:
             for other in excluded:
                 t[other] = 0
-            if fan is F.FOUR_CONCEALED_PUNGS and t[F.FULLY_CONCEALED_HAND]:
-                t[F.FULLY_CONCEALED_HAND] = 0
-                t[F.SELF_DRAWN] = 1
+    if t[I.FOUR_CONCEALED_PUNGS] and t[I.FULLY_CONCEALED_HAND]:
+        t[I.FULLY_CONCEALED_HAND] = 0
+        t[I.SELF_DRAWN] = 1
     # 三风刻: its own three pungs are not 幺九刻 (字一色 and 混幺九 already removed them all)
-    if t[F.BIG_THREE_WINDS] and not t[F.ALL_HONORS] and not t[F.ALL_TERMINALS_AND_HONORS]:
-        t[F.PUNG_OF_TERMINALS_OR_HONORS] = max(0, t[F.PUNG_OF_TERMINALS_OR_HONORS] - 3)
-    for fan, excluded in EXCLUDES_LATE:
+    if t[I.BIG_THREE_WINDS] and not t[I.ALL_HONORS] and not t[I.ALL_TERMINALS_AND_HONORS]:
+        t[I.PUNG_OF_TERMINALS_OR_HONORS] = max(0, t[I.PUNG_OF_TERMINALS_OR_HONORS] - 3)
+    for fan, excluded in _EXCLUDES_LATE:
         if t[fan]:
             for other in excluded:
                 t[other] = 0
@@ -68,12 +73,12 @@ def final_adjust(t: list[int]) -> None:
 def wind_pungs(tile: int, round_wind: int, seat_wind: int, t: list[int]) -> None:
     """圈风刻 / 门风刻 for a wind pung; each takes its pung out of 幺九刻 (once when both are the same wind),
     unless 三风刻, 混幺九, 字一色 or 小四喜 already took every wind pung out."""
-    deducted = t[F.BIG_THREE_WINDS] or t[F.ALL_TERMINALS_AND_HONORS] or t[F.ALL_HONORS] or t[F.LITTLE_FOUR_WINDS]
+    deducted = t[I.BIG_THREE_WINDS] or t[I.ALL_TERMINALS_AND_HONORS] or t[I.ALL_HONORS] or t[I.LITTLE_FOUR_WINDS]
     if tile == round_wind:
-        t[F.PREVALENT_WIND] = 1
+        t[I.PREVALENT_WIND] = 1
         if not deducted:
-            t[F.PUNG_OF_TERMINALS_OR_HONORS] -= 1
+            t[I.PUNG_OF_TERMINALS_OR_HONORS] -= 1
     if tile == seat_wind:
-        t[F.SEAT_WIND] = 1
+        t[I.SEAT_WIND] = 1
         if seat_wind != round_wind and not deducted:
-            t[F.PUNG_OF_TERMINALS_OR_HONORS] -= 1
+            t[I.PUNG_OF_TERMINALS_OR_HONORS] -= 1

@@ -12,11 +12,13 @@ in a :class:`HandFacts`, computed once per hand by the scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import mul
 
 from firmware.rules.mcr import families as fam
 from firmware.rules.mcr.exclusions import final_adjust, wind_pungs
-from firmware.rules.mcr.fans import FAN_COUNT, Fan
-from firmware.rules.mcr.tiles import is_dragon, is_numbered, is_terminal, is_wind
+from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
+from firmware.rules.mcr.fans import FanIndex as I
+from firmware.rules.mcr.tiles import C, E, N, is_dragon, is_numbered, is_wind
 
 CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
 
@@ -24,7 +26,7 @@ CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
 Pack = tuple[int, int, bool]
 
 
-@dataclass
+@dataclass(slots=True)
 class HandFacts:
     """What the scorer knows of the whole hand, for every division alike."""
 
@@ -39,39 +41,57 @@ class HandFacts:
     round_wind: int
 
 
-def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> list[int]:
+def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple[list[int], int]:
+    """The fan table of one reading, and its total."""
     t = [0] * FAN_COUNT
     for fan, n in facts.flag_fans:
         t[fan] = n
     win = facts.win
     pair = packs[4][1]
-    chows = sorted(tile for kind, tile, _ in packs[:4] if kind == CHOW)
-    pungs = sorted(tile for kind, tile, _ in packs[:4] if kind != CHOW)
-    concealed_pungs = sum(1 for kind, _, melded in packs[:4] if kind == PUNG and not melded)
-    melded_kongs = sum(1 for kind, _, melded in packs[:4] if kind == KONG and melded)
-    concealed_kongs = sum(1 for kind, _, melded in packs[:4] if kind == KONG and not melded)
-
+    chows: list[int] = []
+    pungs: list[int] = []
+    concealed_pungs = melded_kongs = concealed_kongs = 0
+    win_in_concealed_chow = False
+    concealed_win_pungs = 0
+    for kind, tile, melded in packs[:4]:
+        if kind == CHOW:
+            chows.append(tile)
+            if not melded and tile - 1 <= win <= tile + 1:
+                win_in_concealed_chow = True
+        else:
+            pungs.append(tile)
+            if kind == PUNG:
+                if not melded:
+                    concealed_pungs += 1
+                    if tile == win:
+                        concealed_win_pungs += 1
+            elif melded:
+                melded_kongs += 1
+            else:
+                concealed_kongs += 1
     # On a discard, a pung completed by the winning tile is melded, unless the tile may be read into a chow.
-    if not facts.self_drawn and not any(kind == CHOW and not melded and tile - 1 <= win <= tile + 1
-                                        for kind, tile, melded in packs[:4]):
-        concealed_pungs -= sum(1 for kind, tile, melded in packs[:4] if kind == PUNG and tile == win and not melded)
+    if not facts.self_drawn and not win_in_concealed_chow:
+        concealed_pungs -= concealed_win_pungs
 
     if pungs:
+        pungs.sort()
         fam.kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, t)
-        if len(pungs) == 4 and not t[Fan.FOUR_KONGS] and not t[Fan.FOUR_CONCEALED_PUNGS]:
-            t[Fan.ALL_PUNGS] = 1
+        if len(pungs) == 4 and not t[I.FOUR_KONGS] and not t[I.FOUR_CONCEALED_PUNGS]:
+            t[I.ALL_PUNGS] = 1
         for tile in pungs:
-            if is_dragon(tile):
-                t[Fan.DRAGON_PUNG] += 1
-            elif is_terminal(tile) or is_wind(tile):
-                t[Fan.PUNG_OF_TERMINALS_OR_HONORS] += 1
+            if tile >= C:
+                t[I.DRAGON_PUNG] += 1
+            elif tile >= E or tile & 15 in (1, 9):
+                t[I.PUNG_OF_TERMINALS_OR_HONORS] += 1
 
     n_chows = len(chows)
+    if n_chows:
+        chows.sort()
     if n_chows == 4:
         if _three_suited_terminal_chows(chows, pair):
-            t[Fan.THREE_SUITED_TERMINAL_CHOWS] = 1
+            t[I.THREE_SUITED_TERMINAL_CHOWS] = 1
         elif _pure_terminal_chows(chows, pair):
-            t[Fan.PURE_TERMINAL_CHOWS] = 1
+            t[I.PURE_TERMINAL_CHOWS] = 1
         else:
             fam.score_four_chows((chows[0], chows[1], chows[2], chows[3]), t)
     elif n_chows == 3:
@@ -89,18 +109,20 @@ def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> list[
     _set_traits(packs, t)
     for fan, n in facts.tile_fans:
         t[fan] = n
-    if not t[Fan.QUADRUPLE_CHOW]:
-        t[Fan.TILE_HOG] = facts.fours - facts.kongs
+    if not t[I.QUADRUPLE_CHOW]:
+        t[I.TILE_HOG] = facts.fours - facts.kongs
     if facts.unique_wait:
         wait_fan(packs[fixed_cnt:], win, t)
     final_adjust(t)
-    if not t[Fan.BIG_FOUR_WINDS]:
+    if not t[I.BIG_FOUR_WINDS]:
         for tile in pungs:
-            if is_wind(tile):
+            if E <= tile <= N:
                 wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
-    if not any(t):
-        t[Fan.CHICKEN_HAND] = 1
-    return t
+    total = sum(map(mul, POINTS, t))
+    if not total:
+        t[I.CHICKEN_HAND] = 1
+        total = POINTS[I.CHICKEN_HAND]
+    return t, total
 
 
 def _three_suited_terminal_chows(chows: list[int], pair: int) -> bool:
@@ -124,27 +146,27 @@ def _concealment(packs: list[Pack], fixed_cnt: int, self_drawn: bool, t: list[in
     """不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard."""
     melded = sum(1 for _, _, m in packs[:fixed_cnt] if m)
     if melded == 0:
-        t[Fan.FULLY_CONCEALED_HAND if self_drawn else Fan.CONCEALED_HAND] = 1
+        t[I.FULLY_CONCEALED_HAND if self_drawn else I.CONCEALED_HAND] = 1
     elif melded == 4:
-        t[Fan.SELF_DRAWN if self_drawn else Fan.MELDED_HAND] = 1
+        t[I.SELF_DRAWN if self_drawn else I.MELDED_HAND] = 1
     elif self_drawn:
-        t[Fan.SELF_DRAWN] = 1
+        t[I.SELF_DRAWN] = 1
 
 
 def _pair(pair: int, n_chows: int, t: list[int]) -> None:
     """平和 needs a suited pair; a dragon pair turns 双箭刻 into 小三元, a wind pair 三风刻 into 小四喜."""
     if n_chows == 4:
         if is_numbered(pair):
-            t[Fan.ALL_CHOWS] = 1
+            t[I.ALL_CHOWS] = 1
         return
-    if t[Fan.TWO_DRAGONS_PUNGS]:
+    if t[I.TWO_DRAGONS_PUNGS]:
         if is_dragon(pair):
-            t[Fan.LITTLE_THREE_DRAGONS] = 1
-            t[Fan.TWO_DRAGONS_PUNGS] = 0
+            t[I.LITTLE_THREE_DRAGONS] = 1
+            t[I.TWO_DRAGONS_PUNGS] = 0
         return
-    if t[Fan.BIG_THREE_WINDS] and is_wind(pair):
-        t[Fan.LITTLE_FOUR_WINDS] = 1
-        t[Fan.BIG_THREE_WINDS] = 0
+    if t[I.BIG_THREE_WINDS] and is_wind(pair):
+        t[I.LITTLE_FOUR_WINDS] = 1
+        t[I.BIG_THREE_WINDS] = 0
 
 
 def _set_traits(packs: list[Pack], t: list[int]) -> None:
@@ -167,17 +189,17 @@ def _set_traits(packs: list[Pack], t: list[int]) -> None:
         elif r in (2, 4, 6, 8):
             even += 1
     if outside == 5:
-        t[Fan.OUTSIDE_HAND] = 1
+        t[I.OUTSIDE_HAND] = 1
     elif five == 5:
-        t[Fan.ALL_FIVE] = 1
+        t[I.ALL_FIVE] = 1
     elif even == 5:
-        t[Fan.ALL_EVEN_PUNGS] = 1
+        t[I.ALL_EVEN_PUNGS] = 1
 
 
 def wait_fan(concealed: list[Pack], win: int, t: list[int]) -> None:
     """On a unique wait: 边张 if the winning tile ends a concealed chow, else 嵌张 if it is a chow's
     middle, else 单钓 if it pairs; one of the three at most.  None with 全求人 or 四杠."""
-    if t[Fan.MELDED_HAND] or t[Fan.FOUR_KONGS]:
+    if t[I.MELDED_HAND] or t[I.FOUR_KONGS]:
         return
     edge = closed = single = False
     for kind, tile, _ in concealed:
@@ -189,8 +211,8 @@ def wait_fan(concealed: list[Pack], win: int, t: list[int]) -> None:
         elif kind == PAIR and tile == win:
             single = True
     if edge:
-        t[Fan.EDGE_WAIT] = 1
+        t[I.EDGE_WAIT] = 1
     elif closed:
-        t[Fan.CLOSED_WAIT] = 1
+        t[I.CLOSED_WAIT] = 1
     elif single:
-        t[Fan.SINGLE_WAIT] = 1
+        t[I.SINGLE_WAIT] = 1

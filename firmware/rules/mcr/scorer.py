@@ -18,15 +18,23 @@ Flowers are added last: they count towards the total but not towards the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import compress
+from operator import mul
 
-from firmware.hands.analysis import STANDARD_ONLY, decompositions, is_standard_win
+from firmware.hands.analysis import MCR_SHAPES, Shape, wait_kinds_with_held, win_shapes
+from firmware.hands.suit_tables import PUNG as SPLIT_PUNG
+from firmware.hands.suit_tables import splits
 from firmware.rules.mcr import special
 from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
+from firmware.rules.mcr.fans import FanIndex as I
 from firmware.rules.mcr.regular import CHOW, KONG, PAIR, PUNG, HandFacts, Pack, score_division
-from firmware.rules.mcr.tiles import CODE, GREEN, HONORS, REVERSIBLE, WINDS, is_honor, is_terminal_or_honor
+from firmware.rules.mcr.tiles import BAMBOO, CHARACTERS, CODE, DOTS, GREEN, HONORS, REVERSIBLE, WINDS, is_honor
 from firmware.rules.win import MeldKind, Win
 
 MINIMUM = 8
+FANS: tuple[Fan, ...] = tuple(Fan)
+_STANDARD = [Shape.STANDARD]
 
 
 @dataclass
@@ -49,60 +57,81 @@ class MCRScore:
 def score(win: Win) -> MCRScore:
     """Score a declared win; ``win`` must be valid (:meth:`Win.validate`)."""
     counts = win.concealed_counts()
-    fixed_cnt = len(win.melds)
-    fixed_counts = [0] * 34
-    for meld in win.melds:
-        for k in meld.tiles:
-            fixed_counts[k] += 1
-    merged = [a + b for a, b in zip(counts, fixed_counts)]
+    melds = win.melds
+    fixed_cnt = len(melds)
     w = win.win_tile
+    kongs = 0
+    if melds:
+        merged = list(counts)
+        for meld in melds:
+            if meld.kind is MeldKind.CHOW:
+                k = meld.tile
+                merged[k] += 1
+                merged[k + 1] += 1
+                merged[k + 2] += 1
+            elif meld.kind is MeldKind.PUNG:
+                merged[meld.tile] += 3
+            else:
+                merged[meld.tile] += 4
+                kongs += 1
+        in_melds = merged[w] - counts[w]
+    else:
+        merged, in_melds = counts, 0
     self_drawn = win.self_drawn
-    last_of_kind = win.last_of_kind and counts[w] == 1 or fixed_counts[w] == 3
-    kong_win = win.kong_win and (any(m.kind is MeldKind.KONG for m in win.melds) if self_drawn
-                                 else fixed_counts[w] == 0 and counts[w] == 1)
+    last_of_kind = win.last_of_kind and counts[w] == 1 or in_melds == 3
+    kong_win = win.kong_win and (kongs > 0 if self_drawn else in_melds == 0 and counts[w] == 1)
     flag_fans = _flag_fans(self_drawn, last_of_kind, kong_win, win.last_tile)
-    tile_fans = _tile_fans({CODE[k] for k in range(34) if merged[k]})
+    tile_fans = _tile_fans(merged)
     fours = merged.count(4)
-    kongs = sum(1 for m in win.melds if m.kind is MeldKind.KONG)
     seat, prevalent = WINDS[win.seat_wind], WINDS[win.round_wind]
 
     best: list[int] | None = None
     best_total = 0
-    if fixed_cnt == 0:
-        best = (special.seven_pairs(counts, w, flag_fans, tile_fans, fours)
-                or special.honours_and_knitted(counts, flag_fans)
-                or special.thirteen_orphans(counts, flag_fans))
-    if best is None and fixed_cnt <= 1:
+    # Special shapes need a concealed hand (组合龙: at most one meld); otherwise only regular readings.
+    shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES) if fixed_cnt <= 1 else _STANDARD
+    if not shapes:
+        return MCRScore(False, reason="not a winning shape")
+    if Shape.SEVEN_PAIRS in shapes:
+        best = special.seven_pairs(counts, w, flag_fans, tile_fans, fours)
+    elif Shape.HONOURS_KNITTED in shapes:
+        best = special.honours_and_knitted(counts, flag_fans)
+    elif Shape.THIRTEEN_ORPHANS in shapes:
+        best = special.thirteen_orphans(counts, flag_fans)
+    elif Shape.KNITTED_STRAIGHT in shapes:
         fixed_kind_packs = [_kind_pack(m) for m in win.melds]
         best = special.knitted_straight(counts, fixed_kind_packs, merged, w, self_drawn, flag_fans,
-                                        lambda rest: _unique_wait(rest, w, 4), prevalent, seat)
-    if best is None and fixed_cnt == 0:
+                                        lambda rest: _unique_wait(rest, w, 3), prevalent, seat)
+    if best is None and fixed_cnt == 0 and Shape.STANDARD in shapes:
         best = special.nine_gates(counts, w, flag_fans)
     if best is not None:
         best_total = _total(best)
-    seven = best is not None and best[Fan.SEVEN_PAIRS] == 1
-    if best is None or seven:
+    seven = best is not None and best[I.SEVEN_PAIRS] == 1
+    if (best is None or seven) and Shape.STANDARD in shapes:
         facts = HandFacts(CODE[w], self_drawn, flag_fans, tile_fans, fours, kongs,
-                          _unique_wait(counts, w, 13 - 3 * fixed_cnt), seat, prevalent)
-        fixed = [_code_pack(m) for m in win.melds]
-        for division in _divisions(counts, fixed_cnt):
-            table = score_division(fixed + division, fixed_cnt, facts)
-            total = _total(table)
-            if total > best_total or (total == best_total and best is not None and (
-                    table[Fan.PURE_TRIPLE_CHOW] or table[Fan.TRIPLE_PUNG] or seven)):
-                best, best_total = table, total
+                          _unique_wait(counts, w, fixed_cnt), seat, prevalent)
+        fixed = [_code_pack(m) for m in melds]
+        divisions = _divisions(counts, fixed_cnt)
+        if len(divisions) == 1 and best is None:
+            best, best_total = score_division(fixed + divisions[0], fixed_cnt, facts)
+        else:
+            for division in divisions:
+                table, total = score_division(fixed + division, fixed_cnt, facts)
+                if total > best_total or (total == best_total and best is not None and (
+                        table[I.PURE_TRIPLE_CHOW] or table[I.TRIPLE_PUNG] or seven)):
+                    best, best_total = table, total
     if best is None:
         return MCRScore(False, reason="not a winning shape")
-    fans = [(Fan(i), n) for i, n in enumerate(best) if n]
+    fans = [(FANS[i], best[i]) for i in compress(range(FAN_COUNT), best)]
     if win.flowers:
         fans.append((Fan.FLOWER_TILES, win.flowers))
     return MCRScore(True, fans, best_total + win.flowers, win.flowers)
 
 
 def _total(table: list[int]) -> int:
-    return sum(POINTS[i] * n for i, n in enumerate(table) if n)
+    return sum(map(mul, POINTS, table))
 
 
+@lru_cache(maxsize=None)
 def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: bool) -> list[tuple[Fan, int]]:
     t: dict[Fan, int] = {}
     if last_of_kind:
@@ -121,13 +150,33 @@ def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: 
         if kong_win:
             t[Fan.ROBBING_THE_KONG] = 1
             t[Fan.LAST_TILE] = 0
-    return [(fan, n) for fan, n in t.items()]
+    return tuple((fan, n) for fan, n in t.items())
 
 
-def _tile_fans(codes: set[int]) -> list[tuple[Fan, int]]:
-    """Fans of the hand's tiles as a whole: suits, terminals and honours, ranks."""
+# Per kind, a bit mask of what the tile-wide fans ask of it; a hand ORs (any tile) and ANDs (every tile) them.
+_HONOR, _WIND, _DRAGON, _TERMINAL, _TERM_OR_HONOR, _REVERSIBLE, _GREEN = (1 << i for i in range(7))
+_SUIT_BIT = {CHARACTERS: 1 << 7, BAMBOO: 1 << 8, DOTS: 1 << 9}
+_RANK_SHIFT = 10
+
+
+def _properties(c: int) -> int:
+    bits = (_REVERSIBLE if c in REVERSIBLE else 0) | (_GREEN if c in GREEN else 0)
+    if is_honor(c):
+        return bits | _HONOR | _TERM_OR_HONOR | (_WIND if c in WINDS else _DRAGON)
+    bits |= _SUIT_BIT[c >> 4] | 1 << (_RANK_SHIFT + (c & 15))
+    return bits | (_TERMINAL | _TERM_OR_HONOR if c & 15 in (1, 9) else 0)
+
+
+_PROPS: tuple[int, ...] = tuple(_properties(CODE[k]) for k in range(34))
+_ALL_BITS = (1 << 20) - 1
+
+
+@lru_cache(maxsize=None)
+def _tile_fans_of(any_bits: int, every_bits: int) -> tuple[tuple[Fan, int], ...]:
+    """Fans of the hand's tiles as a whole (suits, terminals and honours, ranks), from the OR and
+    the AND of its tiles' property masks."""
     t = [0] * FAN_COUNT
-    suits = {c >> 4 for c in codes}
+    suits = {s for s, bit in _SUIT_BIT.items() if any_bits & bit} | ({HONORS} if any_bits & _HONOR else set())
     if HONORS not in suits:
         t[Fan.NO_HONORS] = 1
     missing = 3 - len(suits - {HONORS})
@@ -139,60 +188,94 @@ def _tile_fans(codes: set[int]) -> list[tuple[Fan, int]]:
             t[Fan.NO_HONORS] = 0
         else:
             t[Fan.HALF_FLUSH] = 1
-    if len(suits) == 4 and any(c in WINDS for c in codes) and any(c > WINDS[-1] for c in codes):
+    if len(suits) == 4 and any_bits & _WIND and any_bits & _DRAGON:
         t[Fan.ALL_TYPES] = 1
-    if not any(is_terminal_or_honor(c) for c in codes):
+    if not any_bits & _TERM_OR_HONOR:
         t[Fan.ALL_SIMPLES] = 1
-    if codes <= REVERSIBLE:
+    if every_bits & _REVERSIBLE:
         t[Fan.REVERSIBLE_TILES] = 1
-    if codes <= GREEN:
+    if every_bits & _GREEN:
         t[Fan.ALL_GREEN] = 1
     if not t[Fan.ALL_SIMPLES]:
-        if all(is_honor(c) for c in codes):
+        if every_bits & _HONOR:
             t[Fan.ALL_HONORS] = 1
-        elif not any(is_honor(c) for c in codes) and all(c & 15 in (1, 9) for c in codes):
+        elif every_bits & _TERMINAL:
             t[Fan.ALL_TERMINALS] = 1
-        elif all(is_terminal_or_honor(c) for c in codes):
+        elif every_bits & _TERM_OR_HONOR:
             t[Fan.ALL_TERMINALS_AND_HONORS] = 1
     if HONORS not in suits:
-        ranks = {c & 15 for c in codes}
+        ranks = {r for r in range(1, 10) if any_bits >> (_RANK_SHIFT + r) & 1}
         if ranks <= {1, 2, 3, 4}:
             t[Fan.LOWER_FOUR if 4 in ranks else Fan.LOWER_TILES] = 1
         elif ranks <= {6, 7, 8, 9}:
             t[Fan.UPPER_FOUR if 6 in ranks else Fan.UPPER_TILES] = 1
         elif ranks <= {4, 5, 6}:
             t[Fan.MIDDLE_TILES] = 1
-    return [(Fan(i), n) for i, n in enumerate(t) if n]
+    return tuple((FANS[i], n) for i, n in enumerate(t) if n)
 
 
-def _unique_wait(counts: list[int], win: int, standing: int) -> bool:
-    """Does the hand less its winning tile wait on exactly one kind (as a regular hand, or
-    seven pairs with 13 standing tiles)?  Kinds whose four copies are all held still count."""
-    counts = list(counts)
+def _tile_fans(merged: list[int]) -> tuple[tuple[Fan, int], ...]:
+    any_bits, every_bits = 0, _ALL_BITS
+    for p in compress(_PROPS, merged):
+        any_bits |= p
+        every_bits &= p
+    return _tile_fans_of(any_bits, every_bits)
+
+
+def _unique_wait(counts: list[int], win: int, declared: int) -> bool:
+    """Does the hand less its winning tile wait on exactly one kind (as a regular hand, or as
+    seven pairs)?  Kinds whose four copies are all held still count as waits."""
     counts[win] -= 1
-    declared = (14 - (standing + 1)) // 3
-    found = 0
-    for k in range(34):
-        counts[k] += 1
-        if is_standard_win(counts, declared) or (standing == 13 and all(c % 2 == 0 for c in counts)):
-            found += 1
-        counts[k] -= 1
-        if found > 1:
-            return False
-    return found == 1
+    try:
+        return len(wait_kinds_with_held(counts, declared)) == 1
+    finally:
+        counts[win] += 1
 
 
 def _divisions(counts: list[int], fixed_cnt: int) -> list[list[Pack]]:
-    """Every regular reading of the standing tiles, each as its sets (code order) and the pair last."""
+    """Every regular reading of the standing tiles: its sets, the pair last.
+
+    Several readings come in the order of their sorted sets (pung before chow at a tile),
+    so that equal-scoring readings resolve as in the reference tables."""
+    g0 = _group_readings(0, tuple(counts[0:9]))
+    g1 = _group_readings(1, tuple(counts[9:18]))
+    g2 = _group_readings(2, tuple(counts[18:27]))
+    g3 = _group_readings(3, tuple(counts[27:34]))
+    if len(g0) == len(g1) == len(g2) == len(g3) == 1:
+        readings = [(g0[0], g1[0], g2[0], g3[0])]
+    else:
+        readings = [(a, b, c, d) for a in g0 for b in g1 for c in g2 for d in g3]
     out = []
-    for d in decompositions(counts, fixed_cnt, STANDARD_ONLY):
-        sets = sorted(((CODE[k], CODE[k] + 1, CODE[k] + 2) if kind == "chow" else (CODE[k],) * 3)
-                      for kind, k in d.sets)
-        packs: list[Pack] = [(CHOW, s[1], False) if s[0] != s[1] else (PUNG, s[0], False) for s in sets]
-        packs.append((PAIR, CODE[d.pair], False))
-        out.append((sets, packs))
-    out.sort(key=lambda item: item[0])
+    for parts in readings:
+        pairs = [r[0] for r in parts if r[0] is not None]
+        if len(pairs) != 1:
+            continue
+        out.append((parts, [p for r in parts for p in r[2]] + [(PAIR, pairs[0], False)]))
+    if len(out) > 1:
+        out.sort(key=lambda item: sorted(t for r in item[0] for t in r[1]))
     return [packs for _, packs in out]
+
+
+GroupReading = tuple[int | None, tuple[tuple[int, int, int], ...], tuple[Pack, ...]]
+_GROUP_READINGS: dict[tuple[int, tuple[int, ...]], list[GroupReading]] = {}
+
+
+def _group_readings(group: int, pattern: tuple[int, ...]) -> list[GroupReading]:
+    """One group's readings as (pair code or None, sets as code triples, sets as packs), cached by pattern."""
+    key = (group, pattern)
+    cached = _GROUP_READINGS.get(key)
+    if cached is not None:
+        return cached
+    base = group * 9
+    readings = []
+    for pair, sets in splits(pattern, group < 3):
+        triples = tuple((CODE[base + r],) * 3 if kind == SPLIT_PUNG else (CODE[base + r], CODE[base + r] + 1,
+                                                                           CODE[base + r] + 2)
+                        for kind, r in sets)
+        packs = tuple((CHOW, t[1], False) if t[0] != t[1] else (PUNG, t[0], False) for t in triples)
+        readings.append((None if pair < 0 else CODE[base + pair], triples, packs))
+    _GROUP_READINGS[key] = readings
+    return readings
 
 
 def _code_pack(meld) -> Pack:
