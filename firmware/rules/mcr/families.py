@@ -16,7 +16,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from firmware.rules.mcr.fans import Fan
-from firmware.rules.mcr.tiles import C, E, F, N, P, S, W, is_dragon, is_numbered
+from firmware.rules.mcr.tiles import C, E, F, N, P, S, W
 
 # The four two-chow fans, in the order they are trimmed back to (一般高 kept longest).
 TWO_CHOW_FANS = (Fan.PURE_DOUBLE_CHOW, Fan.MIXED_DOUBLE_CHOW, Fan.SHORT_STRAIGHT, Fan.TWO_TERMINAL_CHOWS)
@@ -141,7 +141,7 @@ def score_two_chows(a: int, b: int, table: list[int]) -> None:
 # -- pungs ---------------------------------------------------------------------
 def four_pungs_fan(t: tuple[int, int, int, int]) -> Fan | None:
     a, b, c, d = t
-    if is_numbered(a) and a + 1 == b and b + 1 == c and c + 1 == d:
+    if a < 0x40 and a + 1 == b and b + 1 == c and c + 1 == d:
         return Fan.FOUR_PURE_SHIFTED_PUNGS
     if t == (E, S, W, N):
         return Fan.BIG_FOUR_WINDS
@@ -153,7 +153,7 @@ _THREE_WINDS = {(E, S, W), (E, S, N), (E, W, N), (S, W, N)}
 
 def three_pungs_fan(a: int, b: int, c: int) -> Fan | None:
     """``a <= b <= c``."""
-    if is_numbered(a) and is_numbered(b) and is_numbered(c):
+    if c < 0x40:                # sorted: all three suited
         if _three_suits(a, b, c):
             ra, rb, rc = a & 15, b & 15, c & 15
             if _shifted_1_any_order(ra, rb, rc):
@@ -171,9 +171,9 @@ def three_pungs_fan(a: int, b: int, c: int) -> Fan | None:
 
 
 def two_pungs_fan(a: int, b: int) -> Fan | None:
-    if is_numbered(a) and is_numbered(b):
+    if a < 0x40 and b < 0x40:
         return Fan.DOUBLE_PUNG if a & 15 == b & 15 else None
-    if is_dragon(a) and is_dragon(b):
+    if a >= C and b >= C:
         return Fan.TWO_DRAGONS_PUNGS
     return None
 

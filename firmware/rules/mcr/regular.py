@@ -12,6 +12,7 @@ in a :class:`HandFacts`, computed once per hand by the scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 from operator import mul
 
 from firmware.rules.mcr import families as fam
@@ -36,9 +37,16 @@ class HandFacts:
     tile_fans: list[tuple[Fan, int]]      # from the tiles as a whole (flushes, 断幺, 全大 ...)
     fours: int                     # kinds with all four tiles in the hand, kongs not subtracted
     kongs: int
-    unique_wait: bool
+    unique_wait_check: Callable[[], bool]   # does the hand less its winning tile wait on that tile alone?
     seat_wind: int                 # codes
     round_wind: int
+    _unique_wait: bool | None = None
+
+    def unique_wait(self) -> bool:
+        """Computed once, and only when a reading could score a wait."""
+        if self._unique_wait is None:
+            self._unique_wait = self.unique_wait_check()
+        return self._unique_wait
 
 
 def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple[list[int], int]:
@@ -104,14 +112,23 @@ def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple
     else:
         fam.score_four_pungs((pungs[0], pungs[1], pungs[2], pungs[3]), t)
 
-    _concealment(packs, fixed_cnt, facts.self_drawn, t)
+    # 不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard
+    melded = 0
+    for _, _, m in packs[:fixed_cnt]:
+        melded += m
+    if melded == 0:
+        t[I.FULLY_CONCEALED_HAND if facts.self_drawn else I.CONCEALED_HAND] = 1
+    elif melded == 4:
+        t[I.SELF_DRAWN if facts.self_drawn else I.MELDED_HAND] = 1
+    elif facts.self_drawn:
+        t[I.SELF_DRAWN] = 1
     _pair(pair, n_chows, t)
     _set_traits(packs, t)
     for fan, n in facts.tile_fans:
         t[fan] = n
     if not t[I.QUADRUPLE_CHOW]:
         t[I.TILE_HOG] = facts.fours - facts.kongs
-    if facts.unique_wait:
+    if (win_in_concealed_chow or pair == win) and facts.unique_wait():
         wait_fan(packs[fixed_cnt:], win, t)
     final_adjust(t)
     if not t[I.BIG_FOUR_WINDS]:
@@ -140,17 +157,6 @@ def _pure_terminal_chows(chows: list[int], pair: int) -> bool:
         return False
     base = pair & 0xF0
     return sorted(chows) == [base | 2, base | 2, base | 8, base | 8]
-
-
-def _concealment(packs: list[Pack], fixed_cnt: int, self_drawn: bool, t: list[int]) -> None:
-    """不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard."""
-    melded = sum(1 for _, _, m in packs[:fixed_cnt] if m)
-    if melded == 0:
-        t[I.FULLY_CONCEALED_HAND if self_drawn else I.CONCEALED_HAND] = 1
-    elif melded == 4:
-        t[I.SELF_DRAWN if self_drawn else I.MELDED_HAND] = 1
-    elif self_drawn:
-        t[I.SELF_DRAWN] = 1
 
 
 def _pair(pair: int, n_chows: int, t: list[int]) -> None:

@@ -34,6 +34,8 @@ from firmware.rules.win import MeldKind, Win
 
 MINIMUM = 8
 FANS: tuple[Fan, ...] = tuple(Fan)
+_STANDARD_SHAPE, _SEVEN_PAIRS, _HONOURS_KNITTED, _THIRTEEN_ORPHANS, _KNITTED_STRAIGHT = (
+    Shape.STANDARD, Shape.SEVEN_PAIRS, Shape.HONOURS_KNITTED, Shape.THIRTEEN_ORPHANS, Shape.KNITTED_STRAIGHT)
 _STANDARD = [Shape.STANDARD]
 
 
@@ -56,7 +58,10 @@ class MCRScore:
 
 def score(win: Win) -> MCRScore:
     """Score a declared win; ``win`` must be valid (:meth:`Win.validate`)."""
-    counts = win.concealed_counts()
+    counts = [0] * 34
+    for kind in win.hand:
+        counts[kind] += 1
+    counts[win.win_tile] += 1
     melds = win.melds
     fixed_cnt = len(melds)
     w = win.win_tile
@@ -91,24 +96,24 @@ def score(win: Win) -> MCRScore:
     shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES) if fixed_cnt <= 1 else _STANDARD
     if not shapes:
         return MCRScore(False, reason="not a winning shape")
-    if Shape.SEVEN_PAIRS in shapes:
+    if _SEVEN_PAIRS in shapes:
         best = special.seven_pairs(counts, w, flag_fans, tile_fans, fours)
-    elif Shape.HONOURS_KNITTED in shapes:
+    elif _HONOURS_KNITTED in shapes:
         best = special.honours_and_knitted(counts, flag_fans)
-    elif Shape.THIRTEEN_ORPHANS in shapes:
+    elif _THIRTEEN_ORPHANS in shapes:
         best = special.thirteen_orphans(counts, flag_fans)
-    elif Shape.KNITTED_STRAIGHT in shapes:
+    elif _KNITTED_STRAIGHT in shapes:
         fixed_kind_packs = [_kind_pack(m) for m in win.melds]
         best = special.knitted_straight(counts, fixed_kind_packs, merged, w, self_drawn, flag_fans,
                                         lambda rest: _unique_wait(rest, w, 3), prevalent, seat)
-    if best is None and fixed_cnt == 0 and Shape.STANDARD in shapes:
+    if best is None and fixed_cnt == 0 and _STANDARD_SHAPE in shapes:
         best = special.nine_gates(counts, w, flag_fans)
     if best is not None:
         best_total = _total(best)
     seven = best is not None and best[I.SEVEN_PAIRS] == 1
-    if (best is None or seven) and Shape.STANDARD in shapes:
+    if (best is None or seven) and _STANDARD_SHAPE in shapes:
         facts = HandFacts(CODE[w], self_drawn, flag_fans, tile_fans, fours, kongs,
-                          _unique_wait(counts, w, fixed_cnt), seat, prevalent)
+                          lambda: _unique_wait(counts, w, fixed_cnt), seat, prevalent)
         fixed = [_code_pack(m) for m in melds]
         divisions = _divisions(counts, fixed_cnt)
         if len(divisions) == 1 and best is None:
