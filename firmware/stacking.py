@@ -34,6 +34,7 @@ class CycleResult:
     fault: Fault | None = None
     reported: list[Fault] = field(default_factory=list)
     pauses: int = 0
+    empty: bool = False          # a probe found no tiles on the disk at all
 
     @property
     def duration_s(self) -> float:
@@ -41,7 +42,12 @@ class CycleResult:
 
 
 class StackingCycle:
-    def __init__(self, table: Table, target_tiles: int, done: Callable[[CycleResult], None]) -> None:
+    def __init__(self, table: Table, target_tiles: int, done: Callable[[CycleResult], None],
+                 progress: list[tuple[int, int]] | None = None, probe: bool = False) -> None:
+        """``progress``: per side (counted, stacked) to continue an interrupted cycle.  ``probe``: the disk
+        may be empty (the centre was opened to load); no tile at all then ends the cycle without a fault."""
+        self.probe = probe
+        self.progress = progress or [(0, 0)] * len(table.heads)
         self.table = table
         self.loop = table.loop
         self.limits = table.cfg.limits
@@ -68,7 +74,12 @@ class StackingCycle:
             head.on_complete = self._side_complete
             head.on_fault = self._fault
             head.on_feed_full = self._feed_full
-            head.start(self.target_tiles)
+            head.on_stack = self._stack
+            counted, stacked = self.progress[head.side]
+            head.start(self.target_tiles, counted, stacked)
+        if all(h.complete for h in t.heads):
+            self.loop.call_later(0.0, self._finish, None)
+            return
         t.turntable.on_fault = self._fault
         self._timers["cycle"] = self.loop.call_later(self.limits.cycle_limit_s, self._too_slow)
         if not self._full:
@@ -126,6 +137,10 @@ class StackingCycle:
             if timer:
                 timer.cancel()
 
+    def _stack(self, side: int, index: int, tiles: int) -> None:
+        self.table.bus.publish("stacking.stack", side=side, index=index, tiles=tiles,
+                               stacked=self.table.heads[side].stacked_tiles)
+
     def _arm_starve(self, side: int) -> None:
         timer = self._starve.pop(side, None)
         if timer:
@@ -153,6 +168,9 @@ class StackingCycle:
 
     def _tiles_out(self) -> None:
         heads = self.table.heads
+        if self.probe and all(h.counted == 0 for h in heads) and not any(self.progress[h.side][0] for h in heads):
+            self._finish(None, empty=True)
+            return
         missing = {h.side: self.target_tiles - h.counted for h in heads if h.counted < self.target_tiles}
         self._fault(Fault(FaultCode.E62, self.loop.now(), "stacking",
                           {"missing_per_side": missing, "missing": sum(missing.values())}))
@@ -174,6 +192,28 @@ class StackingCycle:
         log.error("stacking stopped: %s", fault)
         self._finish(fault)
 
+    def pause(self) -> None:
+        """Players add forgotten tiles (both lift keys): the disk and ring stop, heads finish their turn."""
+        if not self.running or self.paused:
+            return
+        self.paused = True
+        self.pauses += 1
+        for timer in [*self._timers.values(), *self._starve.values()]:
+            timer.cancel()
+        self._timers.clear()
+        self._starve.clear()
+        self.table.turntable.stop()
+        self.table.bus.publish("stacking.paused")
+
+    def resume(self) -> None:
+        if not self.running or not self.paused:
+            return
+        self.paused = False
+        self._timers["cycle"] = self.loop.call_later(self.limits.cycle_limit_s, self._too_slow)
+        self.table.bus.publish("stacking.resumed")
+        if not self._full:
+            self._run_disk()
+
     def fail(self, fault: Fault) -> None:
         """End the cycle with a fault raised elsewhere (safety interlock)."""
         self._finish(fault)
@@ -193,7 +233,7 @@ class StackingCycle:
         for head in self.table.heads:
             head.stop()
 
-    def _finish(self, fault: Fault | None) -> None:
+    def _finish(self, fault: Fault | None, empty: bool = False) -> None:
         if not self.running:
             return
         self.running = False
@@ -201,9 +241,9 @@ class StackingCycle:
         if fault is not None and fault.tier is FaultTier.LATCHED:
             self.table.safe_stop_all()
         heads = self.table.heads
-        result = CycleResult(fault is None, self.started_s, self.loop.now(), self.target_tiles,
+        result = CycleResult(fault is None and not empty, self.started_s, self.loop.now(), self.target_tiles,
                              [h.stacked_tiles for h in heads], [h.stacks for h in heads],
-                             [h.complete_s for h in heads], fault, self.reported, self.pauses)
+                             [h.complete_s for h in heads], fault, self.reported, self.pauses, empty)
         self.table.bus.publish("stacking.done", ok=result.ok, duration_s=result.duration_s,
                                fault=fault.code.value if fault else None)
         self._done(result)

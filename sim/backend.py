@@ -29,6 +29,10 @@ class SimBackend:
         """The configured device path means nothing here: the port is the simulated reader's line."""
         return open_serial(f"rfidsim://{self.world.reader_line.name}", baud)
 
+    def power_off(self) -> None:
+        """The controller loses power: its devices go away, the table (and its pins) stay."""
+        self._board.close()
+
     def close(self) -> None:
         self._board.close()
         self.world.io.reset()

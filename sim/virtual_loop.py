@@ -88,3 +88,44 @@ class VirtualLoop:
         deadline = self._now + limit_s
         while self.step(deadline):
             pass
+
+
+class ScopedLoop:
+    """The firmware's view of the virtual loop: everything it schedules can be killed at once.
+
+    A simulated power cut kills the controller process, not the table: the
+    world's motors, sensors and tiles keep their timers, while every timer
+    and posted callback the firmware made is cancelled (``kill``).
+    """
+
+    def __init__(self, loop: VirtualLoop) -> None:
+        self._loop = loop
+        self._handles: list[Handle] = []
+        self.alive = True
+
+    def now(self) -> float:
+        return self._loop.now()
+
+    def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        handle = self._loop.call_at(when, self._guard, fn, *args)
+        self._handles.append(handle)
+        if len(self._handles) > 4096:
+            now = self._loop.now()
+            self._handles = [h for h in self._handles if not h.cancelled and h.when >= now]
+        return handle
+
+    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
+        return self.call_at(self._loop.now() + delay_s, fn, *args)
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._loop.post(self._guard, fn, *args)
+
+    def _guard(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.alive:
+            fn(*args)
+
+    def kill(self) -> None:
+        self.alive = False
+        for handle in self._handles:
+            handle.cancel()
+        self._handles.clear()

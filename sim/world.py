@@ -120,6 +120,23 @@ class TableWorld:
         """Put a whole set on the disk, shuffled (as if pushed through the drop hole)."""
         self.turntable.load(shuffled(self.sets[set_id], self.rng))
 
+    def center_is_up(self) -> bool:
+        return self.center.position >= 1.0
+
+    def push_table_into_center(self) -> int:
+        """Players push every tile on the table top into the open centre; returns how many."""
+        tiles = [t for side in self.walls for stack in side for t in stack]
+        self.walls = [[] for _ in range(len(self.walls))]
+        self.turntable.load(shuffled(tiles, self.rng))
+        return len(tiles)
+
+    def pour(self, set_id: str) -> None:
+        """A whole set poured in through the open centre (first load)."""
+        self.turntable.load(shuffled(self.sets[set_id], self.rng))
+
+    def tiles_on_table(self) -> int:
+        return sum(len(stack) for side in self.walls for stack in side)
+
     def _antenna_field(self, antenna: int) -> list[bytes]:
         """UIDs in an antenna's field now: a head's feed track, or a seat pad."""
         if antenna < SIDES:

@@ -57,16 +57,26 @@ class StackingHead:
     def complete(self) -> bool:
         return self.active is False and self.complete_s is not None
 
-    def start(self, target_tiles: int) -> None:
-        """Begin a side: open the gate and stack until ``target_tiles`` are in."""
+    def start(self, target_tiles: int, counted: int = 0, stacked: int = 0) -> None:
+        """Begin a side: open the gate and stack until ``target_tiles`` are in.
+
+        ``counted`` / ``stacked`` continue an interrupted side (after a power cut or
+        missing tiles): the tiles counted but not yet stacked wait in the track.
+        """
         self.target_tiles = target_tiles
-        self.counted = self.stacked_tiles = self.stacks = self.pending = 0
+        self.counted, self.stacked_tiles, self.pending = counted, stacked, counted - stacked
+        self.stacks = (stacked + 1) // 2
         self.complete_s = None
         self.last_tile_s = None
+        if stacked >= target_tiles:
+            self.active = False
+            self.complete_s = self.loop.now()
+            return
         self.active = True
-        self.gate.set(True)
+        self.gate.set(counted < target_tiles)
         if self.feed_full.active:
             self._feed_full_edge(True)
+        self._maybe_turn()
 
     def stop(self) -> None:
         """Close the gate and stop the cam (the cycle is over or aborted)."""

@@ -77,6 +77,11 @@ class WallRead:
         self.tags: list[list[TagEvent]] = [[] for _ in range(SIDES)]
         self.events_lost_count = 0
         self.loss_reports: list[str] = []
+        self.prefix: list[list[bytes | None]] = [[] for _ in range(SIDES)]   # read before a restart
+
+    def restore(self, prefix: list[list[bytes | None]]) -> None:
+        """Continue a read interrupted by a power cut: these UIDs (None: unknown) come first."""
+        self.prefix = [list(side) for side in prefix]
 
     def tile_counted(self, side: int, at_s: float) -> None:
         self.pulses_s[side].append(at_s)
@@ -102,10 +107,22 @@ class WallRead:
                 stray += [(side, uid) for uid in unmatched]
                 log.warning("side %d: %d tiles counted, %d tags read; paired by time, %d unknown", side,
                             len(pulses), len(tags), paired.count(None))
+            paired = self.prefix[side] + paired
             for index, uid in enumerate(paired[: self.tiles_per_side]):
                 uids[groove_position(side, index, self.tiles_per_side, self.wall)] = uid
-        return WallMap(self.tiles_per_side, uids, [len(p) for p in self.pulses_s], stray,
+        return WallMap(self.tiles_per_side, uids, [len(pre) + len(p) for pre, p in zip(self.prefix, self.pulses_s)],
+                       stray,
                        self.events_lost_count, list(self.loss_reports))
+
+    def progress(self) -> list[list[bytes | None]]:
+        """What is known so far per side, in count order (for the table database)."""
+        out = []
+        for side in range(SIDES):
+            tags = [t.uid for t in self.tags[side]]
+            known: list[bytes | None] = tags if not self.loss_reports else [None] * len(tags)
+            known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
+            out.append(self.prefix[side] + known)
+        return out
 
     def _board_offset_s(self) -> float | None:
         """Board time minus host time, from sides where counts and TAGs agree (else from receipt times)."""

@@ -29,8 +29,9 @@ HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
 
 
 class WallSession:
-    def __init__(self, loop: Loop, bus: EventBus, reader: ReaderDriver, registry: TileRegistry, set_id: str,
+    def __init__(self, loop: Loop, bus: EventBus, reader: ReaderDriver, registry: TileRegistry, set_id: str | None,
                  tile_set: TileSet, read: WallRead, competition: bool) -> None:
+        """``set_id`` None: the set is recognised from its tags (the set most of them belong to)."""
         self.loop = loop
         self.bus = bus
         self.reader = reader
@@ -60,10 +61,19 @@ class WallSession:
         self.bus.unsubscribe(self._counted)
         self.reader.stream_stop(lambda reply: self._stopped(done))
 
+    def abandon(self) -> None:
+        """Stop listening without a verdict (the cycle was aborted)."""
+        self.bus.unsubscribe(self._counted)
+        for listeners, fn in ((self.reader.on_tag, self.read.tag), (self.reader.on_events_lost, self.read.events_lost)):
+            if fn in listeners:
+                listeners.remove(fn)
+
     def _stopped(self, done: Callable[[Verification], None]) -> None:
         self.reader.on_tag.remove(self.read.tag)
         self.reader.on_events_lost.remove(self.read.events_lost)
         self.wall_map = self.read.build()
+        if self.set_id is None:
+            self.set_id = _majority_set(self.registry, self.wall_map) or "?"
         result = verify_wall(self.wall_map, self.registry, self.set_id, self.tile_set, self.competition)
         self.verification = result
         self.bus.publish("wall.verified", set_id=self.set_id, may_rise=result.may_rise, summary=result.summary(),
@@ -75,3 +85,12 @@ class WallSession:
                 "accepted": result.may_rise}))
         log.info("set %s: %s", self.set_id, result.summary())
         done(result)
+
+
+def _majority_set(registry: TileRegistry, wall_map: WallMap) -> str | None:
+    votes: dict[str, int] = {}
+    for uid in wall_map.uids.values():
+        entry = registry.lookup(uid) if uid is not None else None
+        if entry is not None:
+            votes[entry.set_id] = votes.get(entry.set_id, 0) + 1
+    return max(votes, key=lambda s: votes[s]) if votes else None

@@ -1,0 +1,72 @@
+"""What the controller must know after a power cut: where each set is, and how far things got.
+
+Plain data, written to the table database as one JSON document after every
+change.  Positions of a stacked set's walls are kept as faces per position
+(from the verified wall map), so a restarted controller can still deal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from firmware.controller.states import SetLocation
+from firmware.tiles.wall import Position, Wall
+
+
+@dataclass
+class StackingProgress:
+    set_id: str | None                 # None until the tags say which set it is
+    counted: list[int]
+    stacked: list[int]
+    uids: list[list[str | None]]       # per side, in count order (hex; None unknown)
+
+
+@dataclass
+class Bookkeeping:
+    sets: dict[str, str] = field(default_factory=dict)          # set id -> SetLocation value
+    unknown_on_disk: bool = False      # tiles poured in that no tag has named yet
+    stacking: StackingProgress | None = None
+    walls: dict[str, list] = field(default_factory=dict)        # set id -> [[side, stack, level, kind|None], ...]
+    hand: int = 0                      # hands started
+    dealer: int = 0                    # physical side of the dealer
+    hand_open: bool = False            # a hand is being played
+    hand_over: bool = False            # a hand ended; its set still has to go into the centre
+    players_waited_s: float = 0.0
+    cycles: int = 0
+
+    def where(self, set_id: str) -> SetLocation:
+        return SetLocation(self.sets.get(set_id, SetLocation.NONE.value))
+
+    def put(self, set_id: str, location: SetLocation) -> None:
+        self.sets[set_id] = location.value
+
+    def sets_at(self, location: SetLocation) -> list[str]:
+        return sorted(s for s, where in self.sets.items() if where == location.value)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Bookkeeping":
+        data = dict(data or {})
+        stacking = data.pop("stacking", None)
+        book = cls(**data)
+        book.stacking = StackingProgress(**stacking) if stacking else None
+        return book
+
+    def store_wall(self, set_id: str, wall: Wall) -> None:
+        self.walls[set_id] = [[p.side, p.stack, p.level, wall[p]] for p in wall.positions()]
+
+    def wall(self, set_id: str) -> Wall | None:
+        rows = self.walls.get(set_id)
+        if not rows:
+            return None
+        sides: list[list[tuple]] = [[] for _ in range(4)]
+        by_pos = {Position(s, st, lv): kind for s, st, lv, kind in rows}
+        stacks = max(p.stack for p in by_pos)
+        for side in range(4):
+            for stack in range(1, stacks + 1):
+                bottom = by_pos.get(Position(side, stack, "bottom"))
+                top = Position(side, stack, "top")
+                sides[side].append((bottom, by_pos[top]) if top in by_pos else (bottom,))
+        return Wall.from_sides(sides)

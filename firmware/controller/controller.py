@@ -1,0 +1,444 @@
+"""The table controller: the state machine that runs a double-set table through its cycle.
+
+One ``transitions.Machine`` (enum states, ``auto_transitions=False``,
+``queued=True``; an exception in a callback latches the table) with the
+transition table of :mod:`firmware.controller.states`.  Entering a state
+starts an operation on the loop (:mod:`firmware.controller.jobs`); the
+operation's outcome fires the next trigger.  Stacking the used set is a
+background job that runs while a hand is played.  Keys come from the panel,
+faults from the event bus; every change of state or bookkeeping is written
+to the table database before anything else happens, so a power cut at any
+instant restarts from the last committed step.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+from transitions import Machine
+
+from firmware.controller import jobs
+from firmware.controller.bookkeeping import Bookkeeping, StackingProgress
+from firmware.controller.states import TRANSITIONS, SetLocation, TableState
+from firmware.controller.store import TableStore
+from firmware.events import Event
+from firmware.faults import Fault, FaultCode, FaultTier
+from firmware.mechanisms.center_lift import LiftStop
+from firmware.reader.registry import TileRegistry
+from firmware.reader.verify import Verification
+from firmware.reader.wall_map import WallRead
+from firmware.reader.wall_session import WallSession
+from firmware.rules.ruleset import RuleSetConfig
+from firmware.safety import SafetySupervisor
+from firmware.stacking import CycleResult, StackingCycle
+from firmware.table import Table
+from firmware.tiles.dealing import deal
+from firmware.tiles.sets import tile_set
+from firmware.tiles.tile import code
+
+log = logging.getLogger(__name__)
+
+S = TableState
+LIFT_KEYS = ("key_lift0", "key_lift1")
+BLINK_S = 0.4
+# Recoverable faults that stop the table until the players (or a technician) act.
+HOLDING = {FaultCode.E02, FaultCode.E04, FaultCode.E62, FaultCode.E63}
+
+
+class Controller:
+    def __init__(self, table: Table, store: TableStore, registry: TileRegistry, rules: RuleSetConfig,
+                 safety: SafetySupervisor, dice_rng: random.Random) -> None:
+        self.table = table
+        self.loop = table.loop
+        self.bus = table.bus
+        self.store = store
+        self.registry = registry
+        self.rules = rules
+        self.safety = safety
+        self.dice_rng = dice_rng
+        self.cfg = table.cfg
+        self.tile_set = tile_set(self.cfg.table.tile_set)
+        self.next_tile_set = self.tile_set
+        self.book = Bookkeeping.from_dict(store.get("book"))
+        self.state: str = S.BOOT.value
+        self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
+                               initial=S.BOOT.value, auto_transitions=False, queued=True,
+                               after_state_change="_state_changed", on_exception="_exception")
+        self.fault: Fault | None = None
+        self.stacking: StackingCycle | None = None
+        self.session: WallSession | None = None
+        self._job: jobs.Job | None = None
+        self._blink: Any = None
+        self._wait_started_s: float | None = None
+        self._pending_deal: dict | None = None
+        self._after_close = False
+        self.verifications: list[Verification] = []
+        self._restore_nominal()
+        table.panel.on_key(self._key)
+        self.bus.subscribe("fault", self._fault_event)
+        self.bus.subscribe("stacking.tile", self._stacking_progress)
+        self.bus.subscribe("stacking.stack", self._stacking_progress)
+
+    # -- life cycle -----------------------------------------------------------
+    def start(self) -> None:
+        """Power on: service mode when both lift keys are held, else home and carry on."""
+        self.table.reader.start()
+        self.bus.publish("controller.boot", book=self.book.to_dict())
+        if all(self.table.panel.keys[k].active for k in LIFT_KEYS):
+            self.service()
+        else:
+            self.power_on()
+
+    @property
+    def table_state(self) -> TableState:
+        return TableState(self.state)
+
+    def set_tile_count(self, tiles: int) -> None:
+        """A change of tile set applies from the next stacking cycle."""
+        self.next_tile_set = tile_set(tiles)
+
+    # -- state entry ------------------------------------------------------------
+    def _state_changed(self) -> None:
+        self._persist()
+        self.bus.publish("controller.state", state=self.state)
+
+    def on_enter_homing(self) -> None:
+        self._stop_blink()
+        self._job = jobs.home_all(self.table, self._homed)
+
+    def _homed(self, fault: Fault | None) -> None:
+        if fault is None and self.state == S.HOMING.value:
+            self.homed()
+
+    def on_enter_idle(self) -> None:
+        """Decide the next step from the bookkeeping alone (this is also the restart path)."""
+        b = self.book
+        on_table = b.sets_at(SetLocation.TABLE)
+        if b.hand_over:
+            self.open_center()
+        elif on_table and b.hand_open:
+            self.resume_play()
+        elif on_table:
+            b.hand_over = True          # walls up but no hand: clear the table first
+            self.open_center()
+        elif b.sets_at(SetLocation.STACKED):
+            if b.hand > 0 or self._after_close:
+                self._after_close = False
+                self.raise_walls()      # the centre just closed: the ready set rises
+            else:
+                self.set_ready()
+        elif b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk:
+            self.stack()
+        else:
+            self.table.panel.lamp("led_status", False)
+
+    def on_enter_stacking(self) -> None:
+        if self.book.hand > 0 and self._wait_started_s is None:
+            self._wait_started_s = self.loop.now()
+        if self.stacking is None:
+            self._start_stacking()
+
+    def on_enter_ready(self) -> None:
+        self.table.panel.lamp("led_ready", True)
+
+    def on_enter_paused(self) -> None:
+        if self.stacking is not None:
+            self.stacking.pause()
+        self._job = jobs.move_center(self.table, LiftStop.UP, lambda fault: None)
+
+    def on_exit_paused(self) -> None:
+        self._job = jobs.move_center(self.table, LiftStop.DOWN, self._resumed)
+
+    def _resumed(self, fault: Fault | None) -> None:
+        if fault is None and self.stacking is not None:
+            self.stacking.resume()
+
+    def on_enter_raising(self) -> None:
+        if self._wait_started_s is not None:
+            self.book.players_waited_s += self.loop.now() - self._wait_started_s
+            self._wait_started_s = None
+        self.table.panel.lamp("led_ready", False)
+        self._job = jobs.raise_walls(self.table, self._raised)
+
+    def _raised(self, fault: Fault | None) -> None:
+        if fault is not None:
+            return
+        for set_id in self.book.sets_at(SetLocation.STACKED):
+            self.book.put(set_id, SetLocation.TABLE)
+        self._persist()
+        self.raised()
+        if self.stacking is None and (self.book.sets_at(SetLocation.DISK) or self.book.unknown_on_disk
+                                      or self.book.stacking):
+            self._start_stacking()      # the used set, under the table, while the hand is played
+
+    def on_enter_dice(self) -> None:
+        self._dealer_lamps()
+        if self.cfg.dice.electronic or self.dice_rng is not None:
+            pass                        # wait for the dealer's dice key either way
+
+    def on_enter_in_play(self) -> None:
+        self.book.hand_open = True
+        self._persist()
+
+    def on_enter_center_up(self) -> None:
+        if self.book.hand_open:
+            self.book.hand_open = False
+            self.book.hand_over = True
+            self.store.end_hand(self.book.hand, self.loop.now(), {"result": "ended"})
+            self._persist()
+            self.bus.publish("hand.over", hand=self.book.hand)
+        self._job = jobs.move_center(self.table, LiftStop.UP, self._center_moved("opened"))
+
+    def on_enter_center_down(self) -> None:
+        self._job = jobs.move_center(self.table, LiftStop.DOWN, self._center_closed)
+
+    def _center_closed(self, fault: Fault | None) -> None:
+        if fault is not None:
+            return
+        b = self.book
+        for set_id in b.sets_at(SetLocation.TABLE):
+            b.put(set_id, SetLocation.DISK)   # the used set went in through the centre
+        if b.hand_over:
+            b.hand_over = False
+            b.dealer = (b.dealer + 1) % 4     # MCR: the deal passes every hand (rule sets refine this)
+        else:
+            b.unknown_on_disk = True          # opened to load: maybe a set was poured in
+        self._after_close = True
+        self._persist()
+        self.closed()
+
+    def _center_moved(self, trigger: str):
+        def done(fault: Fault | None) -> None:
+            if fault is None:
+                getattr(self, trigger)()
+        return done
+
+    def on_enter_hold(self) -> None:
+        self._stop_motion()
+        self._start_blink()
+
+    def on_enter_latched(self) -> None:
+        self._stop_motion()
+        self.table.safe_stop_all()
+        self._start_blink()
+
+    def on_enter_service(self) -> None:
+        self.table.panel.lamp("led_status", True)
+
+    # -- stacking ---------------------------------------------------------------------
+    def _start_stacking(self) -> None:
+        b = self.book
+        progress = b.stacking
+        if progress is None:
+            candidates = b.sets_at(SetLocation.DISK)
+            set_id = candidates[0] if candidates else None
+            self.tile_set = self.next_tile_set
+            per_side = self.tile_set.size // 4
+            progress = StackingProgress(set_id, [0] * 4, [0] * 4, [[] for _ in range(4)])
+            b.stacking = progress
+            b.unknown_on_disk = False
+            if set_id is not None:
+                b.put(set_id, SetLocation.STACKING)
+        per_side = self.tile_set.size // 4
+        read = WallRead(per_side, self.cfg.wall, self.cfg.reader.match_tolerance_s)
+        read.restore([[bytes.fromhex(u) if u else None for u in side] for side in progress.uids])
+        self.session = WallSession(self.loop, self.bus, self.table.reader, self.registry, progress.set_id,
+                                   self.tile_set, read, self.cfg.reader.verification == "competition")
+        self.session.start()
+        self.stacking = StackingCycle(self.table, per_side, self._stacked,
+                                      list(zip(progress.counted, progress.stacked)), probe=progress.set_id is None)
+        self._persist()
+        self.bus.publish("controller.stacking", set_id=progress.set_id, resumed=any(progress.counted))
+        self.stacking.start()
+
+    def _stacking_progress(self, event: Event) -> None:
+        progress = self.book.stacking
+        if progress is None or self.stacking is None:
+            return
+        side = event.data["side"]
+        head = self.table.heads[side]
+        progress.counted[side] = head.counted
+        progress.stacked[side] = head.stacked_tiles
+        if self.session is not None:
+            progress.uids = [[u.hex() if u else None for u in s] for s in self.session.read.progress()]
+        self._persist()
+
+    def _stacked(self, result: CycleResult) -> None:
+        self.stacking = None
+        if result.empty:
+            # The centre was opened but nothing was poured in: nothing to stack.
+            if self.session is not None:
+                self.session.abandon()
+                self.session = None
+            self.book.stacking = None
+            self._persist()
+            self.bus.publish("controller.disk_empty")
+            if self.state == S.STACKING.value:
+                self.nothing_to_stack()
+            return
+        if not result.ok:
+            return                              # the fault path decides (hold, latch)
+        session, self.session = self.session, None
+        if session is None:
+            return
+        session.finish(lambda verification: self._verified(session, verification))
+
+    def _verified(self, session: WallSession, verification: Verification) -> None:
+        b = self.book
+        set_id = session.set_id or "?"
+        if b.stacking and b.stacking.set_id and b.stacking.set_id != set_id:
+            b.sets.pop(b.stacking.set_id, None)
+        b.stacking = None
+        b.put(set_id, SetLocation.STACKED)
+        b.store_wall(set_id, verification.wall)
+        b.cycles += 1
+        self.verifications.append(verification)
+        self._persist()
+        self.table.panel.lamp("led_ready", True)
+        self.table.panel.beep()
+        self.bus.publish("controller.set_ready", set_id=set_id, may_rise=verification.may_rise)
+        if not verification.may_rise and self.cfg.reader.verification == "competition":
+            return                              # E82/E83 latch in competition mode (fault path)
+        if self.state == S.STACKING.value:
+            if b.hand > 0:
+                self.raise_walls()
+            else:
+                self.set_ready()
+
+    # -- dice and the deal -----------------------------------------------------------
+    def _throw_dice(self) -> None:
+        throws = self.rules.deal.throws
+        faces: list[int] = []
+        for _ in range(throws):
+            faces += [self.dice_rng.randint(1, 6), self.dice_rng.randint(1, 6)]
+        self.bus.publish("dice.rolled", faces=tuple(faces), electronic=True)
+        self._deal(tuple(faces))
+
+    def _deal(self, dice: tuple[int, ...]) -> None:
+        b = self.book
+        on_table = b.sets_at(SetLocation.TABLE)
+        set_id = on_table[0] if on_table else "?"
+        wall = b.wall(set_id)
+        b.hand += 1
+        self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
+        hands = {}
+        if wall is not None:
+            d = deal(wall, self.rules.deal_rules, dice, b.dealer)
+            hands = {side: [code(k) if k is not None else "?" for k in d.hand_tiles(wall, side)] for side in d.hands}
+            first = [str(p) for p in d.live[:4]]
+        else:
+            first = []
+        self._persist()
+        self.bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,
+                         first_draws=first)
+        self.dealt()
+
+    # -- keys -----------------------------------------------------------------------------
+    def _key(self, name: str, pressed: bool) -> None:
+        if not pressed:
+            return
+        state = self.state
+        both = all(self.table.panel.pressed[k] for k in LIFT_KEYS)
+        if name == "key_reset":
+            return                                   # the safety supervisor stops everything (E02)
+        if name in LIFT_KEYS:
+            if state == S.LATCHED.value:
+                if both:
+                    self.ack()
+            elif state == S.STACKING.value and both:
+                self.pause()
+            elif state == S.PAUSED.value and not both:
+                self.resume()
+            elif state == S.HOLD.value:
+                self.release()
+            elif state == S.IN_PLAY.value:
+                self.open_center()
+            elif state == S.OPEN.value:
+                self.close_center()
+            elif state == S.READY.value:
+                self.open_center()      # closing again raises the ready set (a second set may be poured in)
+            elif state == S.IDLE.value:
+                self.open_center()
+            elif state == S.SERVICE.value:
+                self.leave_service()
+        elif name == f"key_dice{self.book.dealer}" and state == S.DICE.value:
+            self._throw_dice()
+
+    def ack(self) -> None:
+        """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``)."""
+        if self.state != S.LATCHED.value:
+            return
+        self.store.acknowledge_faults(self.loop.now())
+        self.bus.publish("fault.acknowledged", at_s=self.loop.now())
+        self.fault = None
+        self.acknowledge()
+
+    # -- faults ------------------------------------------------------------------------------
+    def _fault_event(self, event: Event) -> None:
+        fault: Fault = event.data["fault"]
+        self.store.add_fault(fault.code.value, fault.tier.value, fault.at_s, self.state, fault.source, fault.detail)
+        latched = fault.tier is FaultTier.LATCHED or (
+            fault.code is FaultCode.E82 and self.cfg.reader.verification == "competition")
+        if latched:
+            if self.state != S.LATCHED.value:
+                self.fault = fault
+                self.latch()
+        elif fault.code in HOLDING and self.state not in (S.HOLD.value, S.LATCHED.value):
+            self.fault = fault
+            self.hold()
+
+    def _exception(self, event_data) -> None:
+        error = event_data.error
+        log.exception("controller error in %s: %s", self.state, error)
+        fault = Fault(FaultCode.E03 if isinstance(error, ValueError) else FaultCode.E90, self.loop.now(),
+                      "controller", {"error": repr(error)})
+        self.table.safe_stop_all()
+        self.bus.publish("fault", fault=fault)
+
+    def _stop_motion(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        if self.stacking is not None:
+            self.stacking.abort()
+            self.stacking = None
+        if self.session is not None:
+            self.session.abandon()
+            self.session = None
+        self.table.safe_stop_all()
+
+    # -- lamps -----------------------------------------------------------------------------------
+    def _dealer_lamps(self) -> None:
+        for side in range(4):
+            self.table.panel.lamp(f"led_dealer{side}", side == self.book.dealer)
+
+    def _start_blink(self) -> None:
+        """The dealer lamps blink the fault number (two digits, one lamp pattern per half second)."""
+        self._stop_blink()
+        number = self.fault.code.number if self.fault else 0
+
+        def tick(on: bool) -> None:
+            for side in range(4):
+                self.table.panel.lamp(f"led_dealer{side}", on and bool(number >> side & 1))
+            self._blink = self.loop.call_later(BLINK_S, tick, not on)
+        tick(True)
+
+    def _stop_blink(self) -> None:
+        if self._blink is not None:
+            self._blink.cancel()
+            self._blink = None
+
+    # -- persistence -----------------------------------------------------------------------------
+    def _persist(self) -> None:
+        self.store.put(book=self.book.to_dict(), state=self.state, nominal=self._nominal_samples())
+
+    def _nominal_samples(self) -> dict[str, list[float]]:
+        return {m.name: list(m.nominal.samples) for m in self.table.mechanisms()}
+
+    def _restore_nominal(self) -> None:
+        saved = self.store.get("nominal", {}) or {}
+        for mechanism in self.table.mechanisms():
+            if saved.get(mechanism.name):
+                mechanism.nominal.restore(saved[mechanism.name])

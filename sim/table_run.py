@@ -1,0 +1,115 @@
+"""A whole simulated session: the real controller, the simulated table, placeholder players.
+
+``SimRun`` wires the controller (firmware) to a :class:`~sim.world.TableWorld`
+through the simulated backend, with a table database on disk, and lets the
+placeholder players of :mod:`sim.placeholder_players` use the table for a
+number of hands.  A power cut (``power_cut`` or the ``power-cut@T`` fault)
+kills every firmware object and timer at that instant; power returns after
+``off_s`` and a new controller starts from the database, as on a table.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+from firmware.config import TableConfig, default_table_path, load_table_config
+from firmware.controller.controller import Controller
+from firmware.controller.states import TableState
+from firmware.controller.store import TableStore
+from firmware.events import Event, EventBus
+from firmware.rules.ruleset import RuleSetConfig, load_ruleset
+from firmware.safety import SafetySupervisor
+from firmware.table import Table
+from sim.backend import SimBackend
+from sim.faults import FaultSpec, apply_faults
+from sim.placeholder_players import PlaceholderPlayers
+from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
+from sim.world import TableWorld
+
+
+class SimRun:
+    def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
+                 faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
+                 sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0) -> None:
+        self.cfg = cfg or load_table_config(default_table_path())
+        self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
+        self.seed = seed
+        self.loop = VirtualLoop()
+        self.world = TableWorld(self.cfg, self.loop, seed)
+        faults = faults or []
+        apply_faults(self.world, faults)
+        self._tmp = None
+        if state_path is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="mjtable-")
+            state_path = Path(self._tmp.name) / "table.db"
+        self.state_path = Path(state_path)
+        self.events: list[Event] = []
+        sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
+        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=hand_s, auto_ack_s=auto_ack_s)
+        self.boots = 0
+        self.controller: Controller | None = None
+        for spec in faults:
+            if spec.kind == "power-cut":
+                if spec.at_s is not None:
+                    self.loop.call_at(spec.at_s, self.power_cut, spec.duration_s or 2.0)
+                elif spec.event is not None:
+                    self.world.on_event(spec.event[0], spec.event[1],
+                                        lambda s=spec: self.power_cut(s.duration_s or 2.0))
+        self._boot()
+
+    # -- the firmware side ------------------------------------------------------
+    def _boot(self) -> None:
+        self.boots += 1
+        self.fw_loop = ScopedLoop(self.loop)
+        self.backend = SimBackend(self.cfg, self.fw_loop, self.world)
+        self.bus = EventBus(self.fw_loop.now)
+        self.bus.subscribe("", self.events.append)
+        self.bus.subscribe("", self.players.on_event)
+        self.bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
+        self.bus.subscribe("deal", lambda e: self.world.event("hand"))
+        self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
+        self.safety = SafetySupervisor(self.table)
+        self.store = TableStore(self.state_path)
+        self.controller = Controller(self.table, self.store, self.world.registry, self.rules, self.safety,
+                                     random.Random(self.seed * 13 + self.boots))
+        self.controller.start()
+
+    def power_cut(self, off_s: float = 2.0) -> None:
+        """The controller dies now (relays drop, every firmware timer is gone) and restarts after ``off_s``."""
+        self.events.append(Event("power.cut", self.loop.now(), {"off_s": off_s}))
+        self.table.safe_stop_all()
+        self.fw_loop.kill()
+        self.table.reader.stop()
+        self.backend.power_off()
+        self.store.close()
+        self.controller = None
+        self.loop.call_later(off_s, self._boot)
+
+    # -- running ------------------------------------------------------------------
+    @property
+    def state(self) -> TableState | None:
+        return self.controller.table_state if self.controller else None
+
+    def run(self, timeout_s: float = 7200.0) -> bool:
+        """Run until the placeholder players have had their hands; False on timeout."""
+        try:
+            self.loop.run_until(lambda: self.players.finished, timeout_s)
+        except SimTimeout:
+            return False
+        return True
+
+    def run_until(self, done, timeout_s: float) -> None:
+        self.loop.run_until(done, timeout_s)
+
+    def faults(self) -> list:
+        return [e.data["fault"] for e in self.events if e.topic == "fault"]
+
+    def close(self) -> None:
+        if self.controller is not None:
+            self.table.reader.stop()
+            self.store.close()
+        self.backend.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
