@@ -94,8 +94,10 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
             world.lifts[side].jam()
         elif name == "center":
             world.center.jam()
+        elif name == "dice":
+            world.dice.jammed = True
         else:
-            raise FaultSpecError(f"cannot jam {target!r}: use stacker0..3, lift0..3 or center")
+            raise FaultSpecError(f"cannot jam {target!r}: use stacker0..3, lift0..3, center or dice")
     elif kind == "stall":
         if name not in ("disk", "ring"):
             raise FaultSpecError(f"cannot stall {target!r}: use disk or ring")
@@ -145,7 +147,7 @@ def _change_set(world: "TableWorld", spec: FaultSpec) -> None:
             kind = parse_one(spec.value or "")
             for i, tile in enumerate(tiles):
                 if tile.kind == kind:
-                    del tiles[i]
+                    world.removed_tiles.append(tiles.pop(i))     # under a chair: the players can find it
                     break
         elif spec.kind == "extra-tile":
             tiles.append(SimTile(make_uid(set_id, 0x7F00 + len(tiles)), set_id, parse_one(spec.value or "")))

@@ -39,6 +39,8 @@ class PlaceholderPlayers:
         self.finished = False
         self.state = S.BOOT
         self._gen = 0                 # invalidates reactions to an older state
+        self.technician_visits = 0
+        self.enter_dice = None        # the controller's enter_dice, set by the run
 
     def on_event(self, event: Event) -> None:
         if event.topic == "controller.state":
@@ -48,8 +50,8 @@ class PlaceholderPlayers:
         elif event.topic == "deal":
             self.hands_started = event.data["hand"]
             self.dealer = event.data["dealer"]
-        elif event.topic == "controller.set_ready" and self.state is S.READY:
-            pass
+        elif event.topic == "dice.waiting":
+            self._later(self.reaction_s, self._read_dice)
 
     def _later(self, delay_s: float, fn, *args) -> None:
         gen = self._gen
@@ -72,6 +74,10 @@ class PlaceholderPlayers:
             self._later(self.reaction_s * 3, self._resume_after_hold)
         elif state is S.LATCHED and self.auto_ack_s is not None:
             self._later(self.auto_ack_s, self._technician_ack)
+
+    def _read_dice(self) -> None:
+        if self.world.dice.result is not None and self.enter_dice is not None:
+            self.enter_dice(self.world.dice.result)
 
     def _dealer_side(self) -> int:
         lamps = [s for s in range(4) if self.world.lamps.get(f"led_dealer{s}")]
@@ -99,10 +105,12 @@ class PlaceholderPlayers:
         # E62: the players find the missing tile and put it back through the centre first.
         missing = getattr(self.world, "removed_tiles", [])
         if missing:
-            self.world.turntable.load([missing.pop()])
+            self.world.turntable.load([missing.pop(0)])
         self._press("key_lift0")
 
     def _technician_ack(self) -> None:
+        self.world.repair()
+        self.technician_visits += 1
         self.world.keys["key_lift0"].set(True)
         self.world.keys["key_lift1"].set(True)
         self.loop.call_later(0.3, self.world.keys["key_lift0"].set, False)

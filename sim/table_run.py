@@ -74,6 +74,7 @@ class SimRun:
         self.store = TableStore(self.state_path)
         self.controller = Controller(self.table, self.store, self.world.registry, self.rules, self.safety,
                                      random.Random(self.seed * 13 + self.boots))
+        self.players.enter_dice = self.controller.enter_dice
         self.controller.start()
 
     def power_cut(self, off_s: float = 2.0) -> None:

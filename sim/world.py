@@ -105,6 +105,7 @@ class TableWorld:
             set_id: physical_set(registry, self.tile_set, set_id) for set_id in set_ids
         }
         self.pads: list[list[SimTile]] = [[] for _ in range(SIDES)]   # tiles laid on each seat's pad
+        self.removed_tiles: list[SimTile] = []                         # taken out by a missing-tile fault
 
         # The reader board under the table and its cable to the controller (rfidsim://NAME).
         self.name = f"table{next(_NAMES)}"
@@ -133,6 +134,18 @@ class TableWorld:
     def pour(self, set_id: str) -> None:
         """A whole set poured in through the open centre (first load)."""
         self.turntable.load(shuffled(self.sets[set_id], self.rng))
+
+    def repair(self) -> None:
+        """A technician clears every mechanical fault: jams freed, stalls cleared, sensors unstuck."""
+        for cam in [*(h.cam for h in self.heads), *self.lifts]:
+            cam.axis.jam(False)
+        self.center.axis.jam(False)
+        self.turntable.stalled = False
+        self.turntable._update()
+        for sensor in self.io.sensors.values():
+            if sensor.stuck is not None:
+                sensor.stick(None)
+        self.dice.jammed = False
 
     def tiles_on_table(self) -> int:
         return sum(len(stack) for side in self.walls for stack in side)

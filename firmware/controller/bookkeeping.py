@@ -7,7 +7,7 @@ change.  Positions of a stacked set's walls are kept as faces per position
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from firmware.controller.states import SetLocation
 from firmware.tiles.wall import Position, Wall
@@ -44,14 +44,19 @@ class Bookkeeping:
         return sorted(s for s, where in self.sets.items() if where == location.value)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Everything but the walls (written once per stacked set, see ``walls``), shallowly."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("walls", "stacking")}
+        out["stacking"] = dict(vars(self.stacking)) if self.stacking else None
+        return out
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> "Bookkeeping":
+    def from_dict(cls, data: dict | None, walls: dict | None = None) -> "Bookkeeping":
         data = dict(data or {})
+        data.pop("walls", None)
         stacking = data.pop("stacking", None)
         book = cls(**data)
         book.stacking = StackingProgress(**stacking) if stacking else None
+        book.walls = dict(walls or {})
         return book
 
     def store_wall(self, set_id: str, wall: Wall) -> None:

@@ -61,7 +61,7 @@ class Controller:
         self.cfg = table.cfg
         self.tile_set = tile_set(self.cfg.table.tile_set)
         self.next_tile_set = self.tile_set
-        self.book = Bookkeeping.from_dict(store.get("book"))
+        self.book = Bookkeeping.from_dict(store.get("book"), store.get("walls"))
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
                                initial=S.BOOT.value, auto_transitions=False, queued=True,
@@ -74,6 +74,9 @@ class Controller:
         self._wait_started_s: float | None = None
         self._pending_deal: dict | None = None
         self._after_close = False
+        self._open_when_stacked = False
+        self._dice_busy = False
+        self._faces: list[int] = []
         self.verifications: list[Verification] = []
         self._restore_nominal()
         table.panel.on_key(self._key)
@@ -116,21 +119,25 @@ class Controller:
         """Decide the next step from the bookkeeping alone (this is also the restart path)."""
         b = self.book
         on_table = b.sets_at(SetLocation.TABLE)
-        if b.hand_over:
+        pending = bool(b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk)
+        if pending and not b.sets_at(SetLocation.STACKED):
+            # A set is (partly) on the disk: nothing may go into the centre before it is stacked.
+            if on_table and b.hand_open:
+                self.resume_play()      # the set below carries on stacking during the hand
+            else:
+                self.stack()
+        elif b.hand_over:
             self.open_center()
         elif on_table and b.hand_open:
             self.resume_play()
         elif on_table:
-            b.hand_over = True          # walls up but no hand: clear the table first
-            self.open_center()
+            self.resume_dice()          # walls up, no dice yet
         elif b.sets_at(SetLocation.STACKED):
             if b.hand > 0 or self._after_close:
                 self._after_close = False
                 self.raise_walls()      # the centre just closed: the ready set rises
             else:
                 self.set_ready()
-        elif b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk:
-            self.stack()
         else:
             self.table.panel.lamp("led_status", False)
 
@@ -174,13 +181,19 @@ class Controller:
             self._start_stacking()      # the used set, under the table, while the hand is played
 
     def on_enter_dice(self) -> None:
+        self._dice_busy = False
         self._dealer_lamps()
-        if self.cfg.dice.electronic or self.dice_rng is not None:
-            pass                        # wait for the dealer's dice key either way
 
     def on_enter_in_play(self) -> None:
         self.book.hand_open = True
         self._persist()
+        b = self.book
+        if self.stacking is None and not b.sets_at(SetLocation.STACKED) and (
+                b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk):
+            self._start_stacking()      # after a restart mid-hand: the set below continues
+
+    def on_exit_in_play(self) -> None:
+        self._open_when_stacked = False
 
     def on_enter_center_up(self) -> None:
         if self.book.hand_open:
@@ -262,8 +275,11 @@ class Controller:
         progress.counted[side] = head.counted
         progress.stacked[side] = head.stacked_tiles
         if self.session is not None:
-            progress.uids = [[u.hex() if u else None for u in s] for s in self.session.read.progress()]
-        self._persist()
+            # (the session hears of this tile after us: pad every side to its count)
+            known = self.session.read.progress()
+            progress.uids = [([u.hex() if u else None for u in side] + [None] * progress.counted[i])[
+                :progress.counted[i]] for i, side in enumerate(known)]
+        self._persist(nominal=False)
 
     def _stacked(self, result: CycleResult) -> None:
         self.stacking = None
@@ -293,6 +309,7 @@ class Controller:
         b.stacking = None
         b.put(set_id, SetLocation.STACKED)
         b.store_wall(set_id, verification.wall)
+        self.store.put(walls=b.walls)
         b.cycles += 1
         self.verifications.append(verification)
         self._persist()
@@ -301,20 +318,56 @@ class Controller:
         self.bus.publish("controller.set_ready", set_id=set_id, may_rise=verification.may_rise)
         if not verification.may_rise and self.cfg.reader.verification == "competition":
             return                              # E82/E83 latch in competition mode (fault path)
+        if self._open_when_stacked and self.state == S.IN_PLAY.value:
+            self._open_when_stacked = False
+            self.open_center()
+            return
         if self.state == S.STACKING.value:
-            if b.hand > 0:
+            if b.hand_over or b.sets_at(SetLocation.TABLE):
+                self.open_center()      # the used set can go in now
+            elif b.hand > 0:
                 self.raise_walls()
             else:
                 self.set_ready()
 
     # -- dice and the deal -----------------------------------------------------------
     def _throw_dice(self) -> None:
-        throws = self.rules.deal.throws
+        """Electronic dice (config) roll from the CSPRNG; physical dice spin the dome, and the players
+        say what they show (``enter_dice``).  A dome fault (E70) falls back to electronic dice."""
+        if self._dice_busy:
+            return
+        self._dice_busy = True
+        if self.cfg.dice.electronic:
+            self._electronic_roll()
+            return
+        self._faces: list[int] = []
+        self.table.dice.throw(self._dice_spun)
+
+    def _electronic_roll(self) -> None:
         faces: list[int] = []
-        for _ in range(throws):
+        for _ in range(self.rules.deal.throws):
             faces += [self.dice_rng.randint(1, 6), self.dice_rng.randint(1, 6)]
         self.bus.publish("dice.rolled", faces=tuple(faces), electronic=True)
+        self._dice_busy = False
         self._deal(tuple(faces))
+
+    def _dice_spun(self, result, faces) -> None:
+        if not result.ok:
+            log.warning("dice dome failed (%s): electronic dice for this roll", result.fault)
+            self._electronic_roll()
+            return
+        self.bus.publish("dice.waiting", throw=len(self._faces) // 2 + 1)
+
+    def enter_dice(self, faces: tuple[int, int]) -> None:
+        """What the physical dice show, as the players (or a dice camera) report it."""
+        if self.state != S.DICE.value or not self._dice_busy or self.cfg.dice.electronic:
+            return
+        self._faces += list(faces)
+        if len(self._faces) < 2 * self.rules.deal.throws:
+            self.table.dice.throw(self._dice_spun)       # the second thrower's roll
+            return
+        self._dice_busy = False
+        self._deal(tuple(self._faces))
 
     def _deal(self, dice: tuple[int, ...]) -> None:
         b = self.book
@@ -354,7 +407,12 @@ class Controller:
             elif state == S.HOLD.value:
                 self.release()
             elif state == S.IN_PLAY.value:
-                self.open_center()
+                if self.stacking is not None:
+                    # The other set is still on the disk: the centre may not open before it is stacked.
+                    self._open_when_stacked = True
+                    self.table.panel.beep(0.1)
+                else:
+                    self.open_center()
             elif state == S.OPEN.value:
                 self.close_center()
             elif state == S.READY.value:
@@ -431,8 +489,11 @@ class Controller:
             self._blink = None
 
     # -- persistence -----------------------------------------------------------------------------
-    def _persist(self) -> None:
-        self.store.put(book=self.book.to_dict(), state=self.state, nominal=self._nominal_samples())
+    def _persist(self, nominal: bool = True) -> None:
+        if nominal:
+            self.store.put(book=self.book.to_dict(), state=self.state, nominal=self._nominal_samples())
+        else:
+            self.store.put(book=self.book.to_dict())
 
     def _nominal_samples(self) -> dict[str, list[float]]:
         return {m.name: list(m.nominal.samples) for m in self.table.mechanisms()}

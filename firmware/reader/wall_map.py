@@ -99,7 +99,7 @@ class WallRead:
         stray: list[tuple[int, bytes]] = []
         offset_s = self._board_offset_s()
         for side in range(SIDES):
-            pulses, tags = self.pulses_s[side], self.tags[side]
+            pulses, tags = self.pulses_s[side], self._fill_prefix(side)
             if len(tags) == len(pulses):
                 paired: list[bytes | None] = [t.uid for t in tags]
             else:
@@ -123,6 +123,19 @@ class WallRead:
             known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
             out.append(self.prefix[side] + known)
         return out
+
+    def _fill_prefix(self, side: int) -> list[TagEvent]:
+        """After a restart, TAGs that came before this side's first new count belong to the tiles
+        counted before the cut whose TAGs were still on the line: they fill the prefix's unread tail."""
+        prefix, tags = self.prefix[side], list(self.tags[side])
+        first_pulse = self.pulses_s[side][0] if self.pulses_s[side] else float("inf")
+        tail = len(prefix)
+        while tail > 0 and prefix[tail - 1] is None:
+            tail -= 1
+        while tags and tail < len(prefix) and tags[0].received_s < first_pulse:
+            prefix[tail] = tags.pop(0).uid
+            tail += 1
+        return tags
 
     def _board_offset_s(self) -> float | None:
         """Board time minus host time, from sides where counts and TAGs agree (else from receipt times)."""

@@ -1,0 +1,88 @@
+"""Scenarios: simulated runs with injected faults and the outcome they must produce.
+
+A scenario file (``config/scenarios/*.toml``)::
+
+    [scenario]
+    description = "side 2's stacking cam jams during the second stacking cycle"
+    hands = 3                      # placeholder hands to play
+    sets = ["A", "B"]              # what the players pour in at the start
+    inject = ["jam:stacker2@stacking2"]
+    press = [["key_reset", 150.0]] # optional key presses: [key, simulated s]
+
+    [expect]
+    faults = ["E33"]               # every one of these codes must be raised
+    completes = true               # the players got all their hands (after holds / acknowledges)
+    end_state = "in_play"          # optional
+
+``run_scenario`` also checks, for every latched or holding fault, that no
+motor output is still on one loop tick after the fault was detected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from firmware.config import config_dir, read_toml
+from firmware.faults import ConfigError, FaultCode, FaultTier
+from sim.faults import parse_fault
+from sim.table_run import SimRun
+
+STOPPING = {FaultCode.E02, FaultCode.E04, FaultCode.E62, FaultCode.E63}
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+    end_state: str | None = None
+    simulated_s: float = 0.0
+
+
+def scenario_files(folder: Path | None = None) -> list[Path]:
+    return sorted((folder or config_dir() / "scenarios").glob("*.toml"))
+
+
+def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
+    data = read_toml(path)
+    try:
+        spec, expect = data["scenario"], data.get("expect", {})
+    except KeyError:
+        raise ConfigError(f"{path}: missing [scenario]") from None
+    run = SimRun(seed=spec.get("seed", seed), faults=[parse_fault(s) for s in spec.get("inject", [])],
+                 hands=spec.get("hands", 3), sets=tuple(spec.get("sets", ["A", "B"])),
+                 hand_s=spec.get("hand_s", 60.0))
+    problems: list[str] = []
+    motor_checks: list[tuple[str, float]] = []
+
+    def check_motors(code: str, at_s: float) -> None:
+        running = [name for name, on in run.world.motors_running().items() if on]
+        if running:
+            problems.append(f"{code} at {at_s:.2f} s: motors still on one tick later: {', '.join(running)}")
+        motor_checks.append((code, at_s))
+
+    def on_fault(event) -> None:
+        fault = event.data["fault"]
+        if fault.tier is FaultTier.LATCHED or fault.code in STOPPING:
+            run.loop.call_later(0.0, check_motors, fault.code.value, fault.at_s)
+
+    run.bus.subscribe("fault", on_fault)
+    for key, at_s in spec.get("press", []):
+        run.loop.call_at(float(at_s), run.world.press, key)
+    for at_s in spec.get("power_cuts", []):
+        run.loop.call_at(float(at_s), run.power_cut, 2.0)
+    completed = run.run(timeout_s=spec.get("timeout_s", 4000.0))
+    raised = [f.code.value for f in run.faults()]
+    for code in expect.get("faults", []):
+        if code not in raised:
+            problems.append(f"expected fault {code} was not raised (raised: {', '.join(raised) or 'none'})")
+    if expect.get("completes", True) and not completed:
+        problems.append(f"the players did not get their hands (state {run.state.value if run.state else None})")
+    end_state = run.state.value if run.state else None
+    if "end_state" in expect and end_state != expect["end_state"]:
+        problems.append(f"end state {end_state}, expected {expect['end_state']}")
+    result = ScenarioResult(path.stem, not problems, problems, raised, end_state, run.loop.now())
+    run.close()
+    return result
