@@ -90,7 +90,8 @@ class PlaceholderPlayers:
         if not self.world.center_is_up():
             return
         pushed = self.world.push_table_into_center()
-        if not pushed and self.to_pour:
+        # A new set goes in only onto an empty disk (people do not pour one set onto another).
+        if not pushed and self.to_pour and not self.world.turntable.hopper:
             self.world.pour(self.to_pour.pop(0))
         self._later(self.reaction_s, self._press, "key_lift0")
 

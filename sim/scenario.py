@@ -80,6 +80,8 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
             problems.append(f"expected fault {code} was not raised (raised: {', '.join(raised) or 'none'})")
     if expect.get("completes", True) and not completed:
         problems.append(f"the players did not get their hands (state {run.state.value if run.state else None})")
+    if not expect.get("completes", True) and completed:
+        problems.append("the run completed, but the scenario expects the table to stop")
     end_state = run.state.value if run.state else None
     if "end_state" in expect and end_state != expect["end_state"]:
         problems.append(f"end state {end_state}, expected {expect['end_state']}")

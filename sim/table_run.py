@@ -79,6 +79,8 @@ class SimRun:
 
     def power_cut(self, off_s: float = 2.0) -> None:
         """The controller dies now (relays drop, every firmware timer is gone) and restarts after ``off_s``."""
+        if self.controller is None:
+            return                      # the power is already off
         self.events.append(Event("power.cut", self.loop.now(), {"off_s": off_s}))
         self.table.safe_stop_all()
         self.fw_loop.kill()
@@ -86,6 +88,7 @@ class SimRun:
         self.backend.power_off()
         self.store.close()
         self.controller = None
+        self.players.enter_dice = None
         self.loop.call_later(off_s, self._boot)
 
     # -- running ------------------------------------------------------------------

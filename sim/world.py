@@ -171,7 +171,10 @@ class TableWorld:
         return [head.groove for head in self.heads]
 
     def _raise_side(self, side: int) -> None:
-        self.walls[side] = self.heads[side].take_groove()
+        """A lift turn pushes the groove's stacks up; with an empty groove the wall on top stays."""
+        risen = self.heads[side].take_groove()
+        if risen:
+            self.walls[side] = self.walls[side] + risen     # (tiles still on top would end up mixed in)
 
     # -- panel ---------------------------------------------------------------
     def press(self, key: str, hold_s: float = 0.2) -> None:

@@ -31,6 +31,7 @@ class Bookkeeping:
     dealer: int = 0                    # physical side of the dealer
     hand_open: bool = False            # a hand is being played
     hand_over: bool = False            # a hand ended; its set still has to go into the centre
+    raising: bool = False              # the wall lifts were turning (a restart repeats the raise)
     players_waited_s: float = 0.0
     cycles: int = 0
 

@@ -72,7 +72,6 @@ class Controller:
         self._job: jobs.Job | None = None
         self._blink: Any = None
         self._wait_started_s: float | None = None
-        self._pending_deal: dict | None = None
         self._after_close = False
         self._open_when_stacked = False
         self._dice_busy = False
@@ -120,10 +119,13 @@ class Controller:
         b = self.book
         on_table = b.sets_at(SetLocation.TABLE)
         pending = bool(b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk)
-        if pending and not b.sets_at(SetLocation.STACKED):
+        if b.raising:
+            self.raise_walls()          # interrupted: one more turn finishes it (empty grooves raise nothing)
+        elif pending and not b.sets_at(SetLocation.STACKED):
             # A set is (partly) on the disk: nothing may go into the centre before it is stacked.
-            if on_table and b.hand_open:
-                self.resume_play()      # the set below carries on stacking during the hand
+            if on_table and not b.hand_over:
+                # the set below carries on stacking while the hand is (about to be) played
+                self.resume_play() if b.hand_open else self.resume_dice()
             else:
                 self.stack()
         elif b.hand_over:
@@ -167,6 +169,8 @@ class Controller:
             self.book.players_waited_s += self.loop.now() - self._wait_started_s
             self._wait_started_s = None
         self.table.panel.lamp("led_ready", False)
+        self.book.raising = True
+        self._persist()
         self._job = jobs.raise_walls(self.table, self._raised)
 
     def _raised(self, fault: Fault | None) -> None:
@@ -174,6 +178,7 @@ class Controller:
             return
         for set_id in self.book.sets_at(SetLocation.STACKED):
             self.book.put(set_id, SetLocation.TABLE)
+        self.book.raising = False
         self._persist()
         self.raised()
         if self.stacking is None and (self.book.sets_at(SetLocation.DISK) or self.book.unknown_on_disk
@@ -183,14 +188,19 @@ class Controller:
     def on_enter_dice(self) -> None:
         self._dice_busy = False
         self._dealer_lamps()
+        self._continue_below()
 
     def on_enter_in_play(self) -> None:
         self.book.hand_open = True
         self._persist()
+        self._continue_below()
+
+    def _continue_below(self) -> None:
+        """After a restart with walls up: the set on the disk goes on stacking underneath."""
         b = self.book
         if self.stacking is None and not b.sets_at(SetLocation.STACKED) and (
                 b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk):
-            self._start_stacking()      # after a restart mid-hand: the set below continues
+            self._start_stacking()
 
     def on_exit_in_play(self) -> None:
         self._open_when_stacked = False
@@ -292,7 +302,7 @@ class Controller:
             self._persist()
             self.bus.publish("controller.disk_empty")
             if self.state == S.STACKING.value:
-                self.nothing_to_stack()
+                self.stacking_over()
             return
         if not result.ok:
             return                              # the fault path decides (hold, latch)
@@ -323,12 +333,8 @@ class Controller:
             self.open_center()
             return
         if self.state == S.STACKING.value:
-            if b.hand_over or b.sets_at(SetLocation.TABLE):
-                self.open_center()      # the used set can go in now
-            elif b.hand > 0:
-                self.raise_walls()
-            else:
-                self.set_ready()
+            self._after_close = b.hand > 0
+            self.stacking_over()        # IDLE decides: open for the used set, raise, or wait ready
 
     # -- dice and the deal -----------------------------------------------------------
     def _throw_dice(self) -> None:

@@ -50,7 +50,7 @@ TRANSITIONS: list[dict] = [
     {"trigger": "homed", "source": S.HOMING.value, "dest": S.IDLE.value},
     {"trigger": "stack", "source": [S.IDLE.value, S.CENTER_DOWN.value], "dest": S.STACKING.value},
     {"trigger": "set_ready", "source": [S.IDLE.value, S.STACKING.value], "dest": S.READY.value},
-    {"trigger": "nothing_to_stack", "source": S.STACKING.value, "dest": S.IDLE.value},
+    {"trigger": "stacking_over", "source": S.STACKING.value, "dest": S.IDLE.value},
     {"trigger": "resume_play", "source": S.IDLE.value, "dest": S.IN_PLAY.value},
     {"trigger": "pause", "source": S.STACKING.value, "dest": S.PAUSED.value},
     {"trigger": "resume", "source": S.PAUSED.value, "dest": S.STACKING.value},

@@ -120,6 +120,7 @@ class ReaderDriver:
         self._last_counter: int | None = None
         self._stream_mask = 0
         self.faulty_antennas: set[int] = set()
+        self._stream_acked = False          # the board confirmed our STREAM_START (its TAG count is ours)
         self._tags_since_start = 0
         self._lost_reported_since_start = 0
         self._outage_reported = False
@@ -169,7 +170,12 @@ class ReaderDriver:
     def _send_stream_start(self, done: Callable[[Reply], None]) -> None:
         self._tags_since_start = 0          # the board restarts its count too
         self._lost_reported_since_start = 0
-        self.command(Cmd.STREAM_START, bytes((self._stream_mask,)), done)
+        self._stream_acked = False
+
+        def started(reply: Reply) -> None:
+            self._stream_acked = reply.status in (Status.OK, Status.ANTENNA_ERROR)
+            done(reply)
+        self.command(Cmd.STREAM_START, bytes((self._stream_mask,)), started)
 
     def stream_stop(self, done: Callable[[Reply], None] | None = None) -> None:
         self._stream_mask = 0
@@ -419,7 +425,7 @@ class ReaderDriver:
         self._counters.heartbeats += 1
         if self.state is LinkState.UP:
             self._arm_heartbeat()
-        if self._stream_mask:
+        if self._stream_mask and self._stream_acked:
             self._check_tags_sent(beat.tags_sent)
 
     def _check_tags_sent(self, tags_sent: int) -> None:
