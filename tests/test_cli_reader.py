@@ -12,7 +12,7 @@ from sim.tileset import generated_set
 
 def test_sim_reports_the_wall_check_and_the_reader(tmp_path, capsys):
     report = tmp_path / "r.json"
-    assert main(["sim", "--report", str(report)]) == 0
+    assert main(["sim", "--one-cycle", "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "wall: verified, every tile present exactly once" in out and "reader: 144 tags" in out
     data = json.loads(report.read_text())
@@ -21,7 +21,7 @@ def test_sim_reports_the_wall_check_and_the_reader(tmp_path, capsys):
 
 def test_sim_names_a_foreign_tile(tmp_path, capsys):
     report = tmp_path / "r.json"
-    assert main(["sim", "--inject", "foreign-tile", "--report", str(report)]) == 0
+    assert main(["sim", "--one-cycle", "--inject", "foreign-tile", "--report", str(report)]) == 0
     data = json.loads(report.read_text())
     assert not data["wall"]["may_rise"] and data["rfid"]["sets_rejected"] == 1
     assert any(p.startswith("foreign: ") and "of set B in set A at side" in p for p in data["wall"]["problems"])

@@ -188,3 +188,24 @@ def test_power_cuts_at_many_instants_never_lose_a_set_or_a_hand():
         assert {s for s, w in where.items() if w is SetLocation.STACKED} <= in_grooves | on_table
         run.close()
     assert cuts == 200
+
+
+def test_the_state_diagram_document_is_up_to_date():
+    from firmware.controller.diagram import DOC, document
+
+    assert DOC.read_text(encoding="utf-8") == document(), "run 'make diagrams'"
+
+
+def test_sim_command_runs_a_game_and_reports(tmp_path, capsys):
+    import json
+
+    from firmware.cli.main import main
+
+    report = tmp_path / "r.json"
+    state = tmp_path / "table.db"
+    assert main(["sim", "--hands", "3", "--seed", "2", "--report", str(report), "--state", str(state)]) == 0
+    data = json.loads(report.read_text())
+    assert data["hands_played"] == 3 and data["final_state"] == "in_play"
+    assert data["cycle"]["wait_for_ready_s"]["total"] == 0.0 and data["rfid"]["sets_rejected"] == 0
+    assert "3 of 3 hands" in capsys.readouterr().out
+    assert main(["sim", "--hands", "1", "--inject", "jam:lift1@hand1", "--quiet"]) == 0    # acknowledged and on
