@@ -8,6 +8,8 @@ A scenario file (``config/scenarios/*.toml``)::
     sets = ["A", "B"]              # what the players pour in at the start
     inject = ["jam:stacker2@stacking2"]
     press = [["key_reset", 150.0]] # optional key presses: [key, simulated s]
+    power_cuts = [95.0]            # optional power cuts at simulated times
+    power_cut_in = ["raising"]     # optional: one power cut in each of these states
 
     [expect]
     faults = ["E33"]               # every one of these codes must be raised
@@ -53,7 +55,7 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
         raise ConfigError(f"{path}: missing [scenario]") from None
     run = SimRun(seed=spec.get("seed", seed), faults=[parse_fault(s) for s in spec.get("inject", [])],
                  hands=spec.get("hands", 3), sets=tuple(spec.get("sets", ["A", "B"])),
-                 hand_s=spec.get("hand_s", 60.0))
+                 hand_s=spec.get("hand_s", 60.0), cut_in_states=set(spec.get("power_cut_in", [])))
     problems: list[str] = []
     motor_checks: list[tuple[str, float]] = []
 
@@ -82,6 +84,9 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
         problems.append(f"the players did not get their hands (state {run.state.value if run.state else None})")
     if not expect.get("completes", True) and completed:
         problems.append("the run completed, but the scenario expects the table to stop")
+    missed = sorted(run.cut_in_states - set(run.cut_states))
+    if missed:
+        problems.append(f"never reached, so no power cut in: {', '.join(missed)}")
     end_state = run.state.value if run.state else None
     if "end_state" in expect and end_state != expect["end_state"]:
         problems.append(f"end state {end_state}, expected {expect['end_state']}")

@@ -32,7 +32,8 @@ from sim.world import TableWorld
 class SimRun:
     def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
-                 sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0) -> None:
+                 sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
+                 cut_in_states: set[str] | None = None) -> None:
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
         self.seed = seed
@@ -50,6 +51,8 @@ class SimRun:
         self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=hand_s, auto_ack_s=auto_ack_s)
         self.boots = 0
         self.controller: Controller | None = None
+        self.cut_in_states: set[str] = set(cut_in_states or ())   # cut the power once in each of these states
+        self.cut_states: list[str] = []
         for spec in faults:
             if spec.kind == "power-cut":
                 if spec.at_s is not None:
@@ -69,6 +72,7 @@ class SimRun:
         self.bus.subscribe("", self.players.on_event)
         self.bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
         self.bus.subscribe("deal", lambda e: self.world.event("hand"))
+        self.bus.subscribe("controller.state", self._maybe_cut)
         self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
         self.safety = SafetySupervisor(self.table)
         self.store = TableStore(self.state_path)
@@ -76,6 +80,12 @@ class SimRun:
                                      random.Random(self.seed * 13 + self.boots))
         self.players.enter_dice = self.controller.enter_dice
         self.controller.start()
+
+    def _maybe_cut(self, event: Event) -> None:
+        state = event.data["state"]
+        if state in self.cut_in_states and state not in self.cut_states:
+            self.cut_states.append(state)
+            self.loop.call_later(0.1, self.power_cut, 2.0)
 
     def power_cut(self, off_s: float = 2.0) -> None:
         """The controller dies now (relays drop, every firmware timer is gone) and restarts after ``off_s``."""

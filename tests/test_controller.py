@@ -209,3 +209,27 @@ def test_sim_command_runs_a_game_and_reports(tmp_path, capsys):
     assert data["cycle"]["wait_for_ready_s"]["total"] == 0.0 and data["rfid"]["sets_rejected"] == 0
     assert "3 of 3 hands" in capsys.readouterr().out
     assert main(["sim", "--hands", "1", "--inject", "jam:lift1@hand1", "--quiet"]) == 0    # acknowledged and on
+
+
+CYCLE_STATES = ["homing", "idle", "center_up", "open", "center_down", "stacking", "ready", "raising", "dice",
+                "in_play"]
+
+
+@pytest.mark.parametrize("state", CYCLE_STATES)
+def test_a_power_cut_in_each_state_recovers(state):
+    run = SimRun(hands=3, seed=3, cut_in_states={state})
+    assert run.run(timeout_s=3000)
+    assert run.cut_states == [state]
+    assert [h["hand"] for h in run.store.hands()] == [1, 2, 3]
+    on_table = {t.set_id for side in run.world.walls for stack in side for t in stack}
+    assert {s for s in ("A", "B") if run.controller.book.where(s) is SetLocation.TABLE} == on_table
+    run.close()
+
+
+def test_a_power_cycle_does_not_acknowledge_a_latched_fault():
+    run = SimRun(hands=3, faults=[parse_fault("jam:lift1@hand2")], auto_ack_s=None)
+    run.run_until(lambda: run.state is S.LATCHED, 3000)
+    run.power_cut(2.0)
+    run.loop.run_for(5.0)
+    assert run.state is S.LATCHED and not any(run.world.motors_running().values())
+    run.close()

@@ -88,7 +88,13 @@ class Controller:
         """Power on: service mode when both lift keys are held, else home and carry on."""
         self.table.reader.start()
         self.bus.publish("controller.boot", book=self.book.to_dict())
-        if all(self.table.panel.keys[k].active for k in LIFT_KEYS):
+        open_latched = [f for f in self.store.faults() if f["tier"] == "latched" and f["acknowledged_at_s"] is None]
+        if open_latched:
+            # A power cycle is not an acknowledge: the table stays latched until a technician says so.
+            last = open_latched[-1]
+            self.fault = Fault(FaultCode(last["code"]), self.loop.now(), last["source"], last["detail"])
+            self.latch()
+        elif all(self.table.panel.keys[k].active for k in LIFT_KEYS):
             self.service()
         else:
             self.power_on()

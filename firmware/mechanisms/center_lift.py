@@ -56,6 +56,8 @@ class CenterLift(Mechanism):
             self._learn = False
             self._complete()
             return
+        if self.position is None:
+            self._learn = False   # from mid-travel (after a power cut): a partial move teaches nothing
         (self.up_motor if stop is LiftStop.UP else self.down_motor).set(True)
 
     def _sensor_changed(self, _active: bool) -> None:
