@@ -102,6 +102,8 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
         if name not in ("disk", "ring"):
             raise FaultSpecError(f"cannot stall {target!r}: use disk or ring")
         world.turntable.stall()
+    elif kind == "stuck-on" and name == "gate" and side is not None:
+        world.heads[side].gate_stuck_open = True       # the entry flap stays open: too many tiles (E63)
     elif kind in ("stuck-on", "stuck-off"):
         sensor = world.io.sensors.get(target)
         if sensor is None:

@@ -11,6 +11,9 @@ A scenario file (``config/scenarios/*.toml``)::
     power_cuts = [95.0]            # optional power cuts at simulated times
     power_cut_in = ["raising"]     # optional: one power cut in each of these states
 
+    [overrides]                    # optional: table model values for this run
+    "limits.cycle_limit_s" = 20.0
+
     [expect]
     faults = ["E33"]               # every one of these codes must be raised
     completes = true               # the players got all their hands (after holds / acknowledges)
@@ -53,7 +56,7 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
         spec, expect = data["scenario"], data.get("expect", {})
     except KeyError:
         raise ConfigError(f"{path}: missing [scenario]") from None
-    run = SimRun(seed=spec.get("seed", seed), faults=[parse_fault(s) for s in spec.get("inject", [])],
+    run = SimRun(cfg=_with_overrides(data.get("overrides", {}), path), seed=spec.get("seed", seed), faults=[parse_fault(s) for s in spec.get("inject", [])],
                  hands=spec.get("hands", 3), sets=tuple(spec.get("sets", ["A", "B"])),
                  hand_s=spec.get("hand_s", 60.0), cut_in_states=set(spec.get("power_cut_in", [])))
     problems: list[str] = []
@@ -93,3 +96,17 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
     result = ScenarioResult(path.stem, not problems, problems, raised, end_state, run.loop.now())
     run.close()
     return result
+
+
+def _with_overrides(overrides: dict, path: Path):
+    """The default table model with ``[overrides]`` applied (``limits.cycle_limit_s = 20``)."""
+    from firmware.config import default_table_path, load_table_config
+
+    cfg = load_table_config(default_table_path())
+    for dotted, value in overrides.items():
+        section_name, _, key = dotted.partition(".")
+        section = getattr(cfg, section_name, None)
+        if section is None or key not in type(section).model_fields:
+            raise ConfigError(f"{path}: [overrides] key '{dotted}' is not a table model key")
+        cfg = cfg.model_copy(update={section_name: section.model_copy(update={key: value})})
+    return cfg

@@ -146,6 +146,8 @@ class TableWorld:
             if sensor.stuck is not None:
                 sensor.stick(None)
         self.dice.jammed = False
+        for head in self.heads:
+            head.gate_stuck_open = False
 
     def tiles_on_table(self) -> int:
         return sum(len(stack) for side in self.walls for stack in side)

@@ -152,9 +152,13 @@ def test_learned_nominal_times_survive_a_restart():
 
 def test_a_tile_count_change_applies_from_the_next_cycle():
     run = SimRun(hands=3)
-    run.run_until(lambda: len(run.store.hands()) >= 1, 600)
+    run.run_until(lambda: run.controller.stacking is not None and run.state is S.STACKING, 600)
     run.controller.set_tile_count(136)
-    assert run.controller.tile_set.size == 144 or run.controller.stacking is not None
+    assert run.controller.tile_set.size == 144                      # the cycle under way keeps its count
+    assert run.controller.stacking.target_tiles == 36
+    run.run_until(lambda: run.controller.stacking is None, 120)
+    run.run_until(lambda: run.controller.stacking is not None, 600)  # the next cycle
+    assert run.controller.tile_set.size == 136 and run.controller.stacking.target_tiles == 34
     run.close()
 
 

@@ -32,13 +32,14 @@ class HeadModel:
         self.track: deque[SimTile] = deque()
         self.groove: list[tuple[SimTile, ...]] = []   # stacks in the order they were pushed
         self.gate_open = False
+        self.gate_stuck_open = False   # injected fault: the entry flap no longer closes
         self.optic_busy = False     # a tile is passing the counter optic: the next cannot enter yet
         self.tiles_entered = 0
         self.cam = CamModel(loop, f"stacker{side}", cam_turn_s, home_window, home, self._push_stack)
         self.on_tile: list[Callable[[int, SimTile], None]] = []   # (side, tile) as it passes the antenna
 
     def accepts(self) -> bool:
-        return self.gate_open and not self.optic_busy and len(self.track) < self.capacity
+        return (self.gate_open or self.gate_stuck_open) and not self.optic_busy and len(self.track) < self.capacity
 
     def set_gate(self, open_: bool) -> None:
         self.gate_open = open_
