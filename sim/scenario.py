@@ -57,7 +57,8 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
     except KeyError:
         raise ConfigError(f"{path}: missing [scenario]") from None
     run = SimRun(cfg=_with_overrides(data.get("overrides", {}), path), seed=spec.get("seed", seed),
-                 faults=[parse_fault(s) for s in spec.get("inject", [])], hands=spec.get("hands", 3), sets=tuple(spec.get("sets", ["A", "B"])),
+                 faults=[parse_fault(s) for s in spec.get("inject", [])], hands=spec.get("hands", 3),
+                 sets=tuple(spec.get("sets", ["A", "B"])),
                  hand_s=spec.get("hand_s", 60.0), cut_in_states=set(spec.get("power_cut_in", [])))
     problems: list[str] = []
     motor_checks: list[tuple[str, float]] = []
