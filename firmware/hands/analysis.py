@@ -115,10 +115,16 @@ def is_standard_win(counts: list[int], declared: int = 0) -> bool:
     return _standard(infos, sum(infos) >> gi.TOTAL_SHIFT & 255, declared)
 
 
-def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> list[Shape]:
-    """The shapes this hand completes (empty: not a win)."""
+def group_summaries(counts: list[int]) -> tuple[int, int, int, int]:
+    """The packed per-group summaries of a hand (see :mod:`firmware.hands.group_info`)."""
+    return _infos(counts)
+
+
+def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES,
+               infos: tuple[int, int, int, int] | None = None) -> list[Shape]:
+    """The shapes this hand completes (empty: not a win); ``infos`` if already known."""
     mask = _mask(shapes)
-    infos = _infos(counts)
+    infos = infos or _infos(counts)
     tiles = sum(infos) >> gi.TOTAL_SHIFT & 255
     found = []
     if mask & STD and _standard(infos, tiles, declared):

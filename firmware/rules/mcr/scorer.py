@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import compress
 from operator import mul
 
-from firmware.hands.analysis import MCR_SHAPES, Shape, wait_kinds_with_held, win_shapes
+from firmware.hands.analysis import MCR_SHAPES, Shape, group_summaries, wait_kinds_with_held, win_shapes
 from firmware.hands.suit_tables import PUNG as SPLIT_PUNG
 from firmware.hands.suit_tables import splits
 from firmware.rules.mcr import special
@@ -37,6 +37,7 @@ FANS: tuple[Fan, ...] = tuple(Fan)
 _STANDARD_SHAPE, _SEVEN_PAIRS, _HONOURS_KNITTED, _THIRTEEN_ORPHANS, _KNITTED_STRAIGHT = (
     Shape.STANDARD, Shape.SEVEN_PAIRS, Shape.HONOURS_KNITTED, Shape.THIRTEEN_ORPHANS, Shape.KNITTED_STRAIGHT)
 _STANDARD = [Shape.STANDARD]
+_NONE: list[Shape] = []
 
 
 @dataclass
@@ -93,7 +94,12 @@ def score(win: Win) -> MCRScore:
     best: list[int] | None = None
     best_total = 0
     # Special shapes need a concealed hand (组合龙: at most one meld); otherwise only regular readings.
-    shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES) if fixed_cnt <= 1 else _STANDARD
+    infos = group_summaries(counts)
+    if fixed_cnt <= 1:
+        shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES, infos)
+    else:
+        a, b, c, h = infos
+        shapes = _STANDARD if (a & 3) * (b & 3) * (c & 3) * (h & 3) == 2 else _NONE
     if not shapes:
         return MCRScore(False, reason="not a winning shape")
     if _SEVEN_PAIRS in shapes:
