@@ -87,3 +87,16 @@ def test_stdin_and_a_missing_file(monkeypatch, capsys):
     assert len(capsys.readouterr().out.splitlines()) == 1
     assert main(["score", "/nonexistent/cases.jsonl"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_competition_cases_with_payments_and_the_chips_floor():
+    case = {"id": "c1", "rules": "competition", "hand": "123345678mN", "win_tile": "N", "seat_wind": "E",
+            "round_wind": "E", "flowers": 2, "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}],
+            "discarder": "W"}
+    r1, r2, r3 = _run([json.dumps(case), json.dumps(dict(case, double=True)),
+                       json.dumps(dict(case, chips={"E": 100, "S": 100, "W": 0, "N": 100}))])
+    assert r1["total"] == 28 and [f["name"] for f in r1["fans"]] == ["混一色"]
+    assert {e["name"] for e in r1["extras"]} == {"花牌", "单张和牌"}
+    assert r1["payments"] == {"E": 56, "S": 0, "W": -56, "N": 0}
+    assert r2["payments"] == {"E": 112, "S": 0, "W": -112, "N": 0}
+    assert "refused" in r3 and r3["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}

@@ -18,7 +18,7 @@ from firmware.rules.mcr.payment import false_win_payments, win_payments
 from firmware.rules.mcr.scorer import score
 from firmware.rules.win import WIND_CODES
 
-SCORERS = ("mcr",)
+SCORERS = ("mcr", "competition")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,6 +75,8 @@ def score_line(line: str, default_rules: str | None = None) -> dict[str, Any]:
         return {"id": case.id, "error": f"case is for rules '{case.rules}', --rules says '{default_rules}'"}
     if rules not in SCORERS:
         return {"id": case.id, "error": f"rules '{rules}' cannot be scored yet; scorers: {', '.join(SCORERS)}"}
+    if rules == "competition":
+        return competition_result(case, json.loads(line))
     return mcr_result(case, _wants_payments(line))
 
 
@@ -109,3 +111,38 @@ def mcr_result(case: Case, with_payments: bool) -> dict[str, Any]:
 
 def _by_wind(deltas: list[int]) -> dict[str, int]:
     return {WIND_CODES[seat]: delta for seat, delta in enumerate(deltas)}
+
+
+def competition_result(case: Case, data: dict[str, Any]) -> dict[str, Any]:
+    from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, score_competition
+    from firmware.rules.competition.settlement import WinRefused, false_win_payments, win_payments
+    from firmware.rules.ruleset import load_ruleset
+
+    cfg = load_ruleset("competition").competition
+    assert cfg is not None
+    result = score_competition(case.win, cfg)
+    winner = case.win.seat_wind
+    wants = "discarder" in data
+    if not result.win:
+        out: dict[str, Any] = {"id": case.id, "win": False, "reason": result.reason}
+        if wants:
+            out["payments"] = _by_wind(false_win_payments(winner))
+        return out
+    out = {"id": case.id, "win": True, "total": result.total,
+           "total_without_flowers": result.total - result.flower_points, "meets_minimum": result.meets_minimum,
+           "fans": [{"name": FAN_NAMES[k], "key": k, "points": p, "count": 1} for k, p in result.fans],
+           "extras": [{"name": EXTRA_NAMES[k], "key": k, "points": p, "count": n} for k, p, n in result.extras]}
+    if not result.meets_minimum:
+        out["reason"] = "no fan: 无番禁和牌"
+    if wants:
+        chips_data = data.get("chips")
+        chips = [int(chips_data.get(w, 0)) for w in WIND_CODES] if isinstance(chips_data, dict) else None
+        discarder = None if case.win.self_drawn else case.discarder
+        try:
+            out["payments"] = _by_wind(win_payments(result, winner, discarder, cfg.settlement,
+                                                    robbed_kong=case.win.kong_win and not case.win.self_drawn,
+                                                    double=bool(data.get("double", False)), chips=chips))
+        except WinRefused as exc:
+            out["refused"] = str(exc)
+            out["payments"] = _by_wind(false_win_payments(winner))
+    return out

@@ -17,7 +17,7 @@ from firmware.rules.win import HandError, Meld, MeldKind, Win, wind_index
 from firmware.tiles.tile import TileError, parse, parse_one
 
 SOURCES = ("left", "opposite", "right")
-BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile")
+BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win")
 
 
 class CaseError(ValueError):

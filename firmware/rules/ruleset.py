@@ -34,9 +34,39 @@ class DealSection(Section):
     kept_per_kong: Annotated[int, Field(ge=0, le=4)] = 0
 
 
+CompetitionFan = Literal["mixed_straight", "pure_straight", "seven_pairs", "all_pungs", "half_flush", "full_flush",
+                         "fourteen_unrelated", "melded_single_wait", "upper_chows", "middle_chows", "lower_chows"]
+CompetitionExtra = Literal["flower", "single_wait", "flower_replacement_win", "kong_replacement_win", "last_claim",
+                           "last_draw", "concealed"]
+Points = Annotated[int, Field(ge=0, le=1000)]
+
+
+class CompetitionSettlement(Section):
+    chips: Points = 100
+    discard_multiplier: Points = 2          # the discarder pays 2S
+    self_drawn_multiplier: Points = 1       # each other seat pays S
+    robbed_kong_multiplier: Points = 3      # the robbed kong's owner pays 3S
+    double_factor: Points = 2               # 倍打 during a dealer streak
+    melded_kong_from_discard: Points = 12   # 点杠: the feeder pays
+    added_kong_each: Points = 4             # 加杠: each other seat
+    concealed_kong_each: Points = 6
+    flower_kong_each: Points = 8
+    chase_each: Points = 4                  # 追牌: the first of the four pays each other
+
+
+class CompetitionSection(Section):
+    """竞技麻将's fan values (only 混一色 20 is in the rules; the rest are the documented defaults),
+    extra points and settlement, all overridable."""
+
+    fans: dict[CompetitionFan, Points]
+    extras: dict[CompetitionExtra, Points]
+    settlement: CompetitionSettlement = Field(default_factory=CompetitionSettlement)
+
+
 class RuleSetConfig(Section):
     rules: RulesSection
     deal: DealSection
+    competition: CompetitionSection | None = None
 
     @property
     def shape_set(self) -> frozenset[Shape]:

@@ -60,6 +60,7 @@ class Win:
     seat_wind: int = 0             # 0..3 = E S W N
     round_wind: int = 0
     flowers: int = 0
+    flower_win: bool = False       # self-drawn on a flower replacement (补花和, 竞技麻将)
 
     def concealed_counts(self) -> list[int]:
         """Counts of the standing tiles with the winning tile (what must form the shape)."""

@@ -1,0 +1,84 @@
+"""竞技麻将 settlement: who pays what for a win, with 倍打 and the chips floor.
+
+S is the winner's fans plus extra points.  On a discard the discarder alone
+pays 2·S; self-drawn, each other seat pays S; a robbed kong is paid 3·S by
+the kong's owner alone.  During a dealer streak (倍打) every amount is
+doubled (never more).  Nobody pays more chips than they hold, and winning
+off a player with no chips is refused.  A declared win that is not legal
+(not a shape, or no fan) is a false win: 10 to each other seat (the rules'
+penalty unit) and the declarer plays on as 相公.
+"""
+
+from __future__ import annotations
+
+from firmware.rules.competition.scorer import CompetitionScore
+from firmware.rules.ruleset import CompetitionSettlement
+
+SEATS = 4
+PENALTY_UNIT = 10
+
+
+class WinRefused(ValueError):
+    """The win is not allowed (the discarder has no chips left)."""
+
+
+def win_payments(score: CompetitionScore, winner: int, discarder: int | None, cfg: CompetitionSettlement,
+                 robbed_kong: bool = False, double: bool = False, chips: list[int] | None = None) -> list[int]:
+    if not score.meets_minimum:
+        return false_win_payments(winner)
+    if discarder is not None and chips is not None and chips[discarder] <= 0:
+        raise WinRefused("the discarder has no chips left: winning off them is not allowed")
+    s = score.total * (cfg.double_factor if double else 1)
+    if discarder is None:
+        owed = {seat: s * cfg.self_drawn_multiplier for seat in range(SEATS) if seat != winner}
+    else:
+        owed = {discarder: s * (cfg.robbed_kong_multiplier if robbed_kong else cfg.discard_multiplier)}
+    deltas = [0] * SEATS
+    for payer, amount in owed.items():
+        if chips is not None:
+            amount = min(amount, max(0, chips[payer]))
+        deltas[payer] -= amount
+        deltas[winner] += amount
+    return deltas
+
+
+def false_win_payments(declarer: int) -> list[int]:
+    deltas = [PENALTY_UNIT] * SEATS
+    deltas[declarer] = -PENALTY_UNIT * (SEATS - 1)
+    return deltas
+
+
+def next_dealer(dealer: int, streak: int, winner: int | None) -> tuple[int, int]:
+    """A dealer win keeps the seat (连庄, and 倍打 from the next hand); anything else, 荒牌 included,
+    passes the deal to 下家.  Returns (dealer, streak)."""
+    if winner is not None and winner == dealer:
+        return dealer, streak + 1
+    return (dealer + 1) % SEATS, 0
+
+
+def kong_payments(kind: str, maker: int, feeder: int | None, cfg: CompetitionSettlement,
+                  double: bool = False) -> list[int]:
+    """On-the-spot kong money (现场汇): ``kind`` is ``melded`` (点杠, the feeder pays), ``added``,
+    ``concealed`` or ``flower`` (each other seat pays)."""
+    factor = cfg.double_factor if double else 1
+    deltas = [0] * SEATS
+    if kind == "melded":
+        if feeder is None:
+            raise ValueError("a kong on a discard needs the feeder")
+        deltas[feeder] -= cfg.melded_kong_from_discard * factor
+        deltas[maker] += cfg.melded_kong_from_discard * factor
+        return deltas
+    each = {"added": cfg.added_kong_each, "concealed": cfg.concealed_kong_each,
+            "flower": cfg.flower_kong_each}[kind] * factor
+    for seat in range(SEATS):
+        if seat != maker:
+            deltas[seat] -= each
+            deltas[maker] += each
+    return deltas
+
+
+def chase_payments(first: int, cfg: CompetitionSettlement) -> list[int]:
+    """追牌: four players in a row discard the same tile; the first of them pays each of the others."""
+    deltas = [cfg.chase_each] * SEATS
+    deltas[first] = -cfg.chase_each * (SEATS - 1)
+    return deltas
