@@ -77,7 +77,7 @@ def test_payments_when_the_discarder_is_given():
 def test_rules_option_and_unknown_rule_sets():
     line = json.dumps({k: v for k, v in CHICKEN.items() if k != "rules"})
     assert _run([line], "mcr")[0]["total"] == 8
-    assert "cannot be scored yet" in _run([json.dumps(dict(CHICKEN, rules="liaoning"))])[0]["error"]
+    assert "cannot be scored yet" in _run([json.dumps(dict(CHICKEN, rules="sichuan"))])[0]["error"]
     assert "--rules says" in _run([json.dumps(CHICKEN)], "jinzhou")[0]["error"]
 
 
@@ -93,10 +93,36 @@ def test_competition_cases_with_payments_and_the_chips_floor():
     case = {"id": "c1", "rules": "competition", "hand": "123345678mN", "win_tile": "N", "seat_wind": "E",
             "round_wind": "E", "flowers": 2, "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}],
             "discarder": "W"}
-    r1, r2, r3 = _run([json.dumps(case), json.dumps(dict(case, double=True)),
-                       json.dumps(dict(case, chips={"E": 100, "S": 100, "W": 0, "N": 100}))])
+    r1, r2, r3 = _run([json.dumps(case), json.dumps(dict(case, table={"dealer_streak": 1})),
+                       json.dumps(dict(case, table={"chips": {"E": 100, "S": 100, "W": 0, "N": 100}}))])
     assert r1["total"] == 28 and [f["name"] for f in r1["fans"]] == ["混一色"]
     assert {e["name"] for e in r1["extras"]} == {"花牌", "单张和牌"}
     assert r1["payments"] == {"E": 56, "S": 0, "W": -56, "N": 0}
     assert r2["payments"] == {"E": 112, "S": 0, "W": -112, "N": 0}
     assert "refused" in r3 and r3["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}
+
+
+def test_northeast_cases_with_the_table_context_and_a_breakdown():
+    liaoning = {"id": "l1", "rules": "liaoning", "hand": "46p789s555s99m", "win_tile": "5p", "seat_wind": "S",
+                "round_wind": "E", "melds": [{"kind": "chow", "tiles": "123m", "from": "left"}], "discarder": "W",
+                "table": {"open_seats": ["E", "W", "N"]}}
+    jinzhou = {"id": "j1", "rules": "jinzhou", "hand": "111m555p888s5m", "win_tile": "5m", "seat_wind": "E",
+               "round_wind": "E", "melds": [{"kind": "kong", "tiles": "CCCC", "concealed": True}],
+               "self_drawn": True, "kong_win": True, "discarder": None,
+               "table": {"first_discard_followed": False}}
+    closed = dict(liaoning, id="l2", melds=[], hand="123m46p789s555s99m")
+    r1, r2, r3 = _run([json.dumps(liaoning), json.dumps(jinzhou), json.dumps(closed)])
+    assert r1["payments"] == {"E": 0, "S": 4, "W": -4, "N": 0}
+    assert {b["item"] for b in r1["breakdown"]["W"]} == {"single_wait", "discard"}
+    assert r2["payments"] == {"E": 3072, "S": -1024, "W": -1024, "N": -1024}
+    assert r3["meets_minimum"] is False and "开门" in r3["reason"] and "payments" not in r3
+    bad = _run([json.dumps(dict(liaoning, table={"liable": 3}))])[0]
+    assert "error" in bad and "liable" in bad["error"]
+
+
+def test_competition_liability_pays_alone():
+    case = {"id": "c1", "rules": "competition", "hand": "123345678mN", "win_tile": "N", "seat_wind": "E",
+            "round_wind": "E", "flowers": 2, "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}],
+            "self_drawn": True, "discarder": None, "table": {"liable": "N"}}
+    r = _run([json.dumps(case)])[0]
+    assert r["payments"] == {"E": 84, "S": 0, "W": 0, "N": -84} and r["breakdown"]["liable"] == "N"

@@ -18,7 +18,7 @@ from firmware.rules.mcr.payment import false_win_payments, win_payments
 from firmware.rules.mcr.scorer import score
 from firmware.rules.win import WIND_CODES
 
-SCORERS = ("mcr", "competition")
+SCORERS = ("mcr", "competition", "liaoning", "jinzhou")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,8 +75,13 @@ def score_line(line: str, default_rules: str | None = None) -> dict[str, Any]:
         return {"id": case.id, "error": f"case is for rules '{case.rules}', --rules says '{default_rules}'"}
     if rules not in SCORERS:
         return {"id": case.id, "error": f"rules '{rules}' cannot be scored yet; scorers: {', '.join(SCORERS)}"}
-    if rules == "competition":
-        return competition_result(case, json.loads(line))
+    try:
+        if rules == "competition":
+            return competition_result(case, json.loads(line))
+        if rules in ("liaoning", "jinzhou"):
+            return northeast_result(case, json.loads(line), rules)
+    except (ValueError, TypeError) as exc:
+        return {"id": case.id, "error": str(exc)}
     return mcr_result(case, _wants_payments(line))
 
 
@@ -135,14 +140,80 @@ def competition_result(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     if not result.meets_minimum:
         out["reason"] = "no fan: 无番禁和牌"
     if wants:
-        chips_data = data.get("chips")
-        chips = [int(chips_data.get(w, 0)) for w in WIND_CODES] if isinstance(chips_data, dict) else None
+        table = _table(data)
         discarder = None if case.win.self_drawn else case.discarder
         try:
-            out["payments"] = _by_wind(win_payments(result, winner, discarder, cfg.settlement,
-                                                    robbed_kong=case.win.kong_win and not case.win.self_drawn,
-                                                    double=bool(data.get("double", False)), chips=chips))
+            deltas = win_payments(result, winner, discarder, cfg.settlement,
+                                  robbed_kong=case.win.kong_win and not case.win.self_drawn,
+                                  double=table["dealer_streak"] > 0, chips=table["chips"])
+            if table["liable"] is not None and result.meets_minimum:
+                deltas = _liable(deltas, winner, table["liable"], result.total * 3 * (
+                    cfg.settlement.double_factor if table["dealer_streak"] > 0 else 1), table["chips"])
+            out["payments"] = _by_wind(deltas)
+            out["breakdown"] = {"S": result.total, "double": table["dealer_streak"] > 0,
+                                "liable": WIND_CODES[table["liable"]] if table["liable"] is not None else None}
         except WinRefused as exc:
             out["refused"] = str(exc)
             out["payments"] = _by_wind(false_win_payments(winner))
+    return out
+
+
+def _table(data: dict[str, Any]) -> dict[str, Any]:
+    """The optional ``"table"`` context of a case: dealer streak, open seats, chips, liability, 跟庄."""
+    raw = data.get("table") or {}
+    if not isinstance(raw, dict):
+        raise ValueError("'table' must be an object")
+    winds = tuple(WIND_CODES)
+    chips = raw.get("chips")
+    liable = raw.get("liable")
+    if liable is not None and liable not in winds:
+        raise ValueError(f"table.liable must be a seat wind, got {liable!r}")
+    open_seats = raw.get("open_seats", [])
+    if not isinstance(open_seats, list) or any(w not in winds for w in open_seats):
+        raise ValueError("table.open_seats must be a list of seat winds")
+    return {"dealer_streak": int(raw.get("dealer_streak", 0) or 0),
+            "open_seats": frozenset(winds.index(w) for w in open_seats),
+            "chips": [int(chips.get(w, 0)) for w in winds] if isinstance(chips, dict) else None,
+            "liable": winds.index(liable) if liable is not None else None,
+            "first_discard_followed": bool(raw.get("first_discard_followed", False))}
+
+
+def _liable(deltas: list[int], winner: int, liable: int, amount: int, chips: list[int] | None) -> list[int]:
+    """包付: the liable seat alone pays the whole amount (3·S); the others pay nothing."""
+    if chips is not None:
+        amount = min(amount, max(0, chips[liable]))
+    out = [0] * 4
+    out[liable] = -amount
+    out[winner] = amount
+    return out
+
+
+def northeast_result(case: Case, data: dict[str, Any], rules_name: str) -> dict[str, Any]:
+    from firmware.rules.northeast import TableContext, dealer_pays_each, score_northeast, settle
+    from firmware.rules.ruleset import load_ruleset
+
+    rules = load_ruleset(rules_name)
+    result = score_northeast(case.win, rules)
+    winner = case.win.seat_wind
+    if not result.win:
+        return {"id": case.id, "win": False, "reason": result.reason}
+    out: dict[str, Any] = {"id": case.id, "win": True, "meets_minimum": result.legal,
+                           "fans": [{"name": name, "points": n, "count": 1} for name, n in result.items]}
+    if not result.legal:
+        out["reason"] = result.reason
+    if "discarder" in data and result.legal:
+        table = _table(data)
+        ctx = TableContext(dealer=0, open_seats=table["open_seats"] - {winner},
+                           chips=tuple(table["chips"]) if table["chips"] else None)
+        settlement = settle(case.win, result, winner, None if case.win.self_drawn else case.discarder, ctx, rules)
+        deltas = settlement.deltas
+        breakdown = {WIND_CODES[p]: [{"item": name, "n": n} for name, n in items]
+                     for p, items in settlement.breakdown.items()}
+        if table["first_discard_followed"] and rules.doubling and rules.doubling.follow_dealer_pays_each:
+            follow = dealer_pays_each(0, rules.doubling.follow_dealer_pays_each)
+            deltas = [a + b for a, b in zip(deltas, follow)]
+            breakdown["跟庄"] = [{"item": "dealer pays each", "n": rules.doubling.follow_dealer_pays_each}]
+        out["total"] = out["total_without_flowers"] = deltas[winner]
+        out["payments"] = _by_wind(deltas)
+        out["breakdown"] = breakdown
     return out

@@ -63,10 +63,39 @@ class CompetitionSection(Section):
     settlement: CompetitionSettlement = Field(default_factory=CompetitionSettlement)
 
 
+class DoublingSection(Section):
+    """The northeastern doubling model (辽宁 §C.3, 锦州 §D.3): each payer pays base x 2^N, where N
+    sums the winner's items and the items that concern that payer; ``items`` gives each item's +N."""
+
+    base: Points = 1
+    cap: Annotated[int, Field(ge=1, le=20)] | None = None      # most N counted per payer (封顶)
+    who_pays: Literal["discarder", "all", "discarder_for_all"] = "discarder"
+    items: dict[str, Annotated[int, Field(ge=0, le=10)]]
+    kong_each: dict[Literal["melded", "concealed"], Points] = Field(default_factory=dict)   # on the spot, each other
+    red_dragon_kong_factor: Points = 1        # 锦州: 红中 kongs pay double
+    draw_dealer_pays_each: Points = 0         # 黄庄: the dealer pays each other seat
+    follow_dealer_pays_each: Points = 0       # 跟庄
+    dealer_stays_on_draw: bool = False        # 黄庄: does the dealer keep the seat?
+
+
+class ConditionsSection(Section):
+    """Winning conditions of the northeastern rules (each a switch, defaults from rules.md)."""
+
+    must_open: bool = False                   # 辽宁: a chow, pung or melded kong (a concealed kong does not open)
+    must_have_pung: bool = True
+    pung_stand_ins: list[Literal["C", "F", "P"]] = Field(default_factory=list)   # a pair of these may replace it
+    must_have_terminal: bool = True           # 幺九: a 1 or 9, or an honour
+    all_three_suits: bool = True              # 三门齐
+    seven_pairs: bool = True
+    seven_pairs_free: bool = False            # 锦州: seven pairs win without the other conditions
+
+
 class RuleSetConfig(Section):
     rules: RulesSection
     deal: DealSection
     competition: CompetitionSection | None = None
+    doubling: DoublingSection | None = None
+    conditions: ConditionsSection | None = None
 
     @property
     def shape_set(self) -> frozenset[Shape]:
