@@ -36,6 +36,10 @@ class SimRun:
                  cut_in_states: set[str] | None = None) -> None:
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
+        if self.rules.rules.tile_set != self.cfg.table.tile_set:
+            # the rule set decides which tiles are on the table (辽宁 136, 锦州 112)
+            self.cfg = self.cfg.model_copy(update={"table": self.cfg.table.model_copy(
+                update={"tile_set": self.rules.rules.tile_set})})
         self.seed = seed
         self.loop = VirtualLoop()
         self.world = TableWorld(self.cfg, self.loop, seed)

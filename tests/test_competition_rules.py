@@ -115,3 +115,42 @@ def test_dealer_rotation():
     assert next_dealer(0, 0, winner=0) == (0, 1)       # 连庄, 倍打 from the next hand
     assert next_dealer(0, 3, winner=2) == (1, 0)
     assert next_dealer(3, 1, winner=None) == (0, 0)     # 荒牌: the deal passes
+
+
+def test_random_legal_hands_settle_to_zero_and_respect_the_chips_floor():
+    import random
+
+    from bench.mcr_hands import generated_wins
+    from firmware.rules.win import Win
+
+    rng = random.Random(11)
+    settled = 0
+    for w in generated_wins(rng, 1500):
+        w = Win(w.hand, w.melds, w.win_tile, w.self_drawn, False, w.kong_win, w.last_tile, flowers=w.flowers)
+        s = score(w)
+        if not s.win:
+            continue
+        chips = [rng.randrange(1, 150) for _ in range(4)]
+        discarder = None if w.self_drawn else rng.choice([1, 2, 3])
+        deltas = win_payments(s, 0, discarder, CFG.settlement, double=rng.random() < 0.3, chips=chips)
+        assert sum(deltas) == 0
+        if s.meets_minimum:
+            assert all(chips[p] + deltas[p] >= 0 for p in range(1, 4))
+        settled += 1
+    assert settled > 500
+
+
+def test_a_dead_hand_may_not_win():
+    import io
+    import json
+
+    from firmware.cli.score_cmd import score_stream
+
+    case = {"id": "d", "rules": "competition", "hand": "123345678mN", "win_tile": "N", "seat_wind": "E",
+            "round_wind": "E", "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}], "discarder": "W",
+            "table": {"dead_hands": ["E"]}}
+    out = io.StringIO()
+    score_stream(io.StringIO(json.dumps(case) + "\n"), out)
+    result = json.loads(out.getvalue())
+    assert result["win"] is False and "相公" in result["reason"]
+    assert result["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}

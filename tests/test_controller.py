@@ -237,3 +237,12 @@ def test_a_power_cycle_does_not_acknowledge_a_latched_fault():
     run.loop.run_for(5.0)
     assert run.state is S.LATCHED and not any(run.world.motors_running().values())
     run.close()
+
+
+def test_the_deal_rotates_by_the_rule_set():
+    run = SimRun(hands=3, rules="liaoning")
+    assert run.run(timeout_s=3000)
+    # placeholder hands have no winner: a drawn hand, and in 辽宁 the dealer keeps the seat (长毛)
+    assert [h["dealer"] for h in run.store.hands()] == [0, 0, 0]
+    assert run.controller.book.long_hair == 2
+    run.close()

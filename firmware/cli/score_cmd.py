@@ -127,6 +127,10 @@ def competition_result(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     assert cfg is not None
     result = score_competition(case.win, cfg)
     winner = case.win.seat_wind
+    dead = (data.get("table") or {}).get("dead_hands", []) if isinstance(data.get("table"), dict) else []
+    if WIND_CODES[winner] in dead and result.win:
+        result.win = False
+        result.reason = "相公: a dead hand (a discarded flower, a wrong count, a false win) may not win"
     wants = "discarder" in data
     if not result.win:
         out: dict[str, Any] = {"id": case.id, "win": False, "reason": result.reason}
@@ -175,7 +179,8 @@ def _table(data: dict[str, Any]) -> dict[str, Any]:
             "open_seats": frozenset(winds.index(w) for w in open_seats),
             "chips": [int(chips.get(w, 0)) for w in winds] if isinstance(chips, dict) else None,
             "liable": winds.index(liable) if liable is not None else None,
-            "first_discard_followed": bool(raw.get("first_discard_followed", False))}
+            "first_discard_followed": bool(raw.get("first_discard_followed", False)),
+            "dead_hands": [w for w in raw.get("dead_hands", []) if w in winds]}
 
 
 def _liable(deltas: list[int], winner: int, liable: int, amount: int, chips: list[int] | None) -> list[int]:

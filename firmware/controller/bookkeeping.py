@@ -29,6 +29,9 @@ class Bookkeeping:
     walls: dict[str, list] = field(default_factory=dict)        # set id -> [[side, stack, level, kind|None], ...]
     hand: int = 0                      # hands started
     dealer: int = 0                    # physical side of the dealer
+    dealer_streak: int = 0             # hands the dealer has kept the seat
+    long_hair: int = 0                 # 辽宁 长毛 carried over from 黄庄
+    last_winner: int | None = None     # physical side that won the hand just played (None: drawn)
     hand_open: bool = False            # a hand is being played
     hand_over: bool = False            # a hand ended; its set still has to go into the centre
     raising: bool = False              # the wall lifts were turning (a restart repeats the raise)

@@ -30,6 +30,7 @@ from firmware.reader.registry import TileRegistry
 from firmware.reader.verify import Verification
 from firmware.reader.wall_map import WallRead
 from firmware.reader.wall_session import WallSession
+from firmware.rules.rotation import Dealership, next_dealer
 from firmware.rules.ruleset import RuleSetConfig
 from firmware.safety import SafetySupervisor
 from firmware.stacking import CycleResult, StackingCycle
@@ -231,7 +232,10 @@ class Controller:
             b.put(set_id, SetLocation.DISK)   # the used set went in through the centre
         if b.hand_over:
             b.hand_over = False
-            b.dealer = (b.dealer + 1) % 4     # MCR: the deal passes every hand (rule sets refine this)
+            nxt = next_dealer(self.rules.rules.name, Dealership(b.dealer, b.dealer_streak, b.long_hair),
+                              b.last_winner)
+            b.dealer, b.dealer_streak, b.long_hair = nxt.dealer, nxt.streak, nxt.long_hair
+            b.last_winner = None
         else:
             b.unknown_on_disk = True          # opened to load: maybe a set was poured in
         self._after_close = True
@@ -435,6 +439,11 @@ class Controller:
                 self.leave_service()
         elif name == f"key_dice{self.book.dealer}" and state == S.DICE.value:
             self._throw_dice()
+
+    def hand_result(self, winner: int | None) -> None:
+        """The referee's verdict on the hand in play: the winning side, or None for a drawn hand."""
+        self.book.last_winner = winner
+        self._persist()
 
     def ack(self) -> None:
         """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``)."""
