@@ -220,3 +220,15 @@ def test_payment_half_flush_dragon_pung():
     w = win("1112344478p", "9p", ["CCC"], seat="N")
     assert score(w).total == 9
     assert _pay(w, 0) == [-17, -8, -8, 33]
+
+
+def test_random_wins_settle_to_zero():
+    import random
+
+    from bench.mcr_hands import generated_wins
+
+    for w in generated_wins(random.Random(3), 500):
+        s = score(w)
+        discarder = None if w.self_drawn else (w.seat_wind + 1) % 4
+        deltas = win_payments(s, w.seat_wind, discarder) if s.win else false_win_payments(w.seat_wind)
+        assert sum(deltas) == 0

@@ -154,3 +154,11 @@ def test_random_legal_hands_settle_to_zero_and_respect_the_floor(rules):
         assert all(chips[p] + result.deltas[p] >= 0 for p in range(1, 4))
         settled += 1
     assert settled > 50
+
+
+def test_liaoning_example_4_pet_style_base_two():
+    pet = LN.model_copy(update={"doubling": LN.doubling.model_copy(update={
+        "base": 2, "items": {**LN.doubling.items, "self_drawn": 0, "single_wait": 0, "last_single": 0}})})
+    w = win("N", "N", ["111m", "555p", "999s", "EEE"], self_drawn=True)
+    result = pay(w, pet, 0, None, dealer=0, open_seats=frozenset({2, 3}))
+    assert result.deltas[1] == -64           # 2 x 8 (飘) x 2 (庄) x 2 (the payer closed)

@@ -154,8 +154,11 @@ def competition_result(case: Case, data: dict[str, Any]) -> dict[str, Any]:
                 deltas = _liable(deltas, winner, table["liable"], result.total * 3 * (
                     cfg.settlement.double_factor if table["dealer_streak"] > 0 else 1), table["chips"])
             out["payments"] = _by_wind(deltas)
-            out["breakdown"] = {"S": result.total, "double": table["dealer_streak"] > 0,
-                                "liable": WIND_CODES[table["liable"]] if table["liable"] is not None else None}
+            out["breakdown"] = {
+                "items": [{"item": FAN_NAMES[k], "points": p} for k, p in result.fans]
+                + [{"item": EXTRA_NAMES[k], "points": p * n} for k, p, n in result.extras],
+                "S": result.total, "double": table["dealer_streak"] > 0,
+                "liable": WIND_CODES[table["liable"]] if table["liable"] is not None else None}
         except WinRefused as exc:
             out["refused"] = str(exc)
             out["payments"] = _by_wind(false_win_payments(winner))

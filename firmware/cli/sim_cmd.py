@@ -138,7 +138,7 @@ def run_game(args: argparse.Namespace) -> int:
         "speedup": round(run.loop.now() / wall_s, 1) if wall_s else None,
     }
     if not args.quiet:
-        print(f"table: {cfg.table.name}, {cfg.table.tile_set}-tile set, rules {args.rules}, seed {args.seed}")
+        print(f"table: {cfg.table.name}, {run.cfg.table.tile_set}-tile set, rules {args.rules}, seed {args.seed}")
         for h in hands:
             print(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']}")
         cyc = report["cycle"]
