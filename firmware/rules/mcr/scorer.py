@@ -253,7 +253,11 @@ def _divisions(counts: list[int], fixed_cnt: int) -> list[list[Pack]]:
     g2 = _group_readings(2, tuple(counts[18:27]))
     g3 = _group_readings(3, tuple(counts[27:34]))
     if len(g0) == len(g1) == len(g2) == len(g3) == 1:
-        readings = [(g0[0], g1[0], g2[0], g3[0])]
+        a, b, c, d = g0[0], g1[0], g2[0], g3[0]
+        pairs = [r[0] for r in (a, b, c, d) if r[0] is not None]
+        if len(pairs) != 1:
+            return []
+        return [[*a[2], *b[2], *c[2], *d[2], (PAIR, pairs[0], False)]]
     else:
         readings = [(a, b, c, d) for a in g0 for b in g1 for c in g2 for d in g3]
     out = []
