@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test bench lint clean config-check diagrams
+.PHONY: sim test bench lint clean config-check diagrams install-pi
 
 $(STAMP): setup.cfg setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ lint: $(STAMP)
 	  || (echo "firmware/ must take time from the injected loop" && false)
 	@! grep -rlnE '^\s*(import|from)\s+(gpiozero|serial)\b' firmware --include='*.py' \
 	  || (echo "firmware/ must not import gpiozero or pyserial" && false)
+
+install-pi: $(STAMP)
+	sudo $(BIN)/mjtable install --root /
 
 diagrams: $(STAMP)
 	$(BIN)/python -m firmware.controller.diagram

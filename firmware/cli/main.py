@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 
-from firmware.cli import config_cmd, deal_cmd, diag_cmd, reader_sim_cmd, score_cmd, sim_cmd
+from firmware.cli import config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, run_cmd, score_cmd, sim_cmd
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -23,6 +23,8 @@ EPILOG = """examples:
   mjtable score tests/data/mcr-random.jsonl   score hands (JSON lines in, JSON lines out)
   mjtable diag --sim reader ping       talk to the (simulated) tile reader board
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
+  mjtable run --table /etc/mjtable/tables/table.toml --state /var/lib/mjtable/table.db
+  mjtable install --root /              install the service on a Raspberry Pi (make install-pi)
 """
 
 
@@ -37,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     diag_cmd.register(sub)
     reader_sim_cmd.register(sub)
     score_cmd.register(sub)
+    run_cmd.register(sub)
+    install_cmd.register(sub)
     return parser
 
 

@@ -1,0 +1,102 @@
+"""``mjtable run``: the controller on a real table (the service's command).
+
+The composition root for hardware: the table model's pins through gpiozero
+(``[backend]``; ``--pin-factory mock`` for a dry run without a Pi), the
+reader on its serial URL, the table database, the OS CSPRNG for electronic
+dice, and the real-time loop.  Faults are logged with their code and hint
+(to the journal under systemd, else stderr).  Under systemd it reports
+READY, STATUS and WATCHDOG; SIGTERM stops every motor and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import signal
+from pathlib import Path
+
+log = logging.getLogger("mjtable.run")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run the controller on a real table (the service)",
+                            description="Run the table controller on real hardware.",
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="examples:\n  mjtable run --table /etc/mjtable/tables/table.toml --state "
+                                   "/var/lib/mjtable/table.db\n  mjtable run --pin-factory mock --seconds 5   "
+                                   "# dry run on a laptop")
+    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
+    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"), default="mcr")
+    parser.add_argument("--state", type=Path, default=Path("table.db"), help="the table database (SQLite)")
+    parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
+                        help="override the table model's [backend] pin_factory")
+    parser.add_argument("--seconds", type=float, help="stop after this long (tests, dry runs)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from firmware.config import default_table_path, load_table_config
+    from firmware.controller.controller import Controller
+    from firmware.controller.store import TableStore
+    from firmware.events import EventBus
+    from firmware.reader.registry import load_table_registry
+    from firmware.rules.ruleset import load_ruleset
+    from firmware.safety import SafetySupervisor
+    from firmware.table import Table
+    from hal.backend import HardwareBackend
+    from hal.runtime import real_loop
+    from hal.systemd import Notifier
+
+    cfg = load_table_config(args.table or default_table_path())
+    if args.pin_factory:
+        cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": args.pin_factory})})
+    rules = load_ruleset(args.rules)
+    registry = load_table_registry(cfg)
+    loop = real_loop()
+    bus = EventBus(loop.now)
+    bus.subscribe("fault", _log_fault)
+    bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
+    backend = HardwareBackend(cfg, loop)
+    table = Table(cfg, backend, loop, bus, random.SystemRandom())
+    safety = SafetySupervisor(table)
+    args.state.parent.mkdir(parents=True, exist_ok=True)
+    store = TableStore(args.state)
+    controller = Controller(table, store, registry, rules, safety, random.SystemRandom())
+    notifier = Notifier()
+    bus.subscribe("controller.state", lambda e: notifier.status(f"state {e.data['state']}"))
+
+    def stop(*_: object) -> None:
+        loop.stop()
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: loop.post(stop))
+    if notifier.watchdog_s:
+        def pet() -> None:
+            notifier.watchdog()
+            loop.call_later(notifier.watchdog_s / 2, pet)
+        loop.call_later(0.0, pet)
+    if args.seconds:
+        loop.call_later(args.seconds, stop)
+    controller.start()
+    notifier.ready(f"table {cfg.table.name}, rules {args.rules}")
+    log.info("controller started: %s, %s-tile set, rules %s, database %s", cfg.table.name, cfg.table.tile_set,
+             args.rules, args.state)
+    try:
+        loop.run_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        notifier.stopping()
+        table.safe_stop_all()
+        table.reader.stop()
+        store.close()
+        backend.close()
+        signal.signal(signal.SIGTERM, previous)
+        log.info("controller stopped; every output safe")
+    return 0
+
+
+def _log_fault(event) -> None:
+    fault = event.data["fault"]
+    log.error("%s %s (%s) [%s] hint: %s", fault.code.value, fault.code.text, fault.tier.value, fault.source,
+              fault.code.hint)
