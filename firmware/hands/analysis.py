@@ -279,10 +279,12 @@ def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: 
     return found
 
 
-def wait_kinds_with_held(counts: list[int], declared: int = 0) -> list[int]:
+def wait_kinds_with_held(counts: list[int], declared: int = 0,
+                         infos: tuple[int, int, int, int] | None = None) -> list[int]:
     """Standard and seven-pairs waits of a ready hand, counting kinds whose four copies are
-    all held already (the MCR 独听 test: such a wait still makes the hand not a single wait)."""
-    infos = _infos(counts)
+    all held already (the MCR 独听 test: such a wait still makes the hand not a single wait).
+    ``infos``: the hand's group summaries, if already known."""
+    infos = infos or _infos(counts)
     summed = sum(infos)
     if summed >> gi.TOTAL_SHIFT & 255 != 13 - 3 * declared:
         return []

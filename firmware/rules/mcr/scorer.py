@@ -22,7 +22,8 @@ from functools import lru_cache
 from itertools import compress
 from operator import mul
 
-from firmware.hands.analysis import MCR_SHAPES, Shape, group_summaries, wait_kinds_with_held, win_shapes
+from firmware.hands import group_info as gi
+from firmware.hands.analysis import MCR_SHAPES, Shape, wait_kinds_with_held, win_shapes
 from firmware.hands.suit_tables import PUNG as SPLIT_PUNG
 from firmware.hands.suit_tables import splits
 from firmware.rules.mcr import special
@@ -87,18 +88,30 @@ def score(win: Win) -> MCRScore:
     last_of_kind = win.last_of_kind and counts[w] == 1 or in_melds == 3
     kong_win = win.kong_win and (kongs > 0 if self_drawn else in_melds == 0 and counts[w] == 1)
     flag_fans = _flag_fans(self_drawn, last_of_kind, kong_win, win.last_tile)
-    tile_fans = _tile_fans(merged)
+    # one look-up per group (suit or honours): its summary, its readings, its tiles' properties
+    e0 = _GROUPS[0].get(k0 := tuple(counts[0:9])) or _group_entry(0, k0)
+    e1 = _GROUPS[1].get(k1 := tuple(counts[9:18])) or _group_entry(1, k1)
+    e2 = _GROUPS[2].get(k2 := tuple(counts[18:27])) or _group_entry(2, k2)
+    e3 = _GROUPS[3].get(k3 := tuple(counts[27:34])) or _group_entry(3, k3)
+    any_bits = e0[2] | e1[2] | e2[2] | e3[2]
+    every_bits = e0[3] & e1[3] & e2[3] & e3[3]
+    if melds:
+        for meld in melds:
+            for k in meld.tiles:
+                any_bits |= _PROPS[k]
+                every_bits &= _PROPS[k]
+    tile_fans = _tile_fans_of(any_bits, every_bits)
     fours = merged.count(4)
     seat, prevalent = WINDS[win.seat_wind], WINDS[win.round_wind]
 
     best: list[int] | None = None
     best_total = 0
     # Special shapes need a concealed hand (组合龙: at most one meld); otherwise only regular readings.
-    infos = group_summaries(counts)
-    if fixed_cnt <= 1:
+    a, b, c, h = infos = (e0[0], e1[0], e2[0], e3[0])
+    if fixed_cnt <= 1 and (a & b & c & h & _SPECIAL_FLAGS
+                           or a & gi.KNIT_ANY and b & gi.KNIT_ANY and c & gi.KNIT_ANY):
         shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES, infos)
     else:
-        a, b, c, h = infos
         shapes = _STANDARD if (a & 3) * (b & 3) * (c & 3) * (h & 3) == 2 else _NONE
     if not shapes:
         return MCRScore(False, reason="not a winning shape")
@@ -119,9 +132,9 @@ def score(win: Win) -> MCRScore:
     seven = best is not None and best[I.SEVEN_PAIRS] == 1
     if (best is None or seven) and _STANDARD_SHAPE in shapes:
         facts = HandFacts(CODE[w], self_drawn, flag_fans, tile_fans, fours, kongs,
-                          lambda: _unique_wait(counts, w, fixed_cnt), seat, prevalent)
+                          lambda: _unique_wait_known(counts, w, fixed_cnt, infos), seat, prevalent)
         fixed = [_code_pack(m) for m in melds]
-        divisions = _divisions(counts, fixed_cnt)
+        divisions = _divisions(e0[1], e1[1], e2[1], e3[1])
         if len(divisions) == 1 and best is None:
             best, best_total = score_division(fixed + divisions[0], fixed_cnt, facts)
         else:
@@ -225,6 +238,23 @@ def _tile_fans_of(any_bits: int, every_bits: int) -> tuple[tuple[Fan, int], ...]
     return tuple((FANS[i], n) for i, n in enumerate(t) if n)
 
 
+GroupEntry = tuple[int, list, int, int]      # (summary, readings, any-tile properties, every-tile properties)
+_GROUPS: list[dict[tuple[int, ...], GroupEntry]] = [{}, {}, {}, {}]
+_SPECIAL_FLAGS = gi.EVEN | gi.ORPHANS | gi.SINGLES
+
+
+def _group_entry(group: int, pattern: tuple[int, ...]) -> GroupEntry:
+    info = gi.suited_info(pattern) if group < 3 else gi.honours_info(pattern)
+    any_bits, every_bits = 0, _ALL_BITS
+    for r, n in enumerate(pattern):
+        if n:
+            any_bits |= _PROPS[group * 9 + r]
+            every_bits &= _PROPS[group * 9 + r]
+    entry = (info, _group_readings(group, pattern), any_bits, every_bits)
+    _GROUPS[group][pattern] = entry
+    return entry
+
+
 def _tile_fans(merged: list[int]) -> tuple[tuple[Fan, int], ...]:
     any_bits, every_bits = 0, _ALL_BITS
     for p in compress(_PROPS, merged):
@@ -243,15 +273,25 @@ def _unique_wait(counts: list[int], win: int, declared: int) -> bool:
         counts[win] += 1
 
 
-def _divisions(counts: list[int], fixed_cnt: int) -> list[list[Pack]]:
+def _unique_wait_known(counts: list[int], win: int, declared: int, infos: tuple[int, int, int, int]) -> bool:
+    """``_unique_wait`` reusing the hand's group summaries: only the winning tile's group changes."""
+    g = win // 9 if win < 27 else 3
+    lo, hi = g * 9, (g * 9 + 9 if g < 3 else 34)
+    counts[win] -= 1
+    try:
+        key = tuple(counts[lo:hi])
+        entry = _GROUPS[g].get(key) or _group_entry(g, key)
+        changed = infos[:g] + (entry[0],) + infos[g + 1:]
+        return len(wait_kinds_with_held(counts, declared, changed)) == 1
+    finally:
+        counts[win] += 1
+
+
+def _divisions(g0: list, g1: list, g2: list, g3: list) -> list[list[Pack]]:
     """Every regular reading of the standing tiles: its sets, the pair last.
 
     Several readings come in the order of their sorted sets (pung before chow at a tile),
     so that equal-scoring readings resolve as in the reference tables."""
-    g0 = _group_readings(0, tuple(counts[0:9]))
-    g1 = _group_readings(1, tuple(counts[9:18]))
-    g2 = _group_readings(2, tuple(counts[18:27]))
-    g3 = _group_readings(3, tuple(counts[27:34]))
     if len(g0) == len(g1) == len(g2) == len(g3) == 1:
         a, b, c, d = g0[0], g1[0], g2[0], g3[0]
         pairs = [r[0] for r in (a, b, c, d) if r[0] is not None]
