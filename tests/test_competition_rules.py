@@ -2,28 +2,16 @@
 
 import pytest
 
-from firmware.rules.case_format import parse_case
+from tests.win_builder import make_win
 from firmware.rules.competition.scorer import score_competition
-from firmware.rules.competition.settlement import (WinRefused, chase_payments, kong_payments, next_dealer,
-                                                   win_payments)
+from firmware.rules.competition.settlement import WinRefused, chase_payments, kong_payments, win_payments
 from firmware.rules.ruleset import load_ruleset
 
 CFG = load_ruleset("competition").competition
 
 
 def win(hand, win_tile, melds=(), **kw):
-    out = []
-    for m in melds:
-        concealed = m.endswith("*")
-        from firmware.tiles.tile import parse
-        kinds = parse(m.rstrip("*"))
-        kind = "kong" if len(kinds) == 4 else ("pung" if len(set(kinds)) == 1 else "chow")
-        meld = {"kind": kind, "tiles": m.rstrip("*")}
-        meld.update({"concealed": True} if concealed else {"from": "left"})
-        out.append(meld)
-    data = {"id": "t", "rules": "competition", "hand": hand, "melds": out, "win_tile": win_tile,
-            "seat_wind": kw.pop("seat", "E"), "round_wind": "E", **kw}
-    return parse_case(data).win
+    return make_win(hand, win_tile, melds, rules="competition", **kw)
 
 
 def score(w):
@@ -109,12 +97,6 @@ def test_chips_floor_and_refused_win():
     assert win_payments(s, 0, 2, CFG.settlement, chips=[100, 100, 30, 100]) == [30, 0, -30, 0]
     with pytest.raises(WinRefused):
         win_payments(s, 0, 2, CFG.settlement, chips=[100, 100, 0, 100])
-
-
-def test_dealer_rotation():
-    assert next_dealer(0, 0, winner=0) == (0, 1)       # 连庄, 倍打 from the next hand
-    assert next_dealer(0, 3, winner=2) == (1, 0)
-    assert next_dealer(3, 1, winner=None) == (0, 0)     # 荒牌: the deal passes
 
 
 def test_random_legal_hands_settle_to_zero_and_respect_the_chips_floor():

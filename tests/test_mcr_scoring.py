@@ -2,6 +2,7 @@
 
 import json
 import re
+from tests.win_builder import make_win
 from collections import Counter
 from pathlib import Path
 
@@ -19,21 +20,9 @@ def _lines(name):
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
 
 
-def win(hand, win_tile, melds=(), **kw):
-    """A Win from compact strings; melds as "123m" (chow), "EEE" (pung), "EEEE" (melded kong), "EEEE*" (concealed)."""
-    out = []
-    for m in melds:
-        concealed = m.endswith("*")
-        tiles = m.rstrip("*")
-        from firmware.tiles.tile import parse
-        kinds = parse(tiles)
-        kind = "kong" if len(kinds) == 4 else ("pung" if len(set(kinds)) == 1 else "chow")
-        meld = {"kind": kind, "tiles": tiles}
-        meld.update({"concealed": True} if concealed else {"from": "opposite"})
-        out.append(meld)
-    data = {"id": "t", "rules": "mcr", "hand": hand, "melds": out, "win_tile": win_tile,
-            "seat_wind": kw.pop("seat", "E"), "round_wind": kw.pop("round", "E"), **kw}
-    return parse_case(data).win
+def win(hand, win_tile, melds=(), seat="E", round="E", **kw):
+    """Melds as "123m" (chow), "EEE" (pung), "EEEE" (melded kong), "EEEE*" (concealed)."""
+    return make_win(hand, win_tile, melds, rules="mcr", seat=seat, round_wind=round, **kw)
 
 
 def fans_of(w):

@@ -4,9 +4,8 @@ import random
 
 import pytest
 
-from firmware.rules.case_format import parse_case
-from firmware.rules.northeast import (TableContext, dealer_pays_each, kong_money, next_dealer, score_northeast,
-                                      settle)
+from tests.win_builder import make_win
+from firmware.rules.northeast import TableContext, dealer_pays_each, kong_money, score_northeast, settle
 from firmware.rules.ruleset import load_ruleset
 
 LN = load_ruleset("liaoning")
@@ -14,17 +13,7 @@ JZ = load_ruleset("jinzhou")
 
 
 def win(hand, win_tile, melds=(), rules="liaoning", seat="E", **kw):
-    out = []
-    for m in melds:
-        concealed = m.endswith("*")
-        from firmware.tiles.tile import parse
-        kinds = parse(m.rstrip("*"))
-        kind = "kong" if len(kinds) == 4 else ("pung" if len(set(kinds)) == 1 else "chow")
-        meld = {"kind": kind, "tiles": m.rstrip("*")}
-        meld.update({"concealed": True} if concealed else {"from": "left"})
-        out.append(meld)
-    return parse_case({"id": "t", "rules": rules, "hand": hand, "melds": out, "win_tile": win_tile,
-                       "seat_wind": seat, "round_wind": "E", **kw}).win
+    return make_win(hand, win_tile, melds, rules=rules, seat=seat, **kw)
 
 
 def pay(w, rules, winner, discarder, **ctx):
@@ -121,13 +110,6 @@ def test_jinzhou_conditions():
     assert score_northeast(win("123m456p789s55sCC", "C", [], rules="jinzhou"), JZ).legal          # 红中 pair
     assert not score_northeast(win("123m456p789s678s5s", "5s", [], rules="jinzhou"), JZ).legal    # no pung
     assert score_northeast(win("22m33m44m55m66m77mC", "C", rules="jinzhou"), JZ).legal          # 七对 free
-
-
-def test_dealer_rotation():
-    assert next_dealer(LN, 0, winner=0) == (0, 0)
-    assert next_dealer(LN, 0, winner=None, long_hair=1) == (0, 2)       # 黄庄: stays, 长毛
-    assert next_dealer(JZ, 2, winner=None) == (3, 0)
-    assert next_dealer(JZ, 2, winner=1) == (3, 0)
 
 
 @pytest.mark.parametrize("rules", [LN, JZ])

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from firmware.hands.analysis import STANDARD_AND_PAIRS, STANDARD_ONLY, decompositions, waits, win_shapes
 from firmware.rules.ruleset import ConditionsSection, RuleSetConfig
+from firmware.rules.transfers import each_pays_one, one_pays_each
 from firmware.rules.win import MeldKind, Win
 from firmware.tiles.tile import parse_one
 
@@ -209,23 +210,9 @@ def kong_money(kind: str, maker: int, tile: int, rules: RuleSetConfig) -> list[i
     dbl = rules.doubling
     assert dbl is not None
     each = dbl.kong_each.get(kind, 0) * (dbl.red_dragon_kong_factor if tile == RED else 1)  # type: ignore[call-overload]
-    deltas = [-each] * SEATS
-    deltas[maker] = each * (SEATS - 1)
-    return deltas
+    return each_pays_one(maker, each)
 
 
 def dealer_pays_each(dealer: int, amount: int) -> list[int]:
     """黄庄 / 跟庄 (锦州): the dealer pays ``amount`` to each other seat."""
-    deltas = [amount] * SEATS
-    deltas[dealer] = -amount * (SEATS - 1)
-    return deltas
-
-
-def next_dealer(rules: RuleSetConfig, dealer: int, winner: int | None, long_hair: int = 0) -> tuple[int, int]:
-    """(next dealer, 长毛 count): a dealer win keeps the seat; 黄庄 keeps it where the rules say so
-    (辽宁, with one more 长毛); otherwise the deal passes counter-clockwise."""
-    dbl = rules.doubling
-    assert dbl is not None
-    if winner is None:
-        return (dealer, long_hair + 1) if dbl.dealer_stays_on_draw else ((dealer + 1) % SEATS, 0)
-    return (dealer, 0) if winner == dealer else ((dealer + 1) % SEATS, 0)
+    return one_pays_each(dealer, amount)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from firmware.rules.competition.scorer import CompetitionScore
 from firmware.rules.ruleset import CompetitionSettlement
+from firmware.rules.transfers import each_pays_one, one_pays_each
 
 SEATS = 4
 PENALTY_UNIT = 10
@@ -43,17 +44,7 @@ def win_payments(score: CompetitionScore, winner: int, discarder: int | None, cf
 
 
 def false_win_payments(declarer: int) -> list[int]:
-    deltas = [PENALTY_UNIT] * SEATS
-    deltas[declarer] = -PENALTY_UNIT * (SEATS - 1)
-    return deltas
-
-
-def next_dealer(dealer: int, streak: int, winner: int | None) -> tuple[int, int]:
-    """A dealer win keeps the seat (连庄, and 倍打 from the next hand); anything else, 荒牌 included,
-    passes the deal to 下家.  Returns (dealer, streak)."""
-    if winner is not None and winner == dealer:
-        return dealer, streak + 1
-    return (dealer + 1) % SEATS, 0
+    return one_pays_each(declarer, PENALTY_UNIT)
 
 
 def kong_payments(kind: str, maker: int, feeder: int | None, cfg: CompetitionSettlement,
@@ -70,15 +61,9 @@ def kong_payments(kind: str, maker: int, feeder: int | None, cfg: CompetitionSet
         return deltas
     each = {"added": cfg.added_kong_each, "concealed": cfg.concealed_kong_each,
             "flower": cfg.flower_kong_each}[kind] * factor
-    for seat in range(SEATS):
-        if seat != maker:
-            deltas[seat] -= each
-            deltas[maker] += each
-    return deltas
+    return each_pays_one(maker, each)
 
 
 def chase_payments(first: int, cfg: CompetitionSettlement) -> list[int]:
     """追牌: four players in a row discard the same tile; the first of them pays each of the others."""
-    deltas = [cfg.chase_each] * SEATS
-    deltas[first] = -cfg.chase_each * (SEATS - 1)
-    return deltas
+    return one_pays_each(first, cfg.chase_each)

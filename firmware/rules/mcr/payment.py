@@ -14,6 +14,7 @@ A drawn hand (荒牌) pays nothing.  Seats are 0..3 (seat winds E S W N).
 from __future__ import annotations
 
 from firmware.rules.mcr.scorer import MCRScore
+from firmware.rules.transfers import one_pays_each
 
 BASE = 8
 FALSE_WIN_EACH = 10
@@ -35,6 +36,4 @@ def win_payments(score: MCRScore, winner: int, discarder: int | None) -> list[in
 
 
 def false_win_payments(declarer: int) -> list[int]:
-    deltas = [FALSE_WIN_EACH] * SEATS
-    deltas[declarer] = -FALSE_WIN_EACH * (SEATS - 1)
-    return deltas
+    return one_pays_each(declarer, FALSE_WIN_EACH)
