@@ -23,7 +23,7 @@ S = TableState
 
 
 class PlaceholderPlayers:
-    def __init__(self, world: TableWorld, hands: int, sets: tuple[str, ...] = ("A", "B"), hand_s: float = 60.0,
+    def __init__(self, world: TableWorld, hands: int, sets: tuple[str, ...] = ("A", "B"), hand_s: float | None = 60.0,
                  reaction_s: float = 2.0, push_s: float = 6.0, auto_ack_s: float | None = 60.0) -> None:
         self.world = world
         self.loop = world.loop
@@ -68,7 +68,7 @@ class PlaceholderPlayers:
             self._later(self.push_s, self._fill_center)
         elif state is S.DICE:
             self._later(self.reaction_s, lambda: self._press(f"key_dice{self._dealer_side()}"))
-        elif state is S.IN_PLAY:
+        elif state is S.IN_PLAY and self.hand_s is not None:
             self._later(self.hand_s, self._end_hand)
         elif state is S.HOLD:
             self._later(self.reaction_s * 3, self._resume_after_hold)
@@ -94,6 +94,10 @@ class PlaceholderPlayers:
         if not pushed and self.to_pour and not self.world.turntable.hopper:
             self.world.pour(self.to_pour.pop(0))
         self._later(self.reaction_s, self._press, "key_lift0")
+
+    def finish_hand(self) -> None:
+        """The hand was played out (a win or a drawn hand): someone presses a lift key."""
+        self._later(self.reaction_s, self._end_hand)
 
     def _end_hand(self) -> None:
         self.hands_ended = self.hands_started

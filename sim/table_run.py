@@ -24,6 +24,7 @@ from firmware.safety import SafetySupervisor
 from firmware.table import Table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
+from sim.game_runner import GameRunner
 from sim.placeholder_players import PlaceholderPlayers
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
@@ -33,7 +34,7 @@ class SimRun:
     def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
-                 cut_in_states: set[str] | None = None) -> None:
+                 cut_in_states: set[str] | None = None, play: bool = False) -> None:
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
         if self.rules.rules.tile_set != self.cfg.table.tile_set:
@@ -52,7 +53,9 @@ class SimRun:
         self.state_path = Path(state_path)
         self.events: list[Event] = []
         sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
-        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=hand_s, auto_ack_s=auto_ack_s)
+        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=None if play else hand_s,
+                                          auto_ack_s=auto_ack_s)
+        self.game = GameRunner(self, seed) if play else None
         self.boots = 0
         self.controller: Controller | None = None
         self.cut_in_states: set[str] = set(cut_in_states or ())   # cut the power once in each of these states
@@ -76,6 +79,8 @@ class SimRun:
         self.bus.subscribe("", self.players.on_event)
         self.bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
         self.bus.subscribe("deal", lambda e: self.world.event("hand"))
+        if self.game is not None:
+            self.bus.subscribe("deal", self.game.on_deal)
         self.bus.subscribe("controller.state", self._maybe_cut)
         self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
         self.safety = SafetySupervisor(self.table)

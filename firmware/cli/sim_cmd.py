@@ -108,7 +108,8 @@ def run_game(args: argparse.Namespace) -> int:
         raise ValueError("--hands must be at least 1")
     faults = [parse_fault(spec) for spec in args.inject]
     wall_start = time.perf_counter()
-    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=args.hands, state_path=args.state)
+    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=args.hands, state_path=args.state,
+                 play=True)
     completed = run.run(timeout_s=args.hands * 900.0 + 600.0)
     wall_s = time.perf_counter() - wall_start
     done = [e for e in run.events if e.topic == "stacking.done"]
@@ -119,8 +120,11 @@ def run_game(args: argparse.Namespace) -> int:
     verified = [e for e in run.events if e.topic == "wall.verified"]
     report = {
         "version": 1, "seed": args.seed, "rules": args.rules, "table": cfg.table.name,
-        "hands_requested": args.hands, "hands_played": len(hands), "hands_won": 0, "hands_drawn": 0,
-        "wins": [], "note": "players are placeholders: hands are timed, nobody wins yet",
+        "hands_requested": args.hands, "hands_played": len(run.game.scoreboard.history),
+        "hands_won": len({w["hand"] for w in run.game.wins}), "hands_drawn": run.game.drawn,
+        "wins": run.game.wins,
+        "chips": {f"side{s}": c for s, c in enumerate(run.game.scoreboard.chips)},
+        "chips_conserved": run.game.scoreboard.conserved,
         "cycle": {"sets_stacked": len(stack_s),
                   "stack_s": {"mean": round(statistics.mean(stack_s), 2) if stack_s else None,
                               "p95": round(stack_s[int(0.95 * (len(stack_s) - 1))], 2) if stack_s else None,
@@ -139,8 +143,22 @@ def run_game(args: argparse.Namespace) -> int:
     }
     if not args.quiet:
         print(f"table: {cfg.table.name}, {run.cfg.table.tile_set}-tile set, rules {args.rules}, seed {args.seed}")
+        wins_by_hand = {}
+        for w in run.game.wins:
+            wins_by_hand.setdefault(w["hand"], []).append(w)
         for h in hands:
-            print(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']}")
+            result = "; ".join(f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}: "
+                               + " ".join(f["name"] for f in w["fans"]) for w in wins_by_hand.get(h["hand"], [])) \
+                or "drawn"
+            print(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - {result}")
+        fan_counts: dict[str, int] = {}
+        for w in run.game.wins:
+            for f in w["fans"]:
+                fan_counts[f["name"]] = fan_counts.get(f["name"], 0) + 1
+        if fan_counts:
+            top = sorted(fan_counts.items(), key=lambda kv: -kv[1])[:10]
+            print("  fans: " + ", ".join(f"{name} x{n}" for name, n in top))
+        print(f"  chips: {report['chips']}  (conserved: {report['chips_conserved']})")
         cyc = report["cycle"]
         print(f"  stacking: {cyc['sets_stacked']} sets, mean {cyc['stack_s']['mean']} s, max {cyc['stack_s']['max']} s;"
               f" players waited {cyc['wait_for_ready_s']['total']} s for walls")

@@ -1,0 +1,1 @@
+"""Games: the hand in play, the referee and the scoreboard."""

@@ -1,0 +1,78 @@
+"""The referee: every declared win checked by the rule set's engine, with the hand's real context.
+
+A legal win is scored and settled by the rule set (MCR fans and 8 + B, 竞技麻将
+S, the northeastern doubling); a declaration that is not legal is a false
+win and pays its penalty.  The players ask ``can_win`` before declaring, as
+a careful player checks the minimum; the referee does not trust them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, score_competition
+from firmware.rules.competition.settlement import WinRefused
+from firmware.rules.competition.settlement import false_win_payments as competition_false_win
+from firmware.rules.competition.settlement import win_payments as competition_payments
+from firmware.rules.mcr.payment import false_win_payments as mcr_false_win
+from firmware.rules.mcr.payment import win_payments as mcr_payments
+from firmware.rules.mcr.scorer import score as mcr_score
+from firmware.rules.northeast import TableContext, score_northeast, settle
+from firmware.rules.ruleset import RuleSetConfig
+from firmware.rules.win import Win
+
+SEATS = 4
+
+
+@dataclass
+class Verdict:
+    legal: bool
+    total: int = 0
+    fans: list[tuple[str, int, int]] = field(default_factory=list)     # (name, points, count)
+    payments: list[int] = field(default_factory=lambda: [0] * SEATS)   # by seat wind (0 = East)
+    reason: str = ""
+
+
+class Referee:
+    def __init__(self, rules: RuleSetConfig) -> None:
+        self.rules = rules
+        self.name = rules.rules.name
+
+    def can_win(self, win: Win) -> bool:
+        """Would this declaration be a legal win?"""
+        if self.name == "mcr":
+            return mcr_score(win).meets_minimum
+        if self.name == "competition":
+            assert self.rules.competition is not None
+            return score_competition(win, self.rules.competition).meets_minimum
+        return score_northeast(win, self.rules).legal
+
+    def judge(self, win: Win, discarder_wind: int | None, chips: list[int] | None = None,
+              dealer_streak: int = 0, open_winds: frozenset[int] = frozenset(), robbed_kong: bool = False) -> Verdict:
+        """Check and settle a declaration by the seat ``win.seat_wind``; amounts by seat wind."""
+        winner = win.seat_wind
+        if self.name == "mcr":
+            s = mcr_score(win)
+            if not s.meets_minimum:
+                return Verdict(False, s.total, [], mcr_false_win(winner), s.reason or "under 8 fans")
+            return Verdict(True, s.total, [(f.zh, f.points, n) for f, n in s.fans],
+                           mcr_payments(s, winner, discarder_wind))
+        if self.name == "competition":
+            cfg = self.rules.competition
+            assert cfg is not None
+            c = score_competition(win, cfg)
+            if not c.meets_minimum:
+                return Verdict(False, c.total, [], competition_false_win(winner), c.reason or "no fan")
+            try:
+                payments = competition_payments(c, winner, discarder_wind, cfg.settlement, robbed_kong=robbed_kong,
+                                                double=dealer_streak > 0, chips=chips)
+            except WinRefused as exc:
+                return Verdict(False, c.total, [], competition_false_win(winner), str(exc))
+            fans = [(FAN_NAMES[k], p, 1) for k, p in c.fans] + [(EXTRA_NAMES[k], p, n) for k, p, n in c.extras]
+            return Verdict(True, c.total, fans, payments)
+        n = score_northeast(win, self.rules)
+        if not n.legal:
+            return Verdict(False, 0, [], [10 if s != winner else -30 for s in range(SEATS)], n.reason)
+        ctx = TableContext(dealer=0, open_seats=open_winds - {winner}, chips=tuple(chips) if chips else None)
+        result = settle(win, n, winner, discarder_wind, ctx, self.rules)
+        return Verdict(True, result.deltas[winner], [(name, p, 1) for name, p in n.items], result.deltas)

@@ -1,0 +1,146 @@
+"""Real hands on the simulated table: simulated players play each dealt hand, the referee settles it.
+
+When the controller publishes a deal, the runner lays out the hand from the
+physical walls (what the players really have in front of them), lets the
+simulated players play it turn by turn on the loop (``turn_s`` per action),
+has the referee judge every declared win with the hand's context, records
+the payments on the scoreboard (in the table database), tells the
+controller who won (for the dealer rotation) and lets the players end the
+hand at the table.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import TYPE_CHECKING
+
+from firmware.game.hand import HandPlay, Phase
+from firmware.game.referee import Referee
+from firmware.game.scoreboard import HandRecord, Scoreboard
+from firmware.tiles.dealing import deal
+from firmware.tiles.wall import Wall
+from sim.players import SimPlayer
+
+if TYPE_CHECKING:
+    from sim.table_run import SimRun
+
+log = logging.getLogger(__name__)
+SIDES = 4
+
+
+class GameRunner:
+    def __init__(self, run: "SimRun", seed: int, turn_s: float = 2.0) -> None:
+        self.run = run
+        self.loop = run.loop
+        self.rules = run.rules
+        self.referee = Referee(run.rules)
+        self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.referee)
+                        for side in range(SIDES)]
+        self.turn_s = turn_s
+        self.scoreboard = Scoreboard.new(run.rules.rules.name)
+        self.play: HandPlay | None = None
+        self.hand_no = 0
+        self.dealer = 0
+        self.wins: list[dict] = []
+        self.drawn = 0
+        self.false_wins = 0
+
+    # -- a hand ---------------------------------------------------------------------
+    def on_deal(self, event) -> None:
+        world = self.run.world
+        wall = Wall.from_sides([[tuple(t.kind for t in stack) for stack in side] for side in world.walls])
+        d = deal(wall, self.rules.deal_rules, tuple(event.data["dice"]), event.data["dealer"])
+        self.hand_no, self.dealer = event.data["hand"], event.data["dealer"]
+        round_wind = (self.hand_no - 1) // 4 % 4
+        self.play = HandPlay(d, lambda p: wall[p], self.dealer, round_wind,
+                             several_winners=self.rules.rules.name == "competition")
+        self.loop.call_later(self.turn_s, self._step)
+
+    def _step(self) -> None:
+        play = self.play
+        if play is None:
+            return
+        if play.phase is Phase.OVER:
+            self._finish()
+            return
+        if play.phase is Phase.DISCARD:
+            action, tile = self.players[play.turn].on_turn(play)
+            if action == "win":
+                play.self_drawn_win(play.turn)
+            elif action == "kong":
+                play.kong(play.turn, tile, self._robbers)
+            else:
+                play.discard(tile)
+        elif play.phase is Phase.CLAIMS:
+            claims = []
+            for side in range(SIDES):
+                options = play.claim_options(side, lambda s, t: self._can_win_on(s, t))
+                choice = self.players[side].on_discard(play, options)
+                if choice is not None:
+                    claims.append(choice)
+            play.apply(play.resolve(claims))
+            if play.phase is not Phase.OVER and play.phase is not Phase.DISCARD:
+                play.draw()
+        self.loop.call_later(self.turn_s, self._step)
+
+    def _can_win_on(self, side: int, tile: int) -> bool:
+        assert self.play is not None
+        seat = self.play.seats[side]
+        trial = list(seat.hand) + [tile]
+        if sum(1 for _ in trial) + 3 * len(seat.melds) != 14:
+            return False
+        return self.referee.can_win(self.play.win_for(side, tile, False))
+
+    def _robbers(self, kong_side: int, tile: int) -> list[int]:
+        assert self.play is not None
+        order = [(kong_side + i) % SIDES for i in range(1, SIDES)]
+        return [s for s in order if not self.play.seats[s].dead
+                and self.referee.can_win(self.play.win_for(s, tile, False, kong_win=True))]
+
+    # -- the end of a hand ------------------------------------------------------------
+    def _finish(self) -> None:
+        play, self.play = self.play, None
+        assert play is not None and play.result is not None
+        result = play.result
+        by_side = [0] * SIDES
+        fans: list[list] = []
+        note = ""
+        winner_side: int | None = None
+        if result.drawn:
+            self.drawn += 1
+            dbl = self.rules.doubling
+            if dbl is not None and dbl.draw_dealer_pays_each:
+                by_side = [dbl.draw_dealer_pays_each] * SIDES
+                by_side[self.dealer] = -dbl.draw_dealer_pays_each * (SIDES - 1)
+                note = "黄庄: the dealer pays each"
+        for side in result.winners:
+            seat = play.seats[side]
+            tile = result.win_tile
+            assert tile is not None
+            self_drawn = result.discarder is None
+            win = play.win_for(side, tile, self_drawn, kong_win=result.flags.get("kong_win", False))
+            discarder_wind = None if self_drawn else (result.discarder - self.dealer) % SIDES
+            chips_by_wind = [self.scoreboard.chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
+            open_winds = frozenset(s.wind for s in play.seats if s.opened)
+            verdict = self.referee.judge(win, discarder_wind, chips_by_wind, 0, open_winds,
+                                         robbed_kong=result.flags.get("kong_win", False) and not self_drawn)
+            for wind, amount in enumerate(verdict.payments):
+                by_side[(wind + self.dealer) % SIDES] += amount
+            if verdict.legal:
+                winner_side = side if winner_side is None else winner_side
+                fans += [[name, points, count] for name, points, count in verdict.fans]
+                self.wins.append({"hand": self.hand_no, "winner_side": side, "winner_seat": "ESWN"[seat.wind],
+                                  "self_drawn": self_drawn, "fans": [{"name": n, "points": p, "count": c}
+                                                                     for n, p, c in verdict.fans],
+                                  "total": verdict.total,
+                                  "payments": {"ESWN"[w]: verdict.payments[w] for w in range(SIDES)}})
+            else:
+                self.false_wins += 1
+                note = f"false win by side {side}: {verdict.reason}"
+        self.scoreboard.record(HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn,
+                                          by_side, fans, note))
+        if self.run.controller is not None:
+            self.scoreboard.save(self.run.store)
+            self.run.controller.hand_result(winner_side)
+        self.run.players.finish_hand()

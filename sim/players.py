@@ -1,0 +1,95 @@
+"""Simulated players: they play legally from the simulated wall, by shanten and waits.
+
+Each player sees only what a person would (their own tiles, the discards,
+the melds).  After a draw they declare a win when the referee's rules allow
+it (they check the minimum as a careful player does), kong four of a kind,
+else discard the tile that leaves them closest to ready (ties: honours and
+terminals first, then the seeded random choice).  On a discard they claim a
+win when legal, and a pung, kong or chow when it brings them closer to
+ready; players of rule sets that must open (辽宁) claim more eagerly.
+"""
+
+from __future__ import annotations
+
+import random
+
+from firmware.game.hand import Claim, HandPlay
+from firmware.game.referee import Referee
+from firmware.hands.analysis import shanten
+from firmware.rules.ruleset import RuleSetConfig
+
+
+class SimPlayer:
+    def __init__(self, side: int, rng: random.Random, rules: RuleSetConfig, referee: Referee) -> None:
+        self.side = side
+        self.rng = rng
+        self.shapes = rules.shape_set
+        self.referee = referee
+        self.must_open = bool(rules.conditions and rules.conditions.must_open)
+
+    # -- helpers -------------------------------------------------------------------
+    def _shanten(self, hand: list[int], declared: int) -> int:
+        counts = [0] * 34
+        for k in hand:
+            counts[k] += 1
+        return shanten(counts, declared, self.shapes)
+
+    def _best_discard(self, hand: list[int], declared: int) -> tuple[int, int]:
+        """(tile to discard, shanten after it)."""
+        best: list[int] = []
+        best_s = 99
+        for tile in sorted(set(hand)):
+            rest = list(hand)
+            rest.remove(tile)
+            s = self._shanten(rest, declared)
+            if s < best_s:
+                best, best_s = [tile], s
+            elif s == best_s:
+                best.append(tile)
+        outer = [t for t in best if t >= 27 or t % 9 in (0, 8)]
+        return self.rng.choice(outer or best), best_s
+
+    # -- decisions -------------------------------------------------------------------
+    def on_turn(self, play: HandPlay) -> tuple[str, int]:
+        """("win", tile) | ("kong", tile) | ("discard", tile) for the seat to play."""
+        seat = play.seats[self.side]
+        drawn = seat.hand[-1]
+        if not seat.dead and self.referee.can_win(play.win_for(self.side, drawn, True)):
+            return "win", drawn
+        declared = len(seat.melds)
+        for tile in play.can_concealed_kong(self.side) + play.can_added_kong(self.side):
+            if play.wall_left > 0:
+                return "kong", tile
+        tile, _ = self._best_discard(seat.hand, declared)
+        return "discard", tile
+
+    def on_discard(self, play: HandPlay, options: list[Claim]) -> Claim | None:
+        if not options:
+            return None
+        seat = play.seats[self.side]
+        for option in options:
+            if option.kind == "win":
+                return option
+        declared = len(seat.melds)
+        now = self._shanten(seat.hand, declared)
+        best: tuple[int, Claim] | None = None
+        for option in options:
+            rest = list(seat.hand)
+            if option.kind == "chow":
+                assert play.last_discard is not None
+                taken = [k for k in (option.tile, option.tile + 1, option.tile + 2) if k != play.last_discard[1]]
+                for k in taken:
+                    rest.remove(k)
+            else:
+                for _ in range(3 if option.kind == "kong" else 2):
+                    rest.remove(option.tile)
+            if option.kind == "kong":
+                after = self._shanten(rest, declared + 1)
+            else:
+                _, after = self._best_discard(rest, declared + 1)
+            gain = now - after
+            eager = self.must_open and not seat.opened
+            if gain > 0 or (gain == 0 and (eager or option.kind == "kong")):
+                if best is None or after < best[0]:
+                    best = (after, option)
+        return best[1] if best else None

@@ -1,0 +1,117 @@
+"""Games on the simulated table: the hand engine's rules, the referee, the scoreboard, whole games."""
+
+import pytest
+
+from firmware.game.hand import Claim, HandPlay, Phase
+from firmware.game.referee import Referee
+from firmware.game.scoreboard import HandRecord, Scoreboard
+from firmware.rules.ruleset import load_ruleset
+from firmware.tiles.dealing import DealRules, deal
+from firmware.tiles.tile import parse
+from firmware.tiles.wall import Wall
+from sim.table_run import SimRun
+from tests.win_builder import make_win
+
+
+def _play(tiles_by_side=None, several=False):
+    """A hand on a fixed wall (all 144 tiles in order, so deals are predictable)."""
+    from firmware.tiles.sets import tile_set
+    tiles = tile_set(144).all_tiles()
+    wall = Wall.from_sequence(tiles, 18)
+    d = deal(wall, DealRules(2, 0, 0), (3, 4, 2, 5), 0)
+    return HandPlay(d, lambda p: wall[p], 0, 0, several_winners=several)
+
+
+def test_claim_priorities_win_over_pung_over_chow_and_chow_only_from_the_left():
+    play = _play()
+    play.last_discard = (0, parse("5m")[0])
+    claims = [Claim(1, "chow", parse("3m")[0]), Claim(2, "pung", parse("5m")[0]), Claim(3, "win", parse("5m")[0])]
+    assert play.resolve(claims) == [claims[2]]
+    assert play.resolve(claims[:2]) == [claims[1]]
+    assert play.resolve(claims[:1]) == [claims[0]]
+    seat = play.seats[2]
+    seat.hand[:3] = parse("34m") + [seat.hand[2]]
+    assert all(o.kind != "chow" for o in play.claim_options(2, lambda s, t: False))   # 对家 may not chow
+
+
+def test_first_winner_counter_clockwise_unless_several_may_win():
+    play = _play()
+    play.last_discard = (2, parse("5m")[0])
+    wins = [Claim(1, "win", 4), Claim(3, "win", 4)]
+    assert play.resolve(wins) == [wins[1]]                     # side 3 comes first after side 2
+    several = _play(several=True)
+    several.last_discard = (2, 4)
+    assert several.resolve(wins) == [wins[1], wins[0]]
+
+
+def test_on_the_last_discard_only_a_win_may_be_claimed():
+    play = _play()
+    while play.deal.remaining() > 0:
+        play.deal.draw()
+    seat = play.seats[1]
+    tile = seat.hand[0]
+    play.last_discard = (0, tile)
+    seat.hand += [tile]
+    options = play.claim_options(1, lambda s, t: False)
+    assert options == []
+
+
+def test_robbing_an_added_kong_ends_the_hand():
+    play = _play()
+    from firmware.rules.win import Meld, MeldKind
+    seat = play.seats[0]
+    tile = parse("9s")[0]
+    seat.melds.append(Meld(MeldKind.PUNG, tile, "left"))
+    seat.hand.append(tile)
+    play.phase = Phase.DISCARD
+    play.kong(0, tile, robbers=lambda side, t: [2])
+    assert play.phase is Phase.OVER and play.result.winners == [2] and play.result.flags["kong_win"]
+    assert play.result.discarder == 0
+
+
+def test_a_false_win_pays_its_penalty_and_a_dead_hand_may_not_claim():
+    ref = Referee(load_ruleset("mcr"))
+    verdict = ref.judge(make_win("445566m2277779s", "8s"), 1)
+    assert not verdict.legal and verdict.payments == [-30, 10, 10, 10]
+    play = _play()
+    play.seats[1].dead = True
+    play.last_discard = (0, play.seats[1].hand[0])
+    assert all(o.kind != "win" for o in play.claim_options(1, lambda s, t: True))
+
+
+def test_the_scoreboard_refuses_unbalanced_payments_and_survives_in_the_database(tmp_path):
+    from firmware.controller.store import TableStore
+    board = Scoreboard.new("competition")
+    assert board.chips == [100] * 4
+    board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
+    with pytest.raises(ValueError):
+        board.record(HandRecord(2, 0, [1], False, [-20, 50, -20, -20]))
+    store = TableStore(tmp_path / "t.db")
+    board.save(store)
+    store.close()
+    again = Scoreboard.load(TableStore(tmp_path / "t.db"), "competition")
+    assert again.chips == [80, 160, 80, 80] and again.history[0].winners == [1]
+
+
+@pytest.mark.parametrize("rules", ["mcr", "competition", "liaoning", "jinzhou"])
+def test_sixteen_real_hands_per_rule_set(rules):
+    run = SimRun(rules=rules, hands=16, play=True, seed=2)
+    assert run.run(timeout_s=60000)
+    board = run.game.scoreboard
+    assert len(board.history) == 16 and board.conserved
+    assert sum(board.chips) == 4 * board.new(rules).chips[0]
+    assert run.game.false_wins == 0
+    if rules == "competition":
+        assert min(board.chips) >= 0                     # the chips floor
+    assert run.game.wins, "somebody won something"
+    run.close()
+
+
+def test_the_same_seed_plays_the_same_game():
+    def game():
+        run = SimRun(rules="mcr", hands=4, play=True, seed=9)
+        run.run(timeout_s=30000)
+        out = ([h.payments for h in run.game.scoreboard.history], run.game.wins)
+        run.close()
+        return out
+    assert game() == game()
