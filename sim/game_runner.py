@@ -87,6 +87,10 @@ class GameRunner:
     def _can_win_on(self, side: int, tile: int) -> bool:
         assert self.play is not None
         seat = self.play.seats[side]
+        discarder = self.play.last_discard[0] if self.play.last_discard else None
+        if self.rules.rules.name == "competition" and discarder is not None \
+                and self.scoreboard.chips[discarder] <= 0:
+            return False                    # winning off a player with no chips is not allowed
         trial = list(seat.hand) + [tile]
         if sum(1 for _ in trial) + 3 * len(seat.melds) != 14:
             return False

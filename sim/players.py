@@ -26,6 +26,8 @@ class SimPlayer:
         self.shapes = rules.shape_set
         self.referee = referee
         self.must_open = bool(rules.conditions and rules.conditions.must_open)
+        # 竞技麻将 needs a 技术型番种: lean towards one suit (混一色 / 清一色) or seven pairs
+        self.aim_for_fans = rules.rules.name == "competition"
 
     # -- helpers -------------------------------------------------------------------
     def _shanten(self, hand: list[int], declared: int) -> int:
@@ -46,6 +48,21 @@ class SimPlayer:
                 best, best_s = [tile], s
             elif s == best_s:
                 best.append(tile)
+        if self.aim_for_fans:
+            suits = [sum(1 for k in hand if k < 27 and k // 9 == s) for s in range(3)]
+            main = max(range(3), key=lambda s: suits[s])
+            off_suit = [t for t in best if t < 27 and t // 9 != main]
+            if off_suit:
+                return self.rng.choice(off_suit), best_s
+            honours = sum(1 for k in hand if k >= 27)
+            if suits[main] + honours >= 9:
+                # a flush is near: give up one step of shanten to drop an off-suit tile
+                for tile in sorted({t for t in hand if t < 27 and t // 9 != main}):
+                    rest = list(hand)
+                    rest.remove(tile)
+                    s = self._shanten(rest, declared)
+                    if s <= best_s + 1:
+                        return tile, s
         outer = [t for t in best if t >= 27 or t % 9 in (0, 8)]
         return self.rng.choice(outer or best), best_s
 

@@ -33,6 +33,8 @@ from hal.interfaces import PortError, SerialPort
 log = logging.getLogger(__name__)
 
 POLL_S = 0.005
+IDLE_POLL_S = 0.05      # the poll interval on a quiet line
+IDLE_AFTER = 20         # empty polls before the line counts as quiet
 READ_CHUNK = 4096
 
 
@@ -114,6 +116,7 @@ class ReaderDriver:
         self._current: _Command | None = None
         self._queue: deque[_Command] = deque()
         self._poll_timer: Handle | None = None
+        self._idle_polls = 0
         self._heartbeat_timer: Handle | None = None
         self._reopen_timer: Handle | None = None
         self._backoff_s = reconnect_first_s
@@ -279,7 +282,16 @@ class ReaderDriver:
         except PortError as exc:
             self._link_down(str(exc))
             return False
+        self._poll_soon()                 # a reply is coming: back to the fast poll
         return True
+
+    def _poll_soon(self) -> None:
+        self._idle_polls = 0
+        if self._port is not None and (self._poll_timer is None or self._poll_timer.when > self.loop.now()
+                                       + self.poll_s):
+            if self._poll_timer is not None:
+                self._poll_timer.cancel()
+            self._poll_timer = self.loop.call_later(self.poll_s, self._poll)
 
     def _poll(self) -> None:
         self._poll_timer = None
@@ -293,10 +305,16 @@ class ReaderDriver:
             self._link_down(str(exc))
             return
         if data:
+            self._idle_polls = 0
             for frame in self._decoder.feed(data):
                 self._dispatch(frame)
+        else:
+            self._idle_polls += 1
         if self._port is not None and self._poll_timer is None:
-            self._poll_timer = self.loop.call_later(self.poll_s, self._poll)
+            # A quiet line is polled less often (up to IDLE_POLL_S); any byte brings the fast poll back.
+            # TAG times come from the board's clock, so a slower poll never shifts the wall map.
+            interval = self.poll_s if self._idle_polls < IDLE_AFTER else max(self.poll_s, IDLE_POLL_S)
+            self._poll_timer = self.loop.call_later(interval, self._poll)
 
     def _close_port(self) -> None:
         if self._poll_timer is not None:
