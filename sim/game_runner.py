@@ -38,7 +38,7 @@ class GameRunner:
         self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.referee)
                         for side in range(SIDES)]
         self.turn_s = turn_s
-        self.scoreboard = Scoreboard.new(run.rules.rules.name)
+        self.scoreboard = Scoreboard.new(run.rules.rules.name, run.rules.scoreboard.chips)
         self.play: HandPlay | None = None
         self.hand_no = 0
         self.dealer = 0
@@ -127,7 +127,8 @@ class GameRunner:
             discarder_wind = None if self_drawn else (result.discarder - self.dealer) % SIDES
             chips_by_wind = [self.scoreboard.chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
             open_winds = frozenset(s.wind for s in play.seats if s.opened)
-            verdict = self.referee.judge(win, discarder_wind, chips_by_wind, 0, open_winds,
+            streak = self.run.controller.book.dealer_streak if self.run.controller else 0
+            verdict = self.referee.judge(win, discarder_wind, chips_by_wind, streak, open_winds,
                                          robbed_kong=result.flags.get("kong_win", False) and not self_drawn)
             for wind, amount in enumerate(verdict.payments):
                 by_side[(wind + self.dealer) % SIDES] += amount

@@ -115,3 +115,36 @@ def test_the_same_seed_plays_the_same_game():
         run.close()
         return out
     assert game() == game()
+
+
+def test_a_win_read_from_the_seat_pad_through_the_emulator():
+    from firmware.game.pad import read_pad, win_from_pad
+    from sim.tileset import SimTile
+    from tests.conftest import make_sim
+
+    sim = make_sim()
+    assert sim.start_reader()
+    registry = sim.world.registry
+    by_kind: dict[int, list] = {}
+    for entry in registry.sets["A"]:
+        by_kind.setdefault(entry.kind, []).append(entry)
+    hand = parse("123m456p789s123sEE")                 # 花龙 + 门前清 + a flower
+    tiles = [by_kind[k].pop() for k in hand]
+    flower = by_kind[parse("1f")[0]].pop()
+    sim.world.lay_on_pad(2, [SimTile(e.uid, "A", e.kind) for e in tiles + [flower]])
+    reads = []
+    read_pad(sim.table.reader, 2, registry, "A", reads.append)
+    sim.loop.run_until(lambda: bool(reads), 5)
+    read = reads[0]
+    assert read.ok and list(read.kinds) == sorted(hand) and read.flowers == 1
+    win = win_from_pad(read, parse("E")[0], self_drawn=False, seat_wind=2, round_wind=0)
+    verdict = Referee(load_ruleset("mcr")).judge(win, 0)
+    assert verdict.legal and "花龙" in [name for name, _, _ in verdict.fans] and sum(verdict.payments) == 0
+    # a foreign tile on the pad makes the read unusable, never guessed
+    foreign = registry.sets["B"][0]
+    sim.world.lay_on_pad(2, [SimTile(foreign.uid, "B", foreign.kind)])
+    reads.clear()
+    read_pad(sim.table.reader, 2, registry, "A", reads.append)
+    sim.loop.run_until(lambda: bool(reads), 5)
+    assert not reads[0].ok and "of set B" in reads[0].problem
+    sim.close()

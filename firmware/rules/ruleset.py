@@ -90,8 +90,13 @@ class ConditionsSection(Section):
     seven_pairs_free: bool = False            # 锦州: seven pairs win without the other conditions
 
 
+class ScoreboardSection(Section):
+    chips: Annotated[int, Field(ge=1, le=1_000_000)] = 500     # each seat's chips at the start of a game
+
+
 class RuleSetConfig(Section):
     rules: RulesSection
+    scoreboard: ScoreboardSection = Field(default_factory=ScoreboardSection)
     deal: DealSection
     competition: CompetitionSection | None = None
     doubling: DoublingSection | None = None
