@@ -38,13 +38,18 @@ class GameRunner:
         self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.referee)
                         for side in range(SIDES)]
         self.turn_s = turn_s
-        self.scoreboard = Scoreboard.new(run.rules.rules.name, run.rules.scoreboard.chips)
+        self._fallback = Scoreboard.new(run.rules.rules.name, run.rules.scoreboard.chips)
         self.play: HandPlay | None = None
         self.hand_no = 0
         self.dealer = 0
         self.wins: list[dict] = []
         self.drawn = 0
         self.false_wins = 0
+
+    @property
+    def scoreboard(self) -> Scoreboard:
+        """The controller's scoreboard (it lives in the table database)."""
+        return self.run.controller.scoreboard if self.run.controller is not None else self._fallback
 
     # -- a hand ---------------------------------------------------------------------
     def on_deal(self, event) -> None:
@@ -143,9 +148,14 @@ class GameRunner:
             else:
                 self.false_wins += 1
                 note = f"false win by side {side}: {verdict.reason}"
-        self.scoreboard.record(HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn,
-                                          by_side, fans, note))
-        if self.run.controller is not None:
-            self.scoreboard.save(self.run.store)
-            self.run.controller.hand_result(winner_side)
+        record = HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn, by_side, fans, note)
+        self._report(winner_side, record)
+
+    def _report(self, winner_side: int | None, record: HandRecord) -> None:
+        """Give the verdict to the controller; during a power cut, wait for it to come back."""
+        if self.run.controller is None:
+            self.loop.call_later(1.0, self._report, winner_side, record)
+            return
+        self.run.controller.hand_result(winner_side, record)
+        self._fallback = self.run.controller.scoreboard
         self.run.players.finish_hand()

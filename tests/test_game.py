@@ -148,3 +148,32 @@ def test_a_win_read_from_the_seat_pad_through_the_emulator():
     sim.loop.run_until(lambda: bool(reads), 5)
     assert not reads[0].ok and "of set B" in reads[0].problem
     sim.close()
+
+
+def test_power_cuts_during_real_hands_lose_no_score():
+    import random
+    rng = random.Random(4)
+    run = SimRun(rules="competition", hands=6, play=True, seed=5)
+    for at_s in sorted(rng.uniform(50, 1200) for _ in range(8)):
+        run.loop.call_at(at_s, run.power_cut, 2.0)
+    assert run.run(timeout_s=60000)
+    run.run_until(lambda: run.controller is not None, 10)
+    board = run.controller.scoreboard
+    assert [h.hand for h in board.history] == sorted({h.hand for h in board.history})
+    assert len(board.history) >= 6 and board.conserved and sum(board.chips) == 400
+    from firmware.controller.store import TableStore
+    from firmware.game.scoreboard import Scoreboard
+    again = Scoreboard.load(TableStore(run.state_path), "competition")
+    assert again.chips == board.chips
+    run.close()
+
+
+def test_the_dealer_lamps_show_the_streak():
+    run = SimRun(rules="competition", hands=2, play=True, seed=5)
+    run.run_until(lambda: run.controller is not None and run.state is not None, 5)
+    run.controller.book.dealer_streak = 2
+    run.controller.book.dealer = 1
+    run.controller._dealer_lamps()
+    run.loop.run_for(0.1)
+    assert [bool(run.world.lamps.get(f"led_dealer{s}")) for s in range(4)] == [False, True, True, True]
+    run.close()

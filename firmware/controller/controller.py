@@ -25,6 +25,7 @@ from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
 from firmware.events import Event
 from firmware.faults import Fault, FaultCode, FaultTier
+from firmware.game.scoreboard import HandRecord, Scoreboard
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
 from firmware.reader.verify import Verification
@@ -63,6 +64,7 @@ class Controller:
         self.tile_set = tile_set(self.cfg.table.tile_set)
         self.next_tile_set = self.tile_set
         self.book = Bookkeeping.from_dict(store.get("book"), store.get("walls"))
+        self.scoreboard = Scoreboard.load(store, rules.rules.name, rules.scoreboard.chips)
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
                                initial=S.BOOT.value, auto_transitions=False, queued=True,
@@ -440,9 +442,14 @@ class Controller:
         elif name == f"key_dice{self.book.dealer}" and state == S.DICE.value:
             self._throw_dice()
 
-    def hand_result(self, winner: int | None) -> None:
-        """The referee's verdict on the hand in play: the winning side, or None for a drawn hand."""
+    def hand_result(self, winner: int | None, record: HandRecord | None = None) -> None:
+        """The referee's verdict on the hand in play: the winning side (None for a drawn hand) and
+        the hand's payments, written to the scoreboard in the same breath as the bookkeeping."""
         self.book.last_winner = winner
+        if record is not None and all(h.hand != record.hand for h in self.scoreboard.history):
+            self.scoreboard.record(record)
+            self.scoreboard.save(self.store)
+            self.bus.publish("scoreboard", chips=list(self.scoreboard.chips), hand=record.hand)
         self._persist()
 
     def ack(self) -> None:
@@ -490,8 +497,12 @@ class Controller:
 
     # -- lamps -----------------------------------------------------------------------------------
     def _dealer_lamps(self) -> None:
+        """The dealer's lamp lights; during a streak (连庄) the next lamps counter-clockwise show its
+        length, up to three."""
+        dealer, streak = self.book.dealer, min(self.book.dealer_streak, 3)
+        lit = {dealer} | {(dealer + i) % 4 for i in range(1, streak + 1)}
         for side in range(4):
-            self.table.panel.lamp(f"led_dealer{side}", side == self.book.dealer)
+            self.table.panel.lamp(f"led_dealer{side}", side in lit)
 
     def _start_blink(self) -> None:
         """The dealer lamps blink the fault number (two digits, one lamp pattern per half second)."""

@@ -50,8 +50,8 @@ class Scoreboard:
         store.put(scoreboard=asdict(self))
 
     @classmethod
-    def load(cls, store: TableStore, rules: str) -> "Scoreboard":
+    def load(cls, store: TableStore, rules: str, chips: int | None = None) -> "Scoreboard":
         data = store.get("scoreboard")
         if not data or data.get("rules") != rules:
-            return cls.new(rules)
+            return cls.new(rules, chips)
         return cls(data["rules"], data["chips"], [HandRecord(**h) for h in data["history"]])
