@@ -148,7 +148,8 @@ class GameRunner:
             else:
                 self.false_wins += 1
                 note = f"false win by side {side}: {verdict.reason}"
-        record = HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn, by_side, fans, note)
+        record = HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn, by_side, fans, note,
+                            play.round_wind)
         self._report(winner_side, record)
 
     def _report(self, winner_side: int | None, record: HandRecord) -> None:

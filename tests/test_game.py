@@ -177,3 +177,13 @@ def test_the_dealer_lamps_show_the_streak():
     run.loop.run_for(0.1)
     assert [bool(run.world.lamps.get(f"led_dealer{s}")) for s in range(4)] == [False, True, True, True]
     run.close()
+
+
+def test_discarding_a_flower_makes_a_dead_hand():
+    play = _play()
+    seat = play.seats[1]
+    seat.flowers = 1
+    play.discard_flower(1)
+    assert seat.dead and seat.flowers == 0
+    with pytest.raises(ValueError):
+        play.discard_flower(1)

@@ -142,6 +142,15 @@ class HandPlay:
         self.phase = Phase.CLAIMS
         self.history.append(("discard", seat.side, tile))
 
+    def discard_flower(self, side: int) -> None:
+        """A player throws away a flower instead of showing it: 相公, they may no longer win (竞技麻将)."""
+        seat = self.seats[side]
+        if seat.flowers <= 0:
+            raise ValueError(f"side {side} holds no flower")
+        seat.flowers -= 1
+        seat.dead = True
+        self.history.append(("flower_discard", side, None))
+
     def can_concealed_kong(self, side: int) -> list[int]:
         seat = self.seats[side]
         return sorted(k for k, n in Counter(seat.hand).items() if n == 4)

@@ -24,6 +24,7 @@ class HandRecord:
     payments: list[int]                # by side, summing to zero
     fans: list[list] = field(default_factory=list)
     note: str = ""
+    round_wind: int = 0                # 0..3 = E S W N
 
 
 @dataclass
