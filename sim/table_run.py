@@ -34,7 +34,7 @@ class SimRun:
     def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
-                 cut_in_states: set[str] | None = None, play: bool = False) -> None:
+                 cut_in_states: set[str] | None = None, play: bool = False, service: bool = False) -> None:
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
         if self.rules.rules.tile_set != self.cfg.table.tile_set:
@@ -67,6 +67,11 @@ class SimRun:
                 elif spec.event is not None:
                     self.world.on_event(spec.event[0], spec.event[1],
                                         lambda s=spec: self.power_cut(s.duration_s or 2.0))
+        if service:
+            # a technician holds both lift keys while the table is switched on: service mode
+            for key in ("key_lift0", "key_lift1"):
+                self.world.keys[key].set(True)
+                self.loop.call_later(1.0, self.world.keys[key].set, False)
         self._boot()
 
     # -- the firmware side ------------------------------------------------------

@@ -22,6 +22,7 @@ from firmware.tiles.sets import tile_set
 from firmware.tiles.tile import code
 
 LINK_TIMEOUT_S = 5.0
+DEFAULT_SOCKET = "/run/mjtable/diag.sock"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +51,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     counters = tools.add_parser("counters", help="listen for a while and print the line counters")
     counters.add_argument("--seconds", type=float, default=10.0)
     counters.set_defaults(func=_counters)
+
+    for name, text in (("state", "the controller's state, bookkeeping and chips"),
+                       ("faults", "fault history with codes and hints"),
+                       ("counters", "reader line counters, mechanism runs and nominal times, tile counts"),
+                       ("sensors", "every sensor and key, live"),
+                       ("ack", "acknowledge a latched fault")):
+        tool = diag.add_parser(name, help=text)
+        tool.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
+        tool.set_defaults(func=_controller_command, command_name=name)
+    test = diag.add_parser("test", help="a service test: disk, stackers, lifts, center, dice (service mode only)")
+    test.add_argument("name", choices=("disk", "stackers", "lifts", "center", "dice"))
+    test.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
+    test.add_argument("--service", action="store_true", help="with --sim: power the table on in service mode")
+    test.set_defaults(func=_controller_command, command_name="test")
 
     enroll = diag.add_parser("enroll", help="read a set's tags in canonical order and write its registry file")
     enroll.add_argument("--set", dest="set_id", required=True, help="set letter (A, B)")
@@ -233,3 +248,40 @@ def _enroll(args: argparse.Namespace) -> int:
               + (f", {enrollment.repeats} repeated tiles ignored" if enrollment.repeats else "") + ")")
         return 0
     return _session(args, run)
+
+
+def _controller_command(args: argparse.Namespace) -> int:
+    """Ask the running controller (its socket), or with --sim a simulated table in this process."""
+    import json
+
+    request = {"cmd": args.command_name}
+    if args.command_name == "test":
+        request["name"] = args.name
+    if args.sim:
+        answer = _ask_simulated(args, request)
+    else:
+        from hal.diag_socket import ask
+        try:
+            answer = ask(args.socket, request)
+        except ConnectionError as exc:
+            raise TableError(str(exc)) from None
+    print(json.dumps(answer, indent=2, ensure_ascii=False, default=str))
+    return 0 if answer.get("ok") else 1
+
+
+def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
+    from firmware.diagnostics.commands import DiagCommands
+    from sim.faults import parse_fault
+    from sim.table_run import SimRun
+
+    cfg = load_table_config(args.table or default_table_path())
+    run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0,
+                 service=bool(getattr(args, "service", False)))
+    try:
+        run.loop.run_for(5.0)                       # power on, home (or enter service mode)
+        answers: list[dict] = []
+        DiagCommands(run.controller).handle(request, answers.append)
+        run.run_until(lambda: bool(answers), 120.0)
+        return answers[0]
+    finally:
+        run.close()

@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"installed under {root}: config {etc}, unit {unit_dir / 'mjtable.service'}"
           + ("" if args.no_venv else f", virtualenv {venv}"))
     print("system steps left to you (as root):\n"
-          "  useradd --system --groups gpio,dialout mjtable\n"
+          "  groupadd --system mjtable-tech      # technicians: may use 'mjtable diag'\n"
+          "  useradd --system --groups gpio,dialout,mjtable-tech mjtable\n"
+          "  usermod -aG mjtable-tech TECHNICIAN # each technician's login\n"
           "  chown -R mjtable:mjtable /var/lib/mjtable\n"
           "  systemctl daemon-reload && systemctl enable --now mjtable\n"
           "  journalctl -u mjtable -f          # the log, with fault codes")

@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
                         help="override the table model's [backend] pin_factory")
     parser.add_argument("--seconds", type=float, help="stop after this long (tests, dry runs)")
+    parser.add_argument("--diag-socket", type=Path, default=Path("/run/mjtable/diag.sock"),
+                        help="the technician's socket (default /run/mjtable/diag.sock; 'none' to disable)")
     parser.set_defaults(func=run)
 
 
@@ -77,6 +79,16 @@ def run(args: argparse.Namespace) -> int:
         loop.call_later(0.0, pet)
     if args.seconds:
         loop.call_later(args.seconds, stop)
+    server = None
+    if str(args.diag_socket) != "none":
+        from firmware.diagnostics.commands import DiagCommands
+        from hal.diag_socket import DiagSocketServer
+        try:
+            server = DiagSocketServer(args.diag_socket, loop.post, DiagCommands(controller).handle)
+            server.start()
+        except OSError as exc:
+            log.warning("no diag socket at %s: %s", args.diag_socket, exc)
+            server = None
     controller.start()
     notifier.ready(f"table {cfg.table.name}, rules {args.rules}")
     log.info("controller started: %s, %s-tile set, rules %s, database %s", cfg.table.name, cfg.table.tile_set,
@@ -87,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         notifier.stopping()
+        if server is not None:
+            server.stop()
         table.safe_stop_all()
         table.reader.stop()
         store.close()

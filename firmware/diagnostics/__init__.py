@@ -1,0 +1,1 @@
+"""Technician diagnostics: the commands a technician may give the running controller."""

@@ -1,0 +1,129 @@
+"""Technician diagnostics: the commands, over the local socket, against the simulated table."""
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+
+from firmware.cli.main import main
+from firmware.diagnostics.commands import DiagCommands
+from hal.diag_socket import DiagSocketServer, ask
+from sim.faults import parse_fault
+from sim.table_run import SimRun
+
+
+def _serve(run, tmp_path):
+    path = tmp_path / "diag.sock"
+    server = DiagSocketServer(path, run.fw_loop.post, DiagCommands(run.controller).handle, group=None)
+    server.start()
+    return server, path
+
+
+def _ask_while_running(run, path, request, timeout_s=120.0):
+    """The client blocks in a thread while this thread drives the simulated loop."""
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(ask(path, request, timeout_s=10)))
+    thread.start()
+    while thread.is_alive():
+        run.loop.run_for(0.05)
+        thread.join(timeout=0.001)
+    return answers[0]
+
+
+def test_service_tests_over_the_socket_in_service_mode(tmp_path):
+    run = SimRun(hands=0, service=True)
+    run.loop.run_for(2.0)
+    server, path = _serve(run, tmp_path)
+    try:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o660
+        answer = _ask_while_running(run, path, {"cmd": "test", "name": "lifts"})
+        assert answer["ok"] and [m["mechanism"] for m in answer["moves"]] == [f"wall_lift{s}" for s in range(4)]
+        center = _ask_while_running(run, path, {"cmd": "test", "name": "center"})
+        assert center["ok"] and len(center["moves"]) == 2
+        sensors = _ask_while_running(run, path, {"cmd": "sensors"})
+        assert sensors["sensors"]["center_down"] is True
+    finally:
+        server.stop()
+        run.close()
+
+
+def test_motor_moves_are_refused_outside_service_mode(tmp_path):
+    run = SimRun(hands=0)
+    run.loop.run_for(2.0)
+    server, path = _serve(run, tmp_path)
+    try:
+        runs_before = [h.cam.runs for h in run.controller.table.heads]
+        answer = _ask_while_running(run, path, {"cmd": "test", "name": "stackers"})
+        assert not answer["ok"] and "service mode" in answer["error"]
+        assert [h.cam.runs for h in run.controller.table.heads] == runs_before
+        bad = _ask_while_running(run, path, {"cmd": "reboot"})
+        assert not bad["ok"] and "unknown command" in bad["error"]
+    finally:
+        server.stop()
+        run.close()
+
+
+def test_a_jam_in_a_service_test_is_its_fault_code(tmp_path):
+    run = SimRun(hands=0, service=True, faults=[parse_fault("jam:stacker2")])
+    run.loop.run_for(2.0)
+    answers = []
+    DiagCommands(run.controller).handle({"cmd": "test", "name": "stackers"}, answers.append)
+    run.run_until(lambda: bool(answers), 30)
+    moves = {m["mechanism"]: m for m in answers[0]["moves"]}
+    assert not answers[0]["ok"] and moves["stacker2"]["fault"] == "E33"
+    assert all(m["fault"] is None for name, m in moves.items() if name != "stacker2")
+    run.close()
+
+
+def test_faults_and_ack_over_the_socket(tmp_path):
+    run = SimRun(hands=3, faults=[parse_fault("jam:lift1@hand2")], auto_ack_s=None)
+    run.run_until(lambda: run.state is not None and run.state.value == "latched", 3000)
+    run.world.repair()
+    server, path = _serve(run, tmp_path)
+    try:
+        faults = _ask_while_running(run, path, {"cmd": "faults"})
+        assert faults["faults"][0]["code"] == "E22" and faults["faults"][0]["hint"]
+        ack = _ask_while_running(run, path, {"cmd": "ack"})
+        assert ack["ok"]
+        again = _ask_while_running(run, path, {"cmd": "ack"})
+        assert not again["ok"] and "nothing to acknowledge" in again["error"]
+    finally:
+        server.stop()
+        run.close()
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["diag", "--sim", "test", "dice"], 1, "service mode"),
+    (["diag", "--sim", "test", "dice", "--service"], 0, '"test": "dice"'),
+    (["diag", "--sim", "counters"], 0, '"reader"'),
+])
+def test_diag_cli_against_the_simulator(argv, code, words, capsys):
+    assert main(argv) == code
+    assert words in capsys.readouterr().out
+
+
+def test_diag_cli_without_a_running_service(tmp_path, capsys):
+    assert main(["diag", "state", "--socket", str(tmp_path / "none.sock")]) == 2
+    assert "is the service running" in capsys.readouterr().err
+
+
+def test_run_opens_the_diag_socket(tmp_path):
+    result = {}
+
+    def client():
+        import time
+        for _ in range(100):
+            if (tmp_path / "d.sock").exists():
+                break
+            time.sleep(0.02)
+        result["answer"] = ask(tmp_path / "d.sock", {"cmd": "state"}, timeout_s=5)
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    assert main(["run", "--pin-factory", "mock", "--seconds", "1.0", "--state", str(tmp_path / "t.db"),
+                 "--diag-socket", str(tmp_path / "d.sock")]) == 0
+    thread.join(timeout=5)
+    assert result["answer"]["ok"] and result["answer"]["state"]
+    assert json.dumps(result)
