@@ -22,6 +22,7 @@ from typing import Any, Callable
 log = logging.getLogger(__name__)
 
 REPLY_TIMEOUT_S = 60.0
+MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
 
 
 class DiagSocketServer:
@@ -87,17 +88,26 @@ class DiagSocketServer:
                     answers: queue.Queue = queue.Queue()
                     self._post(self._handle, request, answers.put)
                     try:
-                        answer = answers.get(timeout=REPLY_TIMEOUT_S)
+                        answer = answers.get(timeout=_reply_timeout_s(request))
                     except queue.Empty:
                         answer = {"ok": False, "error": "the controller did not answer"}
                 stream.write(json.dumps(answer, default=str, ensure_ascii=False) + "\n")
                 stream.flush()
 
 
+def _reply_timeout_s(request: dict[str, Any]) -> float:
+    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), capped."""
+    try:
+        return min(float(request.get("timeout_s", REPLY_TIMEOUT_S)), MAX_REPLY_TIMEOUT_S)
+    except (TypeError, ValueError):
+        return REPLY_TIMEOUT_S
+
+
 def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
-    """One request to a running controller's diag socket."""
+    """One request to a running controller's diag socket; the server waits as long as the client."""
+    request = {**request, "timeout_s": timeout_s}
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout_s)
+        sock.settimeout(timeout_s + 5.0)
         try:
             sock.connect(str(path))
         except FileNotFoundError:

@@ -2,9 +2,10 @@
 
 Faults act on the models, never on the controller: a jammed cam stops
 turning, a stuck sensor reads one level, a missing tile is taken out of the
-set.  ``WHEN`` is a simulated time (``@95s``) or an event (``@stacking2`` =
-when the 2nd stacking cycle starts, ``@hand3``); without it the fault is
-there from the start.  Reader faults act on the simulated reader board and
+set, a worn mechanism (``wear:lift1=2.5``) moves that many times slower.
+``WHEN`` is a simulated time (``@95s``) or an event (``@stacking2`` = when
+the 2nd stacking cycle starts, ``@hand3``); without it the fault is there
+from the start.  Reader faults act on the simulated reader board and
 its cable (noise, dropped frames, an unplugged port, a dead antenna);
 ``power-cut`` is applied by the run harness.
 """
@@ -20,10 +21,10 @@ from firmware.tiles.tile import TileError, parse_one
 if TYPE_CHECKING:
     from sim.world import TableWorld
 
-KINDS = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
+KINDS = ("jam", "wear", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
          "unknown-tile", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna", "power-cut",
          "brownout", "lid-open")
-WORLD = ("jam", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
+WORLD = ("jam", "wear", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
          "unknown-tile", "brownout", "lid-open", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna")
 _SPEC = re.compile(r"^(?P<kind>[a-z-]+)(?::(?P<target>[a-z_]*\d?))?(?:@(?P<when>[a-z0-9.]+))?"
                    r"(?:=(?P<value>[^=]+))?$")
@@ -68,7 +69,7 @@ def parse_fault(text: str) -> FaultSpec:
             event = (em.group(1), int(em.group(2)))
         else:
             raise FaultSpecError(f"bad time {when!r} in {text!r}: use @95s, @stacking2 or @hand3")
-    if kind in ("jam", "stall", "stuck-on", "stuck-off", "antenna") and not target:
+    if kind in ("jam", "wear", "stall", "stuck-on", "stuck-off", "antenna") and not target:
         raise FaultSpecError(f"{kind} needs a target, e.g. {kind}:stacker2")
     if kind in ("missing-tile", "extra-tile") and not value:
         raise FaultSpecError(f"{kind} needs a tile, e.g. {kind}=5m")
@@ -98,6 +99,8 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
             world.dice.jammed = True
         else:
             raise FaultSpecError(f"cannot jam {target!r}: use stacker0..3, lift0..3, center or dice")
+    elif kind == "wear":
+        _wear(world, name, side, target, spec)
     elif kind == "stall":
         if name not in ("disk", "ring"):
             raise FaultSpecError(f"cannot stall {target!r}: use disk or ring")
@@ -129,6 +132,24 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
             raise FaultSpecError("this table model has no lid sensor")
         world.lid.set(True)
         world.loop.call_later(spec.duration_s or 3.0, world.lid.set, False)
+
+
+def _wear(world: "TableWorld", name: str, side: int | None, target: str, spec: FaultSpec) -> None:
+    """A worn belt or a dry bearing: the mechanism still works, ``VALUE`` times slower (default 2.5)."""
+    try:
+        factor = float(spec.value or "2.5")
+    except ValueError:
+        raise FaultSpecError(f"{spec.text!r}: {spec.value!r} is not a slow-down factor") from None
+    if factor < 1:
+        raise FaultSpecError(f"{spec.text!r}: a worn mechanism is slower, the factor is at least 1")
+    if name == "stacker" and side is not None:
+        world.heads[side].cam.turn_s *= factor
+    elif name == "lift" and side is not None:
+        world.lifts[side].turn_s *= factor
+    elif name == "center":
+        world.center.travel_s *= factor
+    else:
+        raise FaultSpecError(f"cannot wear {target!r}: use stacker0..3, lift0..3 or center")
 
 
 def _probability(spec: FaultSpec) -> float:

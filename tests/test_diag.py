@@ -95,9 +95,21 @@ def test_faults_and_ack_over_the_socket(tmp_path):
 
 
 @pytest.mark.parametrize("argv, code, words", [
-    (["diag", "--sim", "test", "dice"], 1, "service mode"),
-    (["diag", "--sim", "test", "dice", "--service"], 0, '"test": "dice"'),
-    (["diag", "--sim", "counters"], 0, '"reader"'),
+    (["diag", "--sim", "test", "dice"], 1, "FAILED: motor tests need service mode"),
+    (["diag", "--sim", "--service", "test", "dice", "--json"], 0, '"test": "dice"'),
+    (["diag", "--sim", "counters", "--json"], 0, '"reader"'),
+    (["diag", "--sim", "--service", "jog", "turntable", "--seconds", "4"], 0,
+     "turntable    ok   ran 4 s, 1 revolutions"),
+    (["diag", "--sim", "--service", "jog", "center_lift", "--to", "up"], 0, "to: up"),
+    (["diag", "--sim", "--service", "jog", "stacker9"], 1, "no mechanism 'stacker9'"),
+    (["diag", "--sim", "--service", "--inject", "jam:stacker2", "test", "stackers"], 1,
+     "stacker2     FAIL 0.47 s  E33"),
+    (["diag", "--sim", "--service", "--inject", "wear:lift1=2.5", "burn-in", "--cycles", "2"], 0,
+     "wall_lift1: 1"),
+    (["diag", "--sim", "--service", "--inject", "wear:center=2", "learn", "--runs", "3"], 0,
+     "center_lift: {\"before\": 1.5, \"after\": 3.0}"),
+    (["diag", "--sim", "--service", "learn", "--runs", "30"], 1, "learn runs between 1 and 9"),
+    (["diag", "--sim", "faults"], 0, "faults: 0"),
 ])
 def test_diag_cli_against_the_simulator(argv, code, words, capsys):
     assert main(argv) == code
@@ -107,6 +119,32 @@ def test_diag_cli_against_the_simulator(argv, code, words, capsys):
 def test_diag_cli_without_a_running_service(tmp_path, capsys):
     assert main(["diag", "state", "--socket", str(tmp_path / "none.sock")]) == 2
     assert "is the service running" in capsys.readouterr().err
+
+
+def test_diag_direct_drives_the_table_from_this_process(tmp_path, capsys):
+    """No service: the tool builds the controller on the table's pins itself, in service mode."""
+    assert main(["diag", "--direct", "--pin-factory", "mock", "--state", str(tmp_path / "t.db"), "state"]) == 0
+    assert "state: service" in capsys.readouterr().out
+    assert main(["diag", "--direct", "--pin-factory", "mock", "--state", str(tmp_path / "t.db"), "sensors"]) == 0
+    assert "center_down" in capsys.readouterr().out
+
+
+def test_a_long_test_waits_as_long_as_the_client_asks(tmp_path):
+    """A burn-in takes minutes: the server waits for the loop as long as the client does."""
+    run = SimRun(hands=0, service=True)
+    run.loop.run_for(2.0)
+    server, path = _serve(run, tmp_path)
+    try:
+        answer = _ask_while_running(run, path, {"cmd": "burn-in", "cycles": 2})
+        assert answer["ok"] and answer["cycles_done"] == 2 and answer["ran_s"] > 20
+        busy = []
+        commands = DiagCommands(run.controller)
+        commands.handle({"cmd": "jog", "mechanism": "wall_lift0"}, busy.append)
+        commands.handle({"cmd": "jog", "mechanism": "wall_lift0"}, busy.append)
+        assert not busy[0]["ok"] and "still moving: wall_lift0" in busy[0]["error"]
+    finally:
+        server.stop()
+        run.close()
 
 
 def test_run_opens_the_diag_socket(tmp_path):

@@ -1,8 +1,12 @@
-"""``mjtable diag``: the technician's tools (so far: the tile reader and enrollment).
+"""``mjtable diag``: the technician's tools.
 
-Every command runs against the configured reader port (``--port`` to pick
-another, e.g. the pseudo-terminal of ``mjtable reader-sim``) or, with
-``--sim``, against the simulated table in this process.
+The controller tools (state, faults, counters, sensors, ack, and the motor
+tests: test, jog, learn, burn-in) ask the running service over its local
+socket; with ``--direct`` this process drives the table itself (no service
+running), with ``--sim`` a simulated table in this process.  The reader
+tools and enrollment talk to the reader board on the configured port
+(``--port`` to pick another, e.g. the pseudo-terminal of ``mjtable
+reader-sim``) or, with ``--sim``, to the simulated board.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from firmware.config import TableConfig, default_table_path, load_table_config
+from firmware.diagnostics.service_tests import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
 from firmware.events import EventBus
 from firmware.faults import FaultCode, TableError
 from firmware.reader.driver import LinkState, ReaderDriver, Reply
@@ -26,9 +31,11 @@ DEFAULT_SOCKET = "/run/mjtable/diag.sock"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("diag", help="technician diagnostics: tile reader, enrollment",
+    parser = sub.add_parser("diag", help="technician diagnostics: state, faults, sensors, motor tests, tile reader",
                             description="Technician diagnostics.", formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  mjtable diag --sim reader ping\n"
+                            epilog="examples:\n  mjtable diag faults\n  mjtable diag jog wall_lift2\n"
+                                   "  mjtable diag --sim --service burn-in --cycles 3\n"
+                                   "  mjtable diag --sim reader ping\n"
                                    "  mjtable diag --port /dev/pts/5 reader inventory --antenna 4\n"
                                    "  mjtable diag enroll --set A --antenna 0 --out set-a.csv")
     parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
@@ -39,6 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"how long to wait for the board to answer (default {LINK_TIMEOUT_S:g})")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="fault to inject into the simulated table (with --sim); repeatable")
+    parser.add_argument("--service", action="store_true",
+                        help="with --sim: power the simulated table on in service mode (both lift keys held)")
+    parser.add_argument("--direct", action="store_true",
+                        help="no service is running: drive the table from this process, in service mode")
+    parser.add_argument("--state", type=Path, default=Path("/var/lib/mjtable/table.db"),
+                        help="with --direct: the table database (default /var/lib/mjtable/table.db)")
+    parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
+                        help="with --direct: override the table model's pin factory")
     diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
 
     reader = diag.add_parser("reader", help="the tile reader board: ping, antennas, inventory, counters")
@@ -52,19 +67,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     counters.add_argument("--seconds", type=float, default=10.0)
     counters.set_defaults(func=_counters)
 
+    def controller_tool(name: str, text: str, timeout_s: float = 60.0) -> argparse.ArgumentParser:
+        tool = diag.add_parser(name, help=text)
+        tool.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
+        tool.add_argument("--timeout-s", type=float, default=timeout_s, help=f"wait this long (default {timeout_s:g})")
+        tool.add_argument("--json", action="store_true", help="print the controller's answer as JSON")
+        tool.set_defaults(func=_controller_command, command_name=name)
+        return tool
+
     for name, text in (("state", "the controller's state, bookkeeping and chips"),
                        ("faults", "fault history with codes and hints"),
                        ("counters", "reader line counters, mechanism runs and nominal times, tile counts"),
                        ("sensors", "every sensor and key, live"),
                        ("ack", "acknowledge a latched fault")):
-        tool = diag.add_parser(name, help=text)
-        tool.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
-        tool.set_defaults(func=_controller_command, command_name=name)
-    test = diag.add_parser("test", help="a service test: disk, stackers, lifts, center, dice (service mode only)")
-    test.add_argument("name", choices=("disk", "stackers", "lifts", "center", "dice"))
-    test.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
-    test.add_argument("--service", action="store_true", help="with --sim: power the table on in service mode")
-    test.set_defaults(func=_controller_command, command_name="test")
+        controller_tool(name, text)
+    test = controller_tool("test", "a service test: disk, stackers, lifts, center, dice (service mode only)")
+    test.add_argument("name", choices=GROUP_TESTS)
+    jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
+                                 "the disk for a while, a dice throw (service mode only)")
+    jog.add_argument("mechanism", help="stacker0..3, wall_lift0..3, center_lift, turntable, dice")
+    jog.add_argument("--seconds", type=float, help=f"turntable: run this long (default {DISK_JOG_S:g})")
+    jog.add_argument("--to", choices=("up", "down"), help="center_lift: the stop (default: the other one)")
+    learn = controller_tool("learn", "learn the nominal times of every cam and lift anew (service mode only)", 600.0)
+    learn.add_argument("--runs", type=int, default=LEARN_RUNS, help=f"moves per mechanism (default {LEARN_RUNS})")
+    burn = controller_tool("burn-in", "repeat every motor test, counting slow moves (service mode only)", 3600.0)
+    burn.add_argument("--cycles", type=int, default=BURN_IN_CYCLES, help=f"cycles (default {BURN_IN_CYCLES})")
 
     enroll = diag.add_parser("enroll", help="read a set's tags in canonical order and write its registry file")
     enroll.add_argument("--set", dest="set_id", required=True, help="set letter (A, B)")
@@ -250,38 +277,70 @@ def _enroll(args: argparse.Namespace) -> int:
     return _session(args, run)
 
 
+def _request(args: argparse.Namespace) -> dict:
+    request: dict = {"cmd": args.command_name}
+    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles"):
+        if getattr(args, key, None) is not None:
+            request[key] = getattr(args, key)
+    return request
+
+
 def _controller_command(args: argparse.Namespace) -> int:
-    """Ask the running controller (its socket), or with --sim a simulated table in this process."""
+    """Ask the running controller (its socket), this process's own controller (--direct), or a
+    simulated table in this process (--sim)."""
     import json
 
-    request = {"cmd": args.command_name}
-    if args.command_name == "test":
-        request["name"] = args.name
+    from firmware.diagnostics.render import render
+
+    request = _request(args)
     if args.sim:
         answer = _ask_simulated(args, request)
+    elif args.direct:
+        answer = _ask_direct(args, request)
     else:
         from hal.diag_socket import ask
         try:
-            answer = ask(args.socket, request)
+            answer = ask(args.socket, request, timeout_s=args.timeout_s)
         except ConnectionError as exc:
-            raise TableError(str(exc)) from None
-    print(json.dumps(answer, indent=2, ensure_ascii=False, default=str))
+            raise TableError(f"{exc}; without a service, add --direct to drive the table from here") from None
+        except OSError as exc:
+            raise TableError(f"{args.socket}: {exc}") from None
+    print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer))
     return 0 if answer.get("ok") else 1
 
 
-def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
+def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], None], request: dict,
+            timeout_s: float) -> dict:
     from firmware.diagnostics.commands import DiagCommands
+
+    answers: list[dict] = []
+    DiagCommands(controller).handle(request, answers.append)
+    loop_run_until(lambda: bool(answers), timeout_s)
+    return answers[0]
+
+
+def _ask_direct(args: argparse.Namespace, request: dict) -> dict:
+    """The technician's own controller on the real table, powered on in service mode."""
+    from firmware.cli.run_cmd import HardwareTable
+    from hal.runtime import run_until
+
+    hw = HardwareTable(args.table, "mcr", args.state, args.pin_factory)
+    try:
+        hw.controller.start(service=True)
+        return _answer(hw.controller, lambda done, t: run_until(hw.loop, done, t, "the table"), request,
+                       args.timeout_s)
+    finally:
+        hw.close()
+
+
+def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     from sim.faults import parse_fault
     from sim.table_run import SimRun
 
     cfg = load_table_config(args.table or default_table_path())
-    run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0,
-                 service=bool(getattr(args, "service", False)))
+    run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0, service=args.service)
     try:
         run.loop.run_for(5.0)                       # power on, home (or enter service mode)
-        answers: list[dict] = []
-        DiagCommands(run.controller).handle(request, answers.append)
-        run.run_until(lambda: bool(answers), 120.0)
-        return answers[0]
+        return _answer(run.controller, run.run_until, request, max(args.timeout_s, 7200.0))
     finally:
         run.close()

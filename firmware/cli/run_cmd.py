@@ -37,34 +37,55 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+class HardwareTable:
+    """The controller wired to the real table: pins, reader, database, CSPRNG dice, real-time loop.
+
+    Used by the service and by ``mjtable diag --direct`` (a technician's own
+    process when no service runs).
+    """
+
+    def __init__(self, table_path: Path | None, rules_name: str, state: Path, pin_factory: str | None) -> None:
+        from firmware.config import default_table_path, load_table_config
+        from firmware.controller.controller import Controller
+        from firmware.controller.store import TableStore
+        from firmware.events import EventBus
+        from firmware.reader.registry import load_table_registry
+        from firmware.rules.ruleset import load_ruleset
+        from firmware.safety import SafetySupervisor
+        from firmware.table import Table
+        from hal.backend import HardwareBackend
+        from hal.runtime import real_loop
+
+        cfg = load_table_config(table_path or default_table_path())
+        if pin_factory:
+            cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": pin_factory})})
+        self.cfg = cfg
+        rules = load_ruleset(rules_name)
+        registry = load_table_registry(cfg)
+        self.loop = real_loop()
+        self.bus = EventBus(self.loop.now)
+        self.bus.subscribe("fault", _log_fault)
+        self.bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
+        self.backend = HardwareBackend(cfg, self.loop)
+        self.table = Table(cfg, self.backend, self.loop, self.bus, random.SystemRandom())
+        state.parent.mkdir(parents=True, exist_ok=True)
+        self.store = TableStore(state)
+        self.controller = Controller(self.table, self.store, registry, rules, SafetySupervisor(self.table),
+                                     random.SystemRandom())
+
+    def close(self) -> None:
+        """Every output to its safe value, the reader stopped, the database closed, the pins released."""
+        self.table.safe_stop_all()
+        self.table.reader.stop()
+        self.store.close()
+        self.backend.close()
+
+
 def run(args: argparse.Namespace) -> int:
-    from firmware.config import default_table_path, load_table_config
-    from firmware.controller.controller import Controller
-    from firmware.controller.store import TableStore
-    from firmware.events import EventBus
-    from firmware.reader.registry import load_table_registry
-    from firmware.rules.ruleset import load_ruleset
-    from firmware.safety import SafetySupervisor
-    from firmware.table import Table
-    from hal.backend import HardwareBackend
-    from hal.runtime import real_loop
     from hal.systemd import Notifier
 
-    cfg = load_table_config(args.table or default_table_path())
-    if args.pin_factory:
-        cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": args.pin_factory})})
-    rules = load_ruleset(args.rules)
-    registry = load_table_registry(cfg)
-    loop = real_loop()
-    bus = EventBus(loop.now)
-    bus.subscribe("fault", _log_fault)
-    bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
-    backend = HardwareBackend(cfg, loop)
-    table = Table(cfg, backend, loop, bus, random.SystemRandom())
-    safety = SafetySupervisor(table)
-    args.state.parent.mkdir(parents=True, exist_ok=True)
-    store = TableStore(args.state)
-    controller = Controller(table, store, registry, rules, safety, random.SystemRandom())
+    hw = HardwareTable(args.table, args.rules, args.state, args.pin_factory)
+    cfg, loop, bus, controller = hw.cfg, hw.loop, hw.bus, hw.controller
     notifier = Notifier()
     bus.subscribe("controller.state", lambda e: notifier.status(f"state {e.data['state']}"))
 
@@ -101,10 +122,7 @@ def run(args: argparse.Namespace) -> int:
         notifier.stopping()
         if server is not None:
             server.stop()
-        table.safe_stop_all()
-        table.reader.stop()
-        store.close()
-        backend.close()
+        hw.close()
         signal.signal(signal.SIGTERM, previous)
         log.info("controller stopped; every output safe")
     return 0

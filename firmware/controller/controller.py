@@ -87,8 +87,9 @@ class Controller:
         self.bus.subscribe("stacking.stack", self._stacking_progress)
 
     # -- life cycle -----------------------------------------------------------
-    def start(self) -> None:
-        """Power on: service mode when both lift keys are held, else home and carry on."""
+    def start(self, service: bool = False) -> None:
+        """Power on: service mode when both lift keys are held (or ``service``: the technician's
+        own process, ``mjtable diag --direct``), else home and carry on."""
         self.table.reader.start()
         self.bus.publish("controller.boot", book=self.book.to_dict())
         open_latched = [f for f in self.store.faults() if f["tier"] == "latched" and f["acknowledged_at_s"] is None]
@@ -97,7 +98,7 @@ class Controller:
             last = open_latched[-1]
             self.fault = Fault(FaultCode(last["code"]), self.loop.now(), last["source"], last["detail"])
             self.latch()
-        elif all(self.table.panel.keys[k].active for k in LIFT_KEYS):
+        elif service or all(self.table.panel.keys[k].active for k in LIFT_KEYS):
             self.service()
         else:
             self.power_on()
@@ -526,6 +527,10 @@ class Controller:
             self.store.put(book=self.book.to_dict(), state=self.state, nominal=self._nominal_samples())
         else:
             self.store.put(book=self.book.to_dict())
+
+    def save_nominal(self) -> None:
+        """Write the learned nominal times to the table database now (after ``mjtable diag learn``)."""
+        self.store.put(nominal=self._nominal_samples())
 
     def _nominal_samples(self) -> dict[str, list[float]]:
         return {m.name: list(m.nominal.samples) for m in self.table.mechanisms()}

@@ -15,35 +15,25 @@ from typing import Any, Callable
 
 from firmware.controller.states import TableState
 from firmware.faults import FaultCode
-from firmware.mechanisms.center_lift import LiftStop
+from firmware.diagnostics.service_tests import BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests
 
 log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
-TESTS = ("disk", "stackers", "lifts", "center", "dice")
-DISK_JOG_S = 3.0
-
-
-def move_dict(result) -> dict[str, Any]:
-    """One movement's result as a technician reads it: the fault code with its hint."""
-    answer: dict[str, Any] = {"mechanism": result.mechanism, "ok": result.ok,
-                              "elapsed_s": round(result.elapsed_s, 3),
-                              "fault": result.fault.code.value if result.fault else None}
-    if result.fault:
-        answer["hint"] = result.fault.code.hint
-    return answer
 
 
 class DiagCommands:
     def __init__(self, controller) -> None:
         self.controller = controller
+        self.tests = ServiceTests(controller)
 
     def handle(self, request: dict[str, Any], reply: Reply) -> None:
         cmd = request.get("cmd")
+        cmd = cmd.replace("-", "_") if isinstance(cmd, str) else cmd
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
             reply({"ok": False, "error": f"unknown command {cmd!r}; commands: state, faults, counters, sensors, "
-                                        f"ack, test"})
+                                        f"ack, test, jog, learn, burn-in"})
             return
         try:
             handler(request, reply)
@@ -94,91 +84,36 @@ class DiagCommands:
 
     # -- service tests ------------------------------------------------------------------
     def _cmd_test(self, request: dict, reply: Reply) -> None:
-        c = self.controller
         name = request.get("name")
-        if name not in TESTS:
-            reply({"ok": False, "error": f"unknown test {name!r}; tests: {', '.join(TESTS)}"})
-            return
+        if name not in GROUP_TESTS:
+            reply({"ok": False, "error": f"unknown test {name!r}; tests: {', '.join(GROUP_TESTS)}"})
+        elif self._may_move(reply):
+            self.tests.group(name, reply)
+
+    def _cmd_jog(self, request: dict, reply: Reply) -> None:
+        if self._may_move(reply):
+            self.tests.jog(str(request.get("mechanism")), reply, seconds=request.get("seconds"), to=request.get("to"))
+
+    def _cmd_learn(self, request: dict, reply: Reply) -> None:
+        if self._may_move(reply):
+            self.tests.learn(reply, int(request.get("runs", LEARN_RUNS)))
+
+    def _cmd_burn_in(self, request: dict, reply: Reply) -> None:
+        if self._may_move(reply):
+            self.tests.burn_in(reply, int(request.get("cycles", BURN_IN_CYCLES)))
+
+    def _may_move(self, reply: Reply) -> bool:
+        """Motors move only in service mode with the lid closed, and one test at a time."""
+        c = self.controller
         if c.state != TableState.SERVICE.value:
             reply({"ok": False, "error": f"motor tests need service mode (both lift keys at power-on); "
                                          f"the table is {c.state}"})
-            return
+            return False
         if c.table.lid is not None and c.table.lid.active:
             reply({"ok": False, "error": "close the service lid first (E04)"})
-            return
-        getattr(self, f"_test_{name}")(reply)
-
-    def _collect(self, mechanisms: list, reply: Reply, name: str) -> Callable:
-        """Gather one result per mechanism; reply when all are in, or at the first fault.
-
-        A fault stops the table (the controller aborts every other movement
-        without a report), so the reply lists the ones still moving then as
-        aborted rather than waiting for results that will never come.
-        """
-        results: dict[str, Any] = {}
-        replied = [False]
-
-        def done(result) -> None:
-            if replied[0]:
-                return
-            results[result.mechanism] = result
-            if len(results) < len(mechanisms) and result.ok:
-                return
-            replied[0] = True
-            moves = []
-            for m in mechanisms:
-                r = results.get(m.name)
-                if r is None:
-                    moves.append({"mechanism": m.name, "ok": False, "elapsed_s": None, "fault": None,
-                                  "aborted": True})
-                else:
-                    moves.append(move_dict(r))
-            reply({"ok": all(m["ok"] for m in moves), "test": name, "moves": moves})
-        return done
-
-    def _test_stackers(self, reply: Reply) -> None:
-        cams = [head.cam for head in self.controller.table.heads]
-        done = self._collect(cams, reply, "stackers")
-        for cam in cams:
-            cam.turn(done)
-
-    def _test_lifts(self, reply: Reply) -> None:
-        lifts = list(self.controller.table.lifts)
-        done = self._collect(lifts, reply, "lifts")
-        for lift in lifts:
-            lift.turn(done)
-
-    def _test_center(self, reply: Reply) -> None:
-        """Centre up, then down again."""
-        lift = self.controller.table.center_lift
-        moves: list = []
-
-        def report() -> None:
-            reply({"ok": all(m.ok for m in moves), "test": "center",
-                   "moves": [move_dict(m) for m in moves]})
-
-        def down(result) -> None:
-            moves.append(result)
-            report()
-
-        def up(result) -> None:
-            moves.append(result)
-            if result.ok:
-                lift.move_to(LiftStop.DOWN, down)
-            else:
-                report()
-        lift.move_to(LiftStop.UP, up)
-
-    def _test_disk(self, reply: Reply) -> None:
-        table = self.controller.table
-        table.turntable.start()
-
-        def stop() -> None:
-            table.turntable.stop()
-            reply({"ok": True, "test": "disk", "ran_s": DISK_JOG_S})
-        table.loop.call_later(DISK_JOG_S, stop)
-
-    def _test_dice(self, reply: Reply) -> None:
-        def done(result, faces) -> None:
-            reply({"ok": result.ok, "test": "dice", "faces": list(faces) if faces else None, **move_dict(result)})
-        self.controller.table.dice.throw(done)
+            return False
+        busy = [m.name for m in c.table.mechanisms() if m.busy] + (["turntable"] if c.table.turntable.running else [])
+        if busy:
+            reply({"ok": False, "error": f"still moving: {', '.join(busy)}; wait for the running test"})
+            return False
+        return True

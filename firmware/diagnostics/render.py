@@ -1,0 +1,71 @@
+"""The controller's diag answers as a technician reads them: one line per movement, fault or sensor."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def render(answer: dict[str, Any]) -> str:
+    """Plain text for a diag answer (``--json`` prints the answer itself)."""
+    lines: list[str] = []
+    if not answer.get("ok"):
+        lines.append(f"FAILED: {answer['error']}" if "error" in answer else "FAILED")
+    skip = {"ok", "error", "timeout_s"}
+    if "mechanism" in answer:               # one movement (jog)
+        lines.append(_move(answer))
+        skip |= MOVE_KEYS
+    for key, value in answer.items():
+        if key in skip:
+            continue
+        if key in ("moves", "failed") and isinstance(value, list):
+            if value:
+                lines.append(f"{key}:")
+                lines += [f"  {_move(m)}" for m in value]
+        elif key == "faults" and isinstance(value, list):
+            lines.append(f"faults: {len(value)}")
+            lines += [f"  {_fault(f)}" for f in value]
+        elif key == "sensors" and isinstance(value, dict):
+            lines.append("sensors:")
+            lines += [f"  {name:16} {'ON' if on else 'off'}" for name, on in value.items()]
+        elif isinstance(value, dict):
+            lines.append(f"{key}:")
+            lines += [f"  {k}: {_compact(v)}" for k, v in value.items()]
+        else:
+            lines.append(f"{key}: {_compact(value)}")
+    return "\n".join(lines)
+
+
+MOVE_KEYS = {"mechanism", "elapsed_s", "ran_s", "revolutions", "faces", "fault", "hint", "aborted"}
+
+
+def _move(move: dict[str, Any]) -> str:
+    if move.get("aborted"):
+        return f"{move['mechanism']:12} aborted (the table stopped for another mechanism's fault)"
+    took = f"{move['elapsed_s']:.2f} s" if move.get("elapsed_s") is not None else ""
+    if "ran_s" in move:
+        took = f"ran {move['ran_s']:g} s, {move.get('revolutions', 0)} revolutions"
+    status = "ok" if move.get("ok") else "FAIL"
+    text = f"{move.get('mechanism', '?'):12} {status:4} {took}"
+    if move.get("faces"):
+        text += f"  faces {move['faces'][0]}+{move['faces'][1]}"
+    if move.get("fault"):
+        text += f"  {move['fault']}: {move.get('hint', '')}"
+    return text.rstrip()
+
+
+def _fault(fault: dict[str, Any]) -> str:
+    acked = fault.get("acknowledged_at_s")
+    text = (f"{fault['code']} {fault.get('tier', '')} at {fault.get('at_s', 0):.1f} s in {fault.get('state', '?')}"
+            f" [{fault.get('source', '')}]: {fault.get('text', '')}")
+    if acked is not None:
+        text += f" (acknowledged at {acked:.1f} s)"
+    if fault.get("hint"):
+        text += f"\n    hint: {fault['hint']}"
+    return text
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
