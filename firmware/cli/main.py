@@ -15,12 +15,15 @@ from firmware.cli import config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim
 from firmware.faults import TableError
 
 EPILOG = """examples:
-  mjtable sim                          stack a set on the simulated table and report
-  mjtable sim --seed 7 --inject jam:stacker2@stacking1
+  mjtable sim                          a 16-hand MCR game on the simulated table, with a summary
+  mjtable sim --rules competition --speed 10 --hands 2   watch it at 10x real time
+  mjtable sim --seed 7 --inject jam:stacker2@stacking1 --report run.json
   mjtable config check                 validate every shipped config file
   mjtable config check my_table.toml
   mjtable deal --rules mcr --seed 3 --dice 3,4,2,5 --dealer 1
   mjtable score tests/data/mcr-random.jsonl   score hands (JSON lines in, JSON lines out)
+  mjtable diag faults                  fault history of the running table, with hints
+  mjtable diag --sim --service test stackers   a service test on the simulated table
   mjtable diag --sim reader ping       talk to the (simulated) tile reader board
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
   mjtable run --table /etc/mjtable/tables/table.toml --state /var/lib/mjtable/table.db

@@ -2,18 +2,22 @@
 
 A run is the real controller on the simulated table for ``--hands`` hands:
 sets poured in, shuffled and stacked with the reader streaming, walls
-verified and raised, dice, deals, and the used set stacked underneath while
-the next hand is played.  The players are still placeholders (a hand is a
-timed wait, see ``sim/placeholder_players.py``) until the game issue lands.
+verified and raised, dice, deals, simulated players playing each hand by
+the rule set, the referee scoring it, and the used set stacked underneath
+while the next hand is played.  A progress bar counts the hands; with
+``--speed X`` the run is paced to X times real time with a live line of the
+table.  The summary and the ``--report`` JSON come from :mod:`sim.report`.
 ``--one-cycle`` runs a single stacking cycle instead, with times per side.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import time
+import sys
 from pathlib import Path
+from typing import Iterator
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="rule set (dealing; default mcr)")
     parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
     parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
-    parser.add_argument("--quiet", action="store_true", help="print only the summary line")
+    parser.add_argument("--speed", type=_speed, default=None, metavar="X",
+                        help="'max' (as fast as possible, the default) or a factor of real time (1 = watch it live)")
+    parser.add_argument("--auto-ack-s", type=_auto_ack, default=60.0, metavar="S",
+                        help="a simulated technician clears an injected fault and acknowledges a latched fault "
+                             "after S simulated seconds (default 60; 'none': never, the run ends latched)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more output: every hand in the summary, -vv the controller's log")
     parser.set_defaults(func=run)
 
 
@@ -40,15 +51,16 @@ def run(args: argparse.Namespace) -> int:
     from firmware.config import default_table_path, load_table_config
     from sim.faults import parse_fault
     from sim.harness import SimTable
+    from sim.pacer import Stopwatch
 
     cfg = load_table_config(args.table or default_table_path())
     if args.tiles:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
     faults = [parse_fault(spec) for spec in args.inject]
-    wall_start = time.perf_counter()
+    watch = Stopwatch()
     sim = SimTable(cfg, seed=args.seed, faults=faults)
     result, verification = sim.stack_and_read("A")
-    wall_s = time.perf_counter() - wall_start
+    wall_s = watch.elapsed_s
     report = {
         "version": 1, "seed": args.seed, "table": cfg.table.name, "tile_set": cfg.table.tile_set,
         "ok": result.ok, "stack_s": round(result.duration_s, 3),
@@ -95,10 +107,10 @@ def _rfid_report(sim, verification) -> dict:
 
 
 def run_game(args: argparse.Namespace) -> int:
-    import statistics
-
     from firmware.config import default_table_path, load_table_config
     from sim.faults import parse_fault
+    from sim.pacer import Pacer, Stopwatch
+    from sim.report import build_report, summary_lines
     from sim.table_run import SimRun
 
     cfg = load_table_config(args.table or default_table_path())
@@ -107,73 +119,77 @@ def run_game(args: argparse.Namespace) -> int:
     if args.hands < 1:
         raise ValueError("--hands must be at least 1")
     faults = [parse_fault(spec) for spec in args.inject]
-    wall_start = time.perf_counter()
+    watch = Stopwatch()
     run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=args.hands, state_path=args.state,
-                 play=True)
-    completed = run.run(timeout_s=args.hands * 900.0 + 600.0)
-    wall_s = time.perf_counter() - wall_start
-    done = [e for e in run.events if e.topic == "stacking.done"]
-    stack_s = sorted(e.data["duration_s"] for e in done if e.data["ok"])
-    hands = run.store.hands() if run.controller else []
-    book = run.controller.book if run.controller else None
-    c = run.table.reader.counters
-    verified = [e for e in run.events if e.topic == "wall.verified"]
-    report = {
-        "version": 1, "seed": args.seed, "rules": args.rules, "table": cfg.table.name,
-        "hands_requested": args.hands, "hands_played": len(run.game.scoreboard.history),
-        "hands_won": len({w["hand"] for w in run.game.wins}), "hands_drawn": run.game.drawn,
-        "wins": run.game.wins,
-        "chips": {f"side{s}": c for s, c in enumerate(run.game.scoreboard.chips)},
-        "chips_conserved": run.game.scoreboard.conserved,
-        "cycle": {"sets_stacked": len(stack_s),
-                  "stack_s": {"mean": round(statistics.mean(stack_s), 2) if stack_s else None,
-                              "p95": round(stack_s[int(0.95 * (len(stack_s) - 1))], 2) if stack_s else None,
-                              "max": round(stack_s[-1], 2) if stack_s else None},
-                  "wait_for_ready_s": {"total": round(book.players_waited_s, 2) if book else None}},
-        "rfid": {"frames_ok": c.frames_ok, "crc_errors": c.crc_errors, "resyncs": c.resyncs,
-                 "reconnects": c.reconnects, "tiles_read": c.tags,
-                 "sets_verified": sum(1 for e in verified if e.data["may_rise"]),
-                 "sets_rejected": sum(1 for e in verified if not e.data["may_rise"])},
-        "faults": [{"code": f["code"], "tier": f["tier"], "at_s": round(f["at_s"], 3), "state": f["state"],
-                    "detail": f["detail"], "acknowledged_at_s": f["acknowledged_at_s"]}
-                   for f in (run.store.faults() if run.controller else [])],
-        "final_state": run.state.value if run.state else None,
-        "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
-        "speedup": round(run.loop.now() / wall_s, 1) if wall_s else None,
-    }
-    if not args.quiet:
-        print(f"table: {cfg.table.name}, {run.cfg.table.tile_set}-tile set, rules {args.rules}, seed {args.seed}")
-        wins_by_hand = {}
-        for w in run.game.wins:
-            wins_by_hand.setdefault(w["hand"], []).append(w)
-        for h in hands:
-            result = "; ".join(f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}: "
-                               + " ".join(f["name"] for f in w["fans"]) for w in wins_by_hand.get(h["hand"], [])) \
-                or "drawn"
-            print(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - {result}")
-        fan_counts: dict[str, int] = {}
-        for w in run.game.wins:
-            for f in w["fans"]:
-                fan_counts[f["name"]] = fan_counts.get(f["name"], 0) + 1
-        if fan_counts:
-            top = sorted(fan_counts.items(), key=lambda kv: -kv[1])[:10]
-            print("  fans: " + ", ".join(f"{name} x{n}" for name, n in top))
-        print(f"  chips: {report['chips']}  (conserved: {report['chips_conserved']})")
-        cyc = report["cycle"]
-        print(f"  stacking: {cyc['sets_stacked']} sets, mean {cyc['stack_s']['mean']} s, max {cyc['stack_s']['max']} s;"
-              f" players waited {cyc['wait_for_ready_s']['total']} s for walls")
-        r = report["rfid"]
-        print(f"  reader: {r['tiles_read']} tags, {r['frames_ok']} frames, {r['crc_errors']} CRC errors, "
-              f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, rejected {r['sets_rejected']}")
-        from firmware.faults import FaultCode
-        for f in report["faults"]:
-            code = FaultCode(f["code"])
-            print(f"  fault {f['code']} ({f['tier']}) at {f['at_s']:.1f} s in {f['state']}: {code.text}\n"
-                  f"    hint: {code.hint}")
-    print(f"{len(hands)} of {args.hands} hands in {report['simulated_s']:.0f} simulated s ({wall_s:.2f} s wall, "
-          f"x{report['speedup']}); final state {report['final_state']}")
+                 play=True, auto_ack_s=args.auto_ack_s)
+    try:
+        with _progress(args) as bar:
+            pacer = Pacer(run.loop, args.speed)
+            pacer.on_tick = lambda: _show(bar, run, pacer, args)
+            completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
+            _show(bar, run, pacer, args)
+        report = build_report(run, args.rules, args.hands, watch.elapsed_s)
+        hands = run.store.hands() if run.controller else []
+    finally:
+        run.close()
     if args.report:
-        args.report.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    run.close()
+        args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
+    lines = summary_lines(report, hands, verbose=args.verbose > 0)
+    print("\n".join(lines[-1:] if args.quiet else lines))
+    if not completed:
+        print(f"mjtable sim: the run did not complete (state {report['final_state']})", file=sys.stderr)
+    if not report["chips_conserved"]:
+        print("mjtable sim: INVARIANT BROKEN: the payments of a hand do not sum to zero", file=sys.stderr)
     latched = report["final_state"] == "latched"
-    return 1 if latched or not completed else 0
+    return 1 if latched or not completed or not report["chips_conserved"] else 0
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace) -> Iterator:
+    """A progress bar over the hands (stderr), with the live line as its postfix; log lines go above it."""
+    from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    with tqdm(total=args.hands, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.2,
+              file=sys.stderr) as bar, logging_redirect_tqdm():
+        yield bar
+
+
+def _show(bar, run, pacer, args: argparse.Namespace) -> None:
+    """Advance the bar to the hands played; when watching (--speed X), the live line of the table."""
+    played = len(run.game.scoreboard.history)
+    if played > bar.n:
+        bar.update(played - bar.n)
+    if args.speed is not None and run.controller is not None:
+        c = run.controller
+        chips = " ".join(str(x) for x in run.game.scoreboard.chips)
+        progress = c.book.stacking
+        stacking = f" stacking {sum(progress.counted)} tiles" if progress is not None else ""
+        bar.set_postfix_str(f"t={pacer.shown_now_s:7.1f}s {c.state:9} hand {c.book.hand} dealer side "
+                            f"{c.book.dealer}{stacking} chips {chips}")
+    elif run.controller is None:
+        bar.set_postfix_str("power off")
+
+
+def _speed(text: str) -> float | None:
+    if text == "max":
+        return None
+    try:
+        speed = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--speed is 'max' or a factor of real time, not {text!r}") from None
+    if speed <= 0:
+        raise argparse.ArgumentTypeError("--speed must be positive (1 = real time)")
+    return speed
+
+
+def _auto_ack(text: str) -> float | None:
+    if text == "none":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds or 'none', not {text!r}") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError("--auto-ack-s cannot be negative")
+    return seconds

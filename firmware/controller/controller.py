@@ -175,9 +175,14 @@ class Controller:
             self.stacking.resume()
 
     def on_enter_raising(self) -> None:
+        waited_s = 0.0
         if self._wait_started_s is not None:
-            self.book.players_waited_s += self.loop.now() - self._wait_started_s
+            waited_s = self.loop.now() - self._wait_started_s
+            self.book.players_waited_s += waited_s
             self._wait_started_s = None
+        if self.book.hand > 0:
+            # zero when the double-set pipeline kept up: the next set was ready when the hand ended
+            self.bus.publish("players.waited", waited_s=waited_s)
         self.table.panel.lamp("led_ready", False)
         self.book.raising = True
         self._persist()

@@ -1,0 +1,121 @@
+"""The report of a simulated game (the JSON of ``mjtable sim --report``) and its summary in words.
+
+Fields follow the simulator's CLI design (more may be added, none removed):
+the game (hands, wins with fans and payments, draws, chips and whether
+they were conserved), the cycle (sets stacked, stacking times, how long
+players waited for walls), the reader's line statistics, every fault with
+its acknowledge, the final state and the run's speed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from firmware.faults import FaultCode
+
+VERSION = 1
+
+
+def _stats(values: list[float], p95: bool = True) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, **({"p95": None} if p95 else {}), "max": None}
+    ordered = sorted(values)
+    out: dict[str, float | None] = {"mean": round(statistics.mean(ordered), 2)}
+    if p95:
+        out["p95"] = round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2)     # nearest rank
+    out["max"] = round(ordered[-1], 2)
+    return out
+
+
+def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[str, Any]:
+    """Everything a bench tester asks of a run, from the run's events, game and table database."""
+    events = run.events
+    stack_s = [e.data["duration_s"] for e in events if e.topic == "stacking.done" and e.data["ok"]]
+    waits = [e.data["waited_s"] for e in events if e.topic == "players.waited"]
+    verified = [e for e in events if e.topic == "wall.verified"]
+    counters = run.table.reader.counters
+    game = run.game
+    faults = run.store.faults() if run.controller else []
+    return {
+        "version": VERSION, "seed": run.seed, "rules": rules, "table": run.cfg.table.name,
+        "tile_set": run.cfg.table.tile_set, "hands_requested": hands_requested,
+        "hands_played": len(game.scoreboard.history),
+        "hands_won": len({w["hand"] for w in game.wins}), "hands_drawn": game.drawn,
+        "false_wins": game.false_wins,
+        "wins": game.wins,
+        "chips": {f"side{s}": c for s, c in enumerate(game.scoreboard.chips)},
+        "chips_conserved": game.scoreboard.conserved,
+        "cycle": {"sets_stacked": len(stack_s), "stack_s": _stats(stack_s),
+                  "wait_for_ready_s": _stats(waits, p95=False)},
+        "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,
+                 "reconnects": counters.reconnects, "tiles_read": counters.tags, "drops": counters.drops,
+                 "events_lost": counters.events_lost,
+                 "sets_verified": sum(1 for e in verified if e.data["may_rise"]),
+                 "sets_rejected": sum(1 for e in verified if not e.data["may_rise"])},
+        "faults": [{"code": f["code"], "tier": f["tier"], "at_s": round(f["at_s"], 3), "state": f["state"],
+                    "detail": f["detail"], "acknowledged_at_s": f["acknowledged_at_s"]} for f in faults],
+        "power_cuts": sum(1 for e in events if e.topic == "power.cut"),
+        "final_state": run.state.value if run.state else None,
+        "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
+        "speedup": round(run.loop.now() / wall_s, 1) if wall_s > 0 else None,
+    }
+
+
+def _s(value: float | None) -> str:
+    return "-" if value is None else f"{value:g} s"
+
+
+def fan_counts(wins: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """How often each fan was scored over the game's wins, most frequent first."""
+    counts: dict[str, int] = {}
+    for win in wins:
+        for fan in win["fans"]:
+            counts[fan["name"]] = counts.get(fan["name"], 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: bool = False) -> list[str]:
+    """The end-of-run summary a bench tester reads; ``verbose`` adds every hand."""
+    lines = [f"table {report['table']}, {report['tile_set']}-tile set, rules {report['rules']}, seed {report['seed']}"]
+    if verbose:
+        by_hand: dict[int, list[dict]] = {}
+        for win in report["wins"]:
+            by_hand.setdefault(win["hand"], []).append(win)
+        for h in hands:
+            result = "; ".join(
+                f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}"
+                f"{' self-drawn' if w['self_drawn'] else ''}: " + " ".join(f["name"] for f in w["fans"])
+                for w in by_hand.get(h["hand"], [])) or "drawn"
+            lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
+                         f"{result}")
+    lines.append(f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
+                 f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
+                                                     else ""))
+    fans = fan_counts(report["wins"])
+    if fans:
+        lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))
+    chips = report["chips"]
+    lines.append("chips: " + ", ".join(f"side {k[4:]} {v}" for k, v in chips.items())
+                 + f" ({'conserved' if report['chips_conserved'] else 'NOT CONSERVED'})")
+    cyc = report["cycle"]
+    st, wait = cyc["stack_s"], cyc["wait_for_ready_s"]
+    lines.append(f"stacking: {cyc['sets_stacked']} sets, mean {_s(st['mean'])}, p95 {_s(st['p95'])}, "
+                 f"max {_s(st['max'])}; players waited for walls after a hand: mean {_s(wait['mean'])}, "
+                 f"max {_s(wait['max'])}")
+    r = report["rfid"]
+    lines.append(f"reader: {r['tiles_read']} tags, {r['frames_ok']} frames ok, {r['crc_errors']} CRC errors, "
+                 f"{r['resyncs']} resyncs, {r['drops']} drops, {r['events_lost']} events lost, "
+                 f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, rejected {r['sets_rejected']}")
+    if report["power_cuts"]:
+        lines.append(f"power cuts: {report['power_cuts']} (the controller restarted from its database)")
+    for f in report["faults"]:
+        code = FaultCode(f["code"])
+        acked = f["acknowledged_at_s"]
+        lines.append(f"fault {f['code']} ({f['tier']}) at {f['at_s']:.1f} s in {f['state']}: {code.text}"
+                     + (f"; acknowledged at {acked:.1f} s" if acked is not None else "")
+                     + f"\n  hint: {code.hint}")
+    lines.append(f"final state {report['final_state']}; {report['simulated_s']:.0f} simulated s in "
+                 f"{report['wall_s']:.2f} s wall (x{report['speedup']})")
+    return lines

@@ -1,0 +1,128 @@
+"""``mjtable sim`` as the simulator's CLI design fixes it: options, report, exit codes, pacing."""
+
+import json
+
+import pytest
+
+from firmware.cli.main import main
+from sim.pacer import Pacer
+from sim.virtual_loop import VirtualLoop
+
+REPORT_FIELDS = {"version", "seed", "rules", "table", "hands_requested", "hands_played", "hands_won", "hands_drawn",
+                 "wins", "chips", "chips_conserved", "cycle", "rfid", "faults", "final_state", "simulated_s",
+                 "wall_s", "speedup"}
+
+
+def _report(tmp_path, *argv, code=0):
+    path = tmp_path / "r.json"
+    assert main(["sim", *argv, "--report", str(path)]) == code
+    return json.loads(path.read_text())
+
+
+def test_report_has_every_field_of_the_design(tmp_path, capsys):
+    data = _report(tmp_path, "--hands", "4", "--seed", "5")
+    assert REPORT_FIELDS <= set(data)
+    assert set(data["chips"]) == {"side0", "side1", "side2", "side3"} and sum(data["chips"].values()) == 2000
+    assert set(data["cycle"]) == {"sets_stacked", "stack_s", "wait_for_ready_s"}
+    assert set(data["cycle"]["stack_s"]) == {"mean", "p95", "max"}
+    assert set(data["cycle"]["wait_for_ready_s"]) == {"mean", "max"}
+    assert {"frames_ok", "crc_errors", "resyncs", "reconnects", "tiles_read", "sets_verified",
+            "sets_rejected"} <= set(data["rfid"])
+    assert data["hands_won"] + data["hands_drawn"] == data["hands_played"] == 4
+    for win in data["wins"]:
+        assert sum(win["payments"].values()) == 0 and win["fans"] and win["total"] >= 8
+    out = capsys.readouterr().out
+    assert "hands: 4 of 4 played" in out and "stacking:" in out and "reader:" in out and "chips:" in out
+
+
+def test_same_seed_same_report_apart_from_wall_time(tmp_path):
+    def strip(d):
+        return {k: v for k, v in d.items() if k not in ("wall_s", "speedup")}
+    a = _report(tmp_path, "--hands", "3", "--seed", "9", "--rules", "competition")
+    b = _report(tmp_path, "--hands", "3", "--seed", "9", "--rules", "competition")
+    assert strip(a) == strip(b)
+
+
+def test_faults_are_reported_with_their_acknowledge(tmp_path, capsys):
+    data = _report(tmp_path, "--hands", "3", "--inject", "jam:lift1@hand2", "--auto-ack-s", "30")
+    jam = [f for f in data["faults"] if f["code"] == "E22"]
+    assert jam and jam[0]["tier"] == "latched" and jam[0]["acknowledged_at_s"] - jam[0]["at_s"] == pytest.approx(30,
+                                                                                                               abs=2)
+    assert data["hands_played"] == 3
+    out = capsys.readouterr().out
+    assert "fault E22 (latched)" in out and "hint:" in out and "acknowledged at" in out
+
+
+def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
+    data = _report(tmp_path, "--hands", "3", "--inject", "jam:lift1@hand2", "--auto-ack-s", "none", code=1)
+    assert data["final_state"] == "latched"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--speed", "0"], "--speed must be positive"),
+    (["--speed", "fast"], "'max' or a factor"),
+    (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),
+    (["--rules", "riichi"], "invalid choice"),
+    (["--auto-ack-s", "-3"], "cannot be negative"),
+    (["--hands", "0"], "at least 1"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv, words, capsys):
+    try:
+        code = main(["sim", *argv])
+    except SystemExit as exc:          # argparse's own refusals
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_quiet_prints_only_the_last_line_and_verbose_every_hand(tmp_path, capsys):
+    assert main(["sim", "--hands", "2", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("\n") == 1 and captured.out.startswith("final state") and "hand/s" not in captured.err
+    assert main(["sim", "--hands", "2", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "hand  1: set A" in out and "hand  2: set" in out
+
+
+def test_progress_bar_counts_the_hands(capsys):
+    assert main(["sim", "--hands", "2"]) == 0
+    assert "2/2" in capsys.readouterr().err
+
+
+class FakeClock:
+    """Wall time that only moves when the pacer sleeps: the test never sleeps."""
+
+    def __init__(self):
+        self.t = 100.0
+        self.slept = []
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.t += s
+
+
+def test_pacer_holds_the_virtual_loop_to_a_factor_of_real_time():
+    loop = VirtualLoop()
+    clock = FakeClock()
+    fired = []
+    for t in (1.0, 5.0, 9.0):
+        loop.call_at(t, lambda t=t: fired.append((t, clock())))
+    ticks = []
+    pacer = Pacer(loop, speed=2.0, on_tick=lambda: ticks.append(pacer.shown_now_s), clock=clock, sleep=clock.sleep)
+    assert pacer.run_until(lambda: len(fired) == 3, 60)
+    # at twice real time an event at simulated t happens t/2 wall seconds after the start
+    assert [round(wall - 100.0, 6) for _, wall in fired] == [0.5, 2.5, 4.5]
+    assert max(clock.slept) <= 0.2 + 1e-9 and ticks == sorted(ticks) and ticks[-1] <= 9.0
+
+
+def test_pacer_at_max_speed_never_sleeps_and_stops_at_the_timeout():
+    loop = VirtualLoop()
+    clock = FakeClock()
+    loop.call_at(1000.0, lambda: None)
+    pacer = Pacer(loop, speed=None, clock=clock, sleep=clock.sleep)
+    assert not pacer.run_until(lambda: False, 100.0)
+    assert clock.slept == [] and loop.now() == pytest.approx(100.0)
