@@ -1,0 +1,51 @@
+"""The command line as a whole: every subcommand listed with examples, bad input is a clear error, never a traceback."""
+
+import pytest
+
+from firmware.cli.main import build_parser, main
+
+SUBCOMMANDS = ("sim", "config", "deal", "diag", "reader-sim", "score", "run", "install")
+
+
+def test_help_lists_every_subcommand_with_examples(capsys):
+    help_text = build_parser().format_help()
+    for name in SUBCOMMANDS:
+        assert name in help_text
+    for example in ("mjtable score ", "mjtable deal ", "mjtable config check", "mjtable sim", "mjtable diag"):
+        assert example in help_text
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_every_subcommand_has_help(name, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([name, "--help"])
+    assert exc.value.code == 0 and "usage: mjtable" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["config", "check", "/nonexistent/table.toml"], 1, "no such file"),
+    (["deal", "--dice", "9,9"], 2, "dice must be 2 or 4 faces"),
+    (["deal", "--rules", "riichi"], 2, "invalid choice"),
+    (["score", "/nonexistent/hands.jsonl"], 2, "cannot read"),
+    (["run", "--table", "/nonexistent/table.toml"], 2, "no such file"),
+    (["sim", "--inject", "jam"], 2, "jam needs a target"),
+    (["diag", "--sim", "reader", "inventory", "--antenna", "9"], 2, "invalid choice: 9"),
+    (["diag", "state", "--socket", "/nonexistent/diag.sock"], 2, "is the service running"),
+    (["reader-sim", "--feed-set", "Z"], 2, "invalid choice"),
+])
+def test_bad_input_is_one_clear_error(argv, code, words, capsys):
+    try:
+        got = main(argv)
+    except SystemExit as exc:          # argparse's refusals
+        got = exc.code
+    assert got == code
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_a_bad_table_file_names_file_table_and_key(tmp_path, capsys):
+    bad = tmp_path / "table.toml"
+    bad.write_text('[table]\nname = 3\n')
+    assert main(["sim", "--table", str(bad), "--hands", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: table [table] key 'name'" in err and "Traceback" not in err
