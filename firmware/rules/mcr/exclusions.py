@@ -9,6 +9,8 @@ each take their pung out of 幺九刻, unless a bigger fan already did.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from firmware.rules.mcr.fans import Fan
 from firmware.rules.mcr.fans import FanIndex as I
 
@@ -51,23 +53,28 @@ EXCLUDES_LATE: tuple[tuple[Fan, tuple[Fan, ...]], ...] = (
 
 _EXCLUDES = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES)
 _EXCLUDES_LATE = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES_LATE)
+# The fans that exclude others, read in one C-level call: most tables have none of them.
+_EXCLUDERS = itemgetter(*(fan for fan, _ in _EXCLUDES), I.FOUR_CONCEALED_PUNGS, I.BIG_THREE_WINDS)
+_LATE_EXCLUDERS = itemgetter(*(fan for fan, _ in _EXCLUDES_LATE))
 
 
 def final_adjust(t: list[int]) -> None:
-    for fan, excluded in _EXCLUDES:
-        if t[fan]:
-            for other in excluded:
-                t[other] = 0
-    if t[I.FOUR_CONCEALED_PUNGS] and t[I.FULLY_CONCEALED_HAND]:
-        t[I.FULLY_CONCEALED_HAND] = 0
-        t[I.SELF_DRAWN] = 1
-    # 三风刻: its own three pungs are not 幺九刻 (字一色 and 混幺九 already removed them all)
-    if t[I.BIG_THREE_WINDS] and not t[I.ALL_HONORS] and not t[I.ALL_TERMINALS_AND_HONORS]:
-        t[I.PUNG_OF_TERMINALS_OR_HONORS] = max(0, t[I.PUNG_OF_TERMINALS_OR_HONORS] - 3)
-    for fan, excluded in _EXCLUDES_LATE:
-        if t[fan]:
-            for other in excluded:
-                t[other] = 0
+    if any(_EXCLUDERS(t)):
+        for fan, excluded in _EXCLUDES:
+            if t[fan]:
+                for other in excluded:
+                    t[other] = 0
+        if t[I.FOUR_CONCEALED_PUNGS] and t[I.FULLY_CONCEALED_HAND]:
+            t[I.FULLY_CONCEALED_HAND] = 0
+            t[I.SELF_DRAWN] = 1
+        # 三风刻: its own three pungs are not 幺九刻 (字一色 and 混幺九 already removed them all)
+        if t[I.BIG_THREE_WINDS] and not t[I.ALL_HONORS] and not t[I.ALL_TERMINALS_AND_HONORS]:
+            t[I.PUNG_OF_TERMINALS_OR_HONORS] = max(0, t[I.PUNG_OF_TERMINALS_OR_HONORS] - 3)
+    if any(_LATE_EXCLUDERS(t)):
+        for fan, excluded in _EXCLUDES_LATE:
+            if t[fan]:
+                for other in excluded:
+                    t[other] = 0
 
 
 def wind_pungs(tile: int, round_wind: int, seat_wind: int, t: list[int]) -> None:

@@ -49,8 +49,8 @@ class HandFacts:
         return self._unique_wait
 
 
-def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple[list[int], int]:
-    """The fan table of one reading, and its total."""
+def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> list[int]:
+    """The fan table of one reading (its total: :func:`total`)."""
     t = [0] * FAN_COUNT
     for fan, n in facts.flag_fans:
         t[fan] = n
@@ -82,19 +82,72 @@ def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple
         concealed_pungs -= concealed_win_pungs
 
     if pungs:
-        pungs.sort()
         fam.kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, t)
         if len(pungs) == 4 and not t[I.FOUR_KONGS] and not t[I.FOUR_CONCEALED_PUNGS]:
             t[I.ALL_PUNGS] = 1
-        for tile in pungs:
-            if tile >= C:
-                t[I.DRAGON_PUNG] += 1
-            elif tile >= E or tile & 15 in (1, 9):
-                t[I.PUNG_OF_TERMINALS_OR_HONORS] += 1
-
+        pungs.sort()
     n_chows = len(chows)
-    if n_chows:
+    if n_chows > 1:
         chows.sort()
+    key = (tuple(chows), tuple(pungs), pair)
+    combination = _COMBINATIONS.get(key)
+    if combination is None:
+        if len(_COMBINATIONS) >= COMBINATIONS_KEPT:
+            _COMBINATIONS.clear()           # a bound for a table that runs for months
+        combination = _COMBINATIONS[key] = _combination_fans(chows, pungs, pair, packs)
+    for fan, n in combination:
+        t[fan] = n
+
+    # 不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard
+    melded = 0
+    for _, _, m in packs[:fixed_cnt]:
+        melded += m
+    if melded == 0:
+        t[I.FULLY_CONCEALED_HAND if facts.self_drawn else I.CONCEALED_HAND] = 1
+    elif melded == 4:
+        t[I.SELF_DRAWN if facts.self_drawn else I.MELDED_HAND] = 1
+    elif facts.self_drawn:
+        t[I.SELF_DRAWN] = 1
+    for fan, n in facts.tile_fans:
+        t[fan] = n
+    if not t[I.QUADRUPLE_CHOW]:
+        t[I.TILE_HOG] = facts.fours - facts.kongs
+    if (win_in_concealed_chow or pair == win) and facts.unique_wait():
+        wait_fan(packs[fixed_cnt:], win, t)
+    final_adjust(t)
+    if not t[I.BIG_FOUR_WINDS]:
+        for tile in pungs:
+            if E <= tile <= N:
+                wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
+    if not any(t):
+        t[I.CHICKEN_HAND] = 1
+    return t
+
+
+def total(t: list[int]) -> int:
+    """The points of a fan table (flowers apart)."""
+    return sum(map(mul, POINTS, t))
+
+
+# (chows, pungs and kongs, pair) -> the fans that depend on these tiles alone, as (fan, count)
+COMBINATIONS_KEPT = 100_000
+_COMBINATIONS: dict[tuple[tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
+
+
+def _combination_fans(chows: list[int], pungs: list[int], pair: int,
+                      packs: list[Pack]) -> tuple[tuple[int, int], ...]:
+    """The fans that follow from which sets and pair a reading has, whoever melded them: the pungs of
+    terminals, honours and dragons, the chow and pung combinations (with 不拆移 and 套算一次), what the
+    pair makes of them (平和, 小三元, 小四喜), and what every set shares (全带幺, 全带五, 全双刻).
+    None of them depends on concealment, the way of winning or the rest of the table, so a reading's
+    combination is worked out once and kept."""
+    t = [0] * FAN_COUNT
+    for tile in pungs:
+        if tile >= C:
+            t[I.DRAGON_PUNG] += 1
+        elif tile >= E or tile & 15 in (1, 9):
+            t[I.PUNG_OF_TERMINALS_OR_HONORS] += 1
+    n_chows = len(chows)
     if n_chows == 4:
         if _three_suited_terminal_chows(chows, pair):
             t[I.THREE_SUITED_TERMINAL_CHOWS] = 1
@@ -111,35 +164,9 @@ def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> tuple
         fam.score_three_pungs((pungs[0], pungs[1], pungs[2]), t)
     else:
         fam.score_four_pungs((pungs[0], pungs[1], pungs[2], pungs[3]), t)
-
-    # 不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard
-    melded = 0
-    for _, _, m in packs[:fixed_cnt]:
-        melded += m
-    if melded == 0:
-        t[I.FULLY_CONCEALED_HAND if facts.self_drawn else I.CONCEALED_HAND] = 1
-    elif melded == 4:
-        t[I.SELF_DRAWN if facts.self_drawn else I.MELDED_HAND] = 1
-    elif facts.self_drawn:
-        t[I.SELF_DRAWN] = 1
     _pair(pair, n_chows, t)
     _set_traits(packs, t)
-    for fan, n in facts.tile_fans:
-        t[fan] = n
-    if not t[I.QUADRUPLE_CHOW]:
-        t[I.TILE_HOG] = facts.fours - facts.kongs
-    if (win_in_concealed_chow or pair == win) and facts.unique_wait():
-        wait_fan(packs[fixed_cnt:], win, t)
-    final_adjust(t)
-    if not t[I.BIG_FOUR_WINDS]:
-        for tile in pungs:
-            if E <= tile <= N:
-                wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
-    total = sum(map(mul, POINTS, t))
-    if not total:
-        t[I.CHICKEN_HAND] = 1
-        total = POINTS[I.CHICKEN_HAND]
-    return t, total
+    return tuple((fan, n) for fan, n in enumerate(t) if n)
 
 
 def _three_suited_terminal_chows(chows: list[int], pair: int) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
-from operator import mul
 
 from firmware.hands import group_info as gi
 from firmware.hands.analysis import MCR_SHAPES, Shape, wait_kinds_with_held, win_shapes
@@ -29,7 +28,7 @@ from firmware.hands.suit_tables import splits
 from firmware.rules.mcr import special
 from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
 from firmware.rules.mcr.fans import FanIndex as I
-from firmware.rules.mcr.regular import CHOW, KONG, PAIR, PUNG, HandFacts, Pack, score_division
+from firmware.rules.mcr.regular import CHOW, KONG, PAIR, PUNG, HandFacts, Pack, score_division, total
 from firmware.rules.mcr.tiles import BAMBOO, CHARACTERS, CODE, DOTS, GREEN, HONORS, REVERSIBLE, WINDS, is_honor
 from firmware.rules.win import MeldKind, Win
 
@@ -38,6 +37,7 @@ FANS: tuple[Fan, ...] = tuple(Fan)
 _STANDARD_SHAPE, _SEVEN_PAIRS, _HONOURS_KNITTED, _THIRTEEN_ORPHANS, _KNITTED_STRAIGHT = (
     Shape.STANDARD, Shape.SEVEN_PAIRS, Shape.HONOURS_KNITTED, Shape.THIRTEEN_ORPHANS, Shape.KNITTED_STRAIGHT)
 _STANDARD = [Shape.STANDARD]
+_FAN_INDICES = range(FAN_COUNT)
 _NONE: list[Shape] = []
 
 
@@ -87,7 +87,7 @@ def score(win: Win) -> MCRScore:
     self_drawn = win.self_drawn
     last_of_kind = win.last_of_kind and counts[w] == 1 or in_melds == 3
     kong_win = win.kong_win and (kongs > 0 if self_drawn else in_melds == 0 and counts[w] == 1)
-    flag_fans = _flag_fans(self_drawn, last_of_kind, kong_win, win.last_tile)
+    flag_fans = _FLAG_FANS[self_drawn | last_of_kind << 1 | kong_win << 2 | win.last_tile << 3]
     # one look-up per group (suit or honours): its summary, its readings, its tiles' properties
     e0 = _GROUPS[0].get(k0 := tuple(counts[0:9])) or _group_entry(0, k0)
     e1 = _GROUPS[1].get(k1 := tuple(counts[9:18])) or _group_entry(1, k1)
@@ -105,7 +105,6 @@ def score(win: Win) -> MCRScore:
     seat, prevalent = WINDS[win.seat_wind], WINDS[win.round_wind]
 
     best: list[int] | None = None
-    best_total = 0
     # Special shapes need a concealed hand (组合龙: at most one meld); otherwise only regular readings.
     a, b, c, h = infos = (e0[0], e1[0], e2[0], e3[0])
     if fixed_cnt <= 1 and (a & b & c & h & _SPECIAL_FLAGS
@@ -127,8 +126,6 @@ def score(win: Win) -> MCRScore:
                                         lambda rest: _unique_wait(rest, w, 3), prevalent, seat)
     if best is None and fixed_cnt == 0 and _STANDARD_SHAPE in shapes:
         best = special.nine_gates(counts, w, flag_fans)
-    if best is not None:
-        best_total = _total(best)
     seven = best is not None and best[I.SEVEN_PAIRS] == 1
     if (best is None or seven) and _STANDARD_SHAPE in shapes:
         facts = HandFacts(CODE[w], self_drawn, flag_fans, tile_fans, fours, kongs,
@@ -136,26 +133,25 @@ def score(win: Win) -> MCRScore:
         fixed = [_code_pack(m) for m in melds]
         divisions = _divisions(e0[1], e1[1], e2[1], e3[1])
         if len(divisions) == 1 and best is None:
-            best, best_total = score_division(fixed + divisions[0], fixed_cnt, facts)
+            best = score_division(fixed + divisions[0], fixed_cnt, facts)
         else:
+            best_total = total(best) if best is not None else 0
             for division in divisions:
-                table, total = score_division(fixed + division, fixed_cnt, facts)
-                if total > best_total or (total == best_total and best is not None and (
+                table = score_division(fixed + division, fixed_cnt, facts)
+                points = total(table)
+                if points > best_total or (points == best_total and best is not None and (
                         table[I.PURE_TRIPLE_CHOW] or table[I.TRIPLE_PUNG] or seven)):
-                    best, best_total = table, total
+                    best, best_total = table, points
     if best is None:
         return MCRScore(False, reason="not a winning shape")
-    fans = [(FANS[i], best[i]) for i in compress(range(FAN_COUNT), best)]
+    scored = list(compress(_FAN_INDICES, best))
+    fans = [(FANS[i], best[i]) for i in scored]
+    points = sum([POINTS[i] * best[i] for i in scored])
     if win.flowers:
         fans.append((Fan.FLOWER_TILES, win.flowers))
-    return MCRScore(True, fans, best_total + win.flowers, win.flowers)
+    return MCRScore(True, fans, points + win.flowers, win.flowers)
 
 
-def _total(table: list[int]) -> int:
-    return sum(map(mul, POINTS, table))
-
-
-@lru_cache(maxsize=None)
 def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: bool) -> list[tuple[Fan, int]]:
     t: dict[Fan, int] = {}
     if last_of_kind:
@@ -176,6 +172,9 @@ def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: 
             t[Fan.LAST_TILE] = 0
     return tuple((fan, n) for fan, n in t.items())
 
+
+# indexed by self-drawn | last of its kind << 1 | kong win << 2 | last tile << 3
+_FLAG_FANS = tuple(_flag_fans(bool(i & 1), bool(i & 2), bool(i & 4), bool(i & 8)) for i in range(16))
 
 # Per kind, a bit mask of what the tile-wide fans ask of it; a hand ORs (any tile) and ANDs (every tile) them.
 _HONOR, _WIND, _DRAGON, _TERMINAL, _TERM_OR_HONOR, _REVERSIBLE, _GREEN = (1 << i for i in range(7))

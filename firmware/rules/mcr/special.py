@@ -9,6 +9,8 @@ here with its fourth set and pair.
 
 from __future__ import annotations
 
+from itertools import compress
+
 from firmware.hands.shapes import KNITTED
 from firmware.rules.mcr.exclusions import final_adjust, wind_pungs
 from firmware.rules.mcr.fans import FAN_COUNT, Fan
@@ -17,11 +19,14 @@ from firmware.rules.mcr.tiles import CODE, is_dragon, is_honor, is_terminal, is_
 from firmware.tile_constants import HONOUR_KINDS, TERMINALS_AND_HONOURS
 
 _ORPHANS = frozenset(TERMINALS_AND_HONOURS)
+_SEVEN_TWOS = [2] * 7
+_KINDS = range(34)
+_KNITTED_SETS = tuple(frozenset(seq) for seq in KNITTED)
+_SUITED = range(27)
 
 
-def seven_pairs(counts: list[int], win: int, flag_fans: list, tile_fans: list, fours: int) -> list[int] | None:
-    if any(c & 1 for c in counts):
-        return None
+def seven_pairs(counts: list[int], win: int, flag_fans: list, tile_fans: list, fours: int) -> list[int]:
+    """七对 or 连七对; ``counts`` must be seven pairs (the shape analysis said so)."""
     t = [0] * FAN_COUNT
     if win < 27 and _seven_shifted(counts, win // 9 * 9):
         t[Fan.SEVEN_SHIFTED_PAIRS] = 1
@@ -40,16 +45,17 @@ def seven_pairs(counts: list[int], win: int, flag_fans: list, tile_fans: list, f
 
 
 def _seven_shifted(counts: list[int], base: int) -> bool:
-    run = [counts[base + r] == 2 for r in range(9)]
-    return any(all(run[start:start + 7]) for start in range(3))
+    """Seven pairs of one suit in a row (the hand holds 14 tiles, so 7 pairs there are all of it)."""
+    group = counts[base:base + 9]
+    return group.count(2) == 7 and any(group[start:start + 7] == _SEVEN_TWOS for start in range(3))
 
 
 def honours_and_knitted(counts: list[int], flag_fans: list) -> list[int] | None:
     """全不靠 (with 组合龙 when all nine knitted tiles are there) or 七星不靠."""
-    if any(c > 1 for c in counts) or sum(counts) != 14:
+    if max(counts) > 1 or sum(counts) != 14:
         return None
-    suited = {k for k in range(27) if counts[k]}
-    if not any(suited <= set(seq) for seq in KNITTED):
+    suited = set(compress(_SUITED, counts))
+    if not any(suited <= seq for seq in _KNITTED_SETS):
         return None
     t = [0] * FAN_COUNT
     if all(counts[k] for k in HONOUR_KINDS):
@@ -63,7 +69,7 @@ def honours_and_knitted(counts: list[int], flag_fans: list) -> list[int] | None:
 
 
 def thirteen_orphans(counts: list[int], flag_fans: list) -> list[int] | None:
-    if {k for k in range(34) if counts[k]} != _ORPHANS:
+    if set(compress(_KINDS, counts)) != _ORPHANS:
         return None
     t = [0] * FAN_COUNT
     t[Fan.THIRTEEN_ORPHANS] = 1
@@ -162,7 +168,7 @@ def knitted_straight(counts: list[int], fixed: list[Pack], total_counts: list[in
 
 def _set_and_pair(rest: list[int], fixed: list[Pack]) -> tuple[tuple[int, int, bool], int] | None:
     """The one way to read five (or, with a meld, two) tiles as a set and a pair."""
-    held = [k for k in range(34) for _ in range(rest[k])]
+    held = [k for k in compress(_KINDS, rest) for _ in range(rest[k])]
     if fixed:
         if len(held) == 2 and held[0] == held[1]:
             kind, tile, melded = fixed[0]
@@ -172,7 +178,7 @@ def _set_and_pair(rest: list[int], fixed: list[Pack]) -> tuple[tuple[int, int, b
     for pair in {k for k in held if rest[k] >= 2}:
         left = list(rest)
         left[pair] -= 2
-        three = [k for k in range(34) for _ in range(left[k])]
+        three = [k for k in compress(_KINDS, left) for _ in range(left[k])]
         if three[0] == three[2]:
             readings.append(((PUNG, three[0], False), pair))
         elif three[0] < 27 and three[0] % 9 <= 6 and three == [three[0], three[0] + 1, three[0] + 2]:
