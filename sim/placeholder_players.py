@@ -1,12 +1,13 @@
-"""PLACEHOLDER players: people at the simulated table who do not play mahjong yet.
+"""The people around the simulated table, apart from the mahjong they play (``sim/players.py``).
 
-Until the simulated players of the game issue exist, a "hand" here is a
-timed placeholder: the dealer throws the dice when the table asks, nobody
-draws or discards, and after ``hand_s`` someone presses a lift key to end
-it.  What they do is what the table needs from people: pour the sets in at
-the start, push the used set into the open centre, add a missing tile when
-the table asks (E62), resume after a hold, and a technician acknowledges
-latched faults.  Used only by the simulator and its tests.
+They do what the table needs from people: pour the sets in at the start,
+throw the dice when asked, push the used set into the open centre, take the
+tiles the controller names out of rejected walls (E82) and return them to
+their own set, pick stray tiles off a disk before pouring a set onto it, put
+a missing tile back when the table asks (E62), resume after a hold, and, as
+a technician, acknowledge latched faults.  Without the game (``hand_s``) a
+hand is a timed wait: after ``hand_s`` someone presses a lift key to end it.
+Used only by the simulator and its tests.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sim.world import TableWorld
 log = logging.getLogger(__name__)
 
 S = TableState
+STRAY_TILES = 8          # at most this many tiles left on a disk are strays, not a set
 
 
 class PlaceholderPlayers:
@@ -41,6 +43,7 @@ class PlaceholderPlayers:
         self._gen = 0                 # invalidates reactions to an older state
         self.technician_visits = 0
         self.enter_dice = None        # the controller's enter_dice, set by the run
+        self.rejected_set: str | None = None
 
     def on_event(self, event: Event) -> None:
         if event.topic == "controller.state":
@@ -50,6 +53,8 @@ class PlaceholderPlayers:
         elif event.topic == "deal":
             self.hands_started = event.data["hand"]
             self.dealer = event.data["dealer"]
+        elif event.topic == "walls.rejected":
+            self.rejected_set = event.data["set_id"]
         elif event.topic == "dice.waiting":
             self._later(self.reaction_s, self._read_dice)
 
@@ -70,6 +75,8 @@ class PlaceholderPlayers:
             self._later(self.reaction_s, lambda: self._press(f"key_dice{self._dealer_side()}"))
         elif state is S.IN_PLAY and self.hand_s is not None:
             self._later(self.hand_s, self._end_hand)
+        elif state is S.REJECTED:
+            self._later(self.reaction_s * 3, self._fix_rejected_walls)
         elif state is S.HOLD:
             self._later(self.reaction_s * 3, self._resume_after_hold)
         elif state is S.LATCHED and self.auto_ack_s is not None:
@@ -86,14 +93,49 @@ class PlaceholderPlayers:
     def _press(self, key: str) -> None:
         self.world.press(key)
 
+    def _fix_rejected_walls(self) -> None:
+        """Take the named tiles out of the rejected walls: a tile of another set goes back to it,
+        a tile of no set is put aside; then a lift key (the centre opens when the set below is done)."""
+        world = self.world
+        set_id = self.rejected_set or world.set_of(world.wall_tiles())
+        if set_id is not None:
+            for tile in world.take_out_of_walls(set_id):
+                self._return(tile)
+        self._press("key_lift0")
+
+    def _return(self, tile) -> None:
+        entry = self.world.registry.lookup(tile.uid)
+        if entry is None:
+            self.world.set_aside.append(tile)
+        elif entry.set_id in self.to_pour:
+            self.world.sets[entry.set_id].append(tile)     # that set is still in its box
+        else:
+            self.world.found.append(tile)                   # kept until its set asks for it
+
     def _fill_center(self) -> None:
-        if not self.world.center_is_up():
+        world = self.world
+        if not world.center_is_up():
             return
-        pushed = self.world.push_table_into_center()
+        pushed_set = world.set_of(world.wall_tiles())
+        pushed = world.push_table_into_center()
+        if pushed and pushed_set is not None:
+            # tiles of this set found earlier go in with it
+            mine = [t for t in world.found if self._set_of(t) == pushed_set]
+            world.found = [t for t in world.found if self._set_of(t) != pushed_set]
+            world.turntable.load(mine)
+        hopper = world.turntable.hopper
+        if not pushed and hopper and len(hopper) <= STRAY_TILES:
+            # a few tiles left on the open disk are not a set: the players pick them up
+            for tile in world.pick_up_from_disk():
+                self._return(tile)
         # A new set goes in only onto an empty disk (people do not pour one set onto another).
-        if not pushed and self.to_pour and not self.world.turntable.hopper:
-            self.world.pour(self.to_pour.pop(0))
+        if not pushed and self.to_pour and not hopper:
+            world.pour(self.to_pour.pop(0))
         self._later(self.reaction_s, self._press, "key_lift0")
+
+    def _set_of(self, tile) -> str | None:
+        entry = self.world.registry.lookup(tile.uid)
+        return entry.set_id if entry is not None else None
 
     def finish_hand(self) -> None:
         """The hand was played out (a win or a drawn hand): someone presses a lift key."""
@@ -108,9 +150,16 @@ class PlaceholderPlayers:
 
     def _resume_after_hold(self) -> None:
         # E62: the players find the missing tile and put it back through the centre first.
-        missing = getattr(self.world, "removed_tiles", [])
+        world = self.world
+        missing = world.removed_tiles
         if missing:
-            self.world.turntable.load([missing.pop(0)])
+            world.turntable.load([missing.pop(0)])
+        stacking = world.set_of([t for groove in world.grooves() for stack in groove for t in stack])
+        if stacking is not None:
+            mine = [t for t in world.found if self._set_of(t) == stacking]
+            if mine:
+                world.found = [t for t in world.found if self._set_of(t) != stacking]
+                world.turntable.load(mine)
         self._press("key_lift0")
 
     def _technician_ack(self) -> None:

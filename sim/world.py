@@ -106,6 +106,8 @@ class TableWorld:
         }
         self.pads: list[list[SimTile]] = [[] for _ in range(SIDES)]   # tiles laid on each seat's pad
         self.removed_tiles: list[SimTile] = []                         # taken out by a missing-tile fault
+        self.found: list[SimTile] = []          # stray tiles the players picked up, kept to return to their set
+        self.set_aside: list[SimTile] = []      # tiles of no registered set, out of the game
 
         # The reader board under the table and its cable to the controller (rfidsim://NAME).
         self.name = f"table{next(_NAMES)}"
@@ -130,6 +132,40 @@ class TableWorld:
         self.walls = [[] for _ in range(len(self.walls))]
         self.turntable.load(shuffled(tiles, self.rng))
         return len(tiles)
+
+    def set_of(self, tiles: list[SimTile]) -> str | None:
+        """The registered set most of ``tiles`` belong to (None for no registered tile)."""
+        counts: dict[str, int] = {}
+        for tile in tiles:
+            entry = self.registry.lookup(tile.uid)
+            if entry is not None:
+                counts[entry.set_id] = counts.get(entry.set_id, 0) + 1
+        return max(counts, key=counts.__getitem__) if counts else None
+
+    def wall_tiles(self) -> list[SimTile]:
+        return [t for side in self.walls for stack in side for t in stack]
+
+    def take_out_of_walls(self, set_id: str) -> list[SimTile]:
+        """The players take out of the raised walls every tile that is not of ``set_id`` (the ones the
+        controller named: unknown, foreign or extra tiles); the stacks close up."""
+        strays = []
+        for side in range(len(self.walls)):
+            kept_stacks = []
+            for stack in self.walls[side]:
+                kept = []
+                for tile in stack:
+                    entry = self.registry.lookup(tile.uid)
+                    (kept if entry is not None and entry.set_id == set_id else strays).append(tile)
+                if kept:
+                    kept_stacks.append(tuple(kept))
+            self.walls[side] = kept_stacks
+        return strays
+
+    def pick_up_from_disk(self) -> list[SimTile]:
+        """The players take what lies on the open disk out by hand."""
+        tiles = list(self.turntable.hopper)
+        self.turntable.hopper.clear()
+        return tiles
 
     def pour(self, set_id: str) -> None:
         """A whole set poured in through the open centre (first load)."""

@@ -37,6 +37,11 @@ class Bookkeeping:
     raising: bool = False              # the wall lifts were turning (a restart repeats the raise)
     players_waited_s: float = 0.0
     cycles: int = 0
+    rejected: dict[str, list[str]] = field(default_factory=dict)  # set id -> why its walls may not be played
+
+    def rejected_on_table(self) -> list[str]:
+        """Sets whose walls are up although verification rejected them: they are not dealt."""
+        return [s for s in self.sets_at(SetLocation.TABLE) if s in self.rejected]
 
     def where(self, set_id: str) -> SetLocation:
         return SetLocation(self.sets.get(set_id, SetLocation.NONE.value))

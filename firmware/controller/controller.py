@@ -131,6 +131,8 @@ class Controller:
         pending = bool(b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk)
         if b.raising:
             self.raise_walls()          # interrupted: one more turn finishes it (empty grooves raise nothing)
+        elif b.rejected_on_table() and not b.hand_open and not b.hand_over:
+            self.resume_rejected()      # rejected walls wait for the players (the set below keeps stacking)
         elif pending and not b.sets_at(SetLocation.STACKED):
             # A set is (partly) on the disk: nothing may go into the centre before it is stacked.
             if on_table and not b.hand_over:
@@ -195,7 +197,10 @@ class Controller:
             self.book.put(set_id, SetLocation.TABLE)
         self.book.raising = False
         self._persist()
-        self.raised()
+        if self.book.rejected_on_table():
+            self.reject()               # never dealt: the players take the named tiles out first
+        else:
+            self.raised()
         if self.stacking is None and (self.book.sets_at(SetLocation.DISK) or self.book.unknown_on_disk
                                       or self.book.stacking):
             self._start_stacking()      # the used set, under the table, while the hand is played
@@ -209,6 +214,24 @@ class Controller:
         self.book.hand_open = True
         self._persist()
         self._continue_below()
+
+    def on_enter_rejected(self) -> None:
+        """Walls are up that must not be played: say why, blink E82, keep stacking the set below."""
+        for set_id in self.book.rejected_on_table():
+            problems = self.book.rejected[set_id]
+            log.warning("%s set %s walls rejected, not dealt: %s; take those tiles out, then a lift key opens "
+                        "the centre to restack the set", FaultCode.E82.value, set_id, "; ".join(problems))
+            self.bus.publish("walls.rejected", set_id=set_id, problems=problems)
+        self.fault = Fault(FaultCode.E82, self.loop.now(), "controller", {"rejected": self.book.rejected_on_table()})
+        self._start_blink()
+        self._continue_below()
+
+    def on_exit_rejected(self) -> None:
+        self._open_when_stacked = False
+        if self.fault is not None and self.fault.code is FaultCode.E82 and self.fault.source == "controller":
+            self.fault = None           # (a fault that ends this state keeps its own code)
+            self._stop_blink()
+            self._dealer_lamps()
 
     def _continue_below(self) -> None:
         """After a restart with walls up: the set on the disk goes on stacking underneath."""
@@ -238,6 +261,7 @@ class Controller:
         b = self.book
         for set_id in b.sets_at(SetLocation.TABLE):
             b.put(set_id, SetLocation.DISK)   # the used set went in through the centre
+            b.rejected.pop(set_id, None)      # (rejected walls are reshuffled and read again)
         if b.hand_over:
             b.hand_over = False
             nxt = next_dealer(self.rules.rules.name, Dealership(b.dealer, b.dealer_streak, b.long_hair),
@@ -343,10 +367,15 @@ class Controller:
         self._persist()
         self.table.panel.lamp("led_ready", True)
         self.table.panel.beep()
+        if verification.may_rise:
+            b.rejected.pop(set_id, None)
+        else:
+            b.rejected[set_id] = [str(p) for p in verification.problems]
+            self._persist()
         self.bus.publish("controller.set_ready", set_id=set_id, may_rise=verification.may_rise)
         if not verification.may_rise and self.cfg.reader.verification == "competition":
             return                              # E82/E83 latch in competition mode (fault path)
-        if self._open_when_stacked and self.state == S.IN_PLAY.value:
+        if self._open_when_stacked and self.state in (S.IN_PLAY.value, S.REJECTED.value):
             self._open_when_stacked = False
             self.open_center()
             return
@@ -430,7 +459,7 @@ class Controller:
                 self.resume()
             elif state == S.HOLD.value:
                 self.release()
-            elif state == S.IN_PLAY.value:
+            elif state in (S.IN_PLAY.value, S.REJECTED.value):
                 if self.stacking is not None:
                     # The other set is still on the disk: the centre may not open before it is stacked.
                     self._open_when_stacked = True

@@ -4,7 +4,7 @@ The table-top cycle of a double-set table: while one set is played, the
 other is stacked underneath (a background job, not a state); when the hand
 ends the centre opens for the used set, closes, the ready set rises, the
 dealer throws the dice and the next hand is dealt.  States where the table
-waits for people (IN_PLAY, OPEN, DICE, HOLD, LATCHED, PAUSED) end on a key;
+waits for people (IN_PLAY, REJECTED, OPEN, DICE, HOLD, LATCHED, PAUSED) end on a key;
 the others end when their operation reports done.
 """
 
@@ -24,6 +24,8 @@ class TableState(enum.Enum):
     RAISING = "raising"              # the four wall lifts push the ready set up
     DICE = "dice"                    # waiting for the dealer's dice key, then the roll and the deal
     IN_PLAY = "in_play"              # a hand is being played (the other set may be stacking below)
+    REJECTED = "rejected"            # walls up that verification rejected (E82): not dealt; the players take
+                                     # out the tiles named and a lift key opens the centre to restack them
     CENTER_UP = "center_up"          # hand over: the centre rises
     OPEN = "open"                    # centre up: players push the used set in; a lift key closes
     CENTER_DOWN = "center_down"      # the centre goes down
@@ -56,9 +58,12 @@ TRANSITIONS: list[dict] = [
     {"trigger": "resume", "source": S.PAUSED.value, "dest": S.STACKING.value},
     {"trigger": "raise_walls", "source": S.IDLE.value, "dest": S.RAISING.value},
     {"trigger": "raised", "source": S.RAISING.value, "dest": S.DICE.value},
+    {"trigger": "reject", "source": S.RAISING.value, "dest": S.REJECTED.value},
+    {"trigger": "resume_rejected", "source": S.IDLE.value, "dest": S.REJECTED.value},
     {"trigger": "dealt", "source": S.DICE.value, "dest": S.IN_PLAY.value},
     {"trigger": "resume_dice", "source": S.IDLE.value, "dest": S.DICE.value},
-    {"trigger": "open_center", "source": [S.IN_PLAY.value, S.IDLE.value, S.READY.value], "dest": S.CENTER_UP.value},
+    {"trigger": "open_center", "source": [S.IN_PLAY.value, S.REJECTED.value, S.IDLE.value, S.READY.value],
+     "dest": S.CENTER_UP.value},
     {"trigger": "opened", "source": S.CENTER_UP.value, "dest": S.OPEN.value},
     {"trigger": "close_center", "source": S.OPEN.value, "dest": S.CENTER_DOWN.value},
     {"trigger": "closed", "source": S.CENTER_DOWN.value, "dest": S.IDLE.value},
