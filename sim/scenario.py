@@ -10,6 +10,8 @@ A scenario file (``config/scenarios/*.toml``)::
     press = [["key_reset", 150.0]] # optional key presses: [key, simulated s]
     power_cuts = [95.0]            # optional power cuts at simulated times
     power_cut_in = ["raising"]     # optional: one power cut in each of these states
+    rules = "mcr"                  # optional rule set
+    fit_tile_set = true            # optional: false keeps the table's tile_set even if the rules differ
 
     [overrides]                    # optional: table model values for this run
     "limits.cycle_limit_s" = 20.0
@@ -57,6 +59,7 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
     except KeyError:
         raise ConfigError(f"{path}: missing [scenario]") from None
     run = SimRun(cfg=_with_overrides(data.get("overrides", {}), path), seed=spec.get("seed", seed),
+                 rules=spec.get("rules", "mcr"), fit_tile_set=spec.get("fit_tile_set", True),
                  faults=[parse_fault(s) for s in spec.get("inject", [])], hands=spec.get("hands", 3),
                  sets=tuple(spec.get("sets", ["A", "B"])),
                  hand_s=spec.get("hand_s", 60.0), cut_in_states=set(spec.get("power_cut_in", [])))

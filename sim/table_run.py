@@ -34,10 +34,11 @@ class SimRun:
     def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
-                 cut_in_states: set[str] | None = None, play: bool = False, service: bool = False) -> None:
+                 cut_in_states: set[str] | None = None, play: bool = False, service: bool = False,
+                 fit_tile_set: bool = True) -> None:
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
-        if self.rules.rules.tile_set != self.cfg.table.tile_set:
+        if fit_tile_set and self.rules.rules.tile_set != self.cfg.table.tile_set:
             # the rule set decides which tiles are on the table (辽宁 136, 锦州 112)
             self.cfg = self.cfg.model_copy(update={"table": self.cfg.table.model_copy(
                 update={"tile_set": self.rules.rules.tile_set})})

@@ -32,7 +32,7 @@ from firmware.reader.verify import Verification
 from firmware.reader.wall_map import WallRead
 from firmware.reader.wall_session import WallSession
 from firmware.rules.rotation import Dealership, next_dealer
-from firmware.rules.ruleset import RuleSetConfig
+from firmware.rules.ruleset import table_conflicts, RuleSetConfig
 from firmware.safety import SafetySupervisor
 from firmware.stacking import CycleResult, StackingCycle
 from firmware.table import Table
@@ -118,6 +118,11 @@ class Controller:
 
     def on_enter_homing(self) -> None:
         self._stop_blink()
+        problems = table_conflicts(self.rules, self.next_tile_set.size, str(self.cfg.source or "the table model"))
+        if problems:
+            # each file is valid on its own, but together they cannot run a game: nothing moves
+            self.bus.publish("fault", fault=Fault(FaultCode.E03, self.loop.now(), "config", {"problems": problems}))
+            return
         self._job = jobs.home_all(self.table, self._homed)
 
     def _homed(self, fault: Fault | None) -> None:

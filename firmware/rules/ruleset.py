@@ -127,3 +127,18 @@ def load_ruleset(name: str) -> RuleSetConfig:
     if name not in RULE_NAMES:
         raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
     return load_ruleset_file(rules_path(name))
+
+
+def table_conflicts(rules: RuleSetConfig, table_tile_set: int, table_source: str) -> list[str]:
+    """What a table model and a rule set disagree on, each valid on its own (checked at power-on: E03).
+
+    The rule set decides which tiles are played (辽宁 136, 锦州 112, with
+    flowers 144); the table model says which set is loaded and how many tiles
+    a side stacks.  A mismatch would stack short walls every cycle (E62) or
+    deal from a set the rules do not know."""
+    problems = []
+    if rules.rules.tile_set != table_tile_set:
+        problems.append(f"{table_source}: table [table] key 'tile_set' is {table_tile_set} but rule set "
+                        f"{rules.rules.name} plays {rules.rules.tile_set} tiles: load that set and set tile_set = "
+                        f"{rules.rules.tile_set}, or run a rule set for {table_tile_set} tiles")
+    return problems
