@@ -13,7 +13,6 @@ Figures are microseconds per hand (best of three passes).
 from __future__ import annotations
 
 import random
-import time
 from typing import Callable
 
 from bench import peers
@@ -78,16 +77,6 @@ def _ours() -> tuple[Callable, Callable]:
     return win, wt
 
 
-def _time_us(fn: Callable, hands: list[list[int]]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for hand in hands:
-            fn(hand)
-        best = min(best, time.perf_counter() - start)
-    return best / len(hands) * 1e6
-
-
 def run() -> dict:
     hands = make_hands()
     engines: dict[str, tuple[Callable, Callable] | str] = {
@@ -102,7 +91,7 @@ def run() -> dict:
             if isinstance(engine, str):
                 continue
             fn = engine[0] if task.startswith("win") else engine[1]
-            row[name] = round(_time_us(fn, task_hands), 3)
+            row[name] = round(peers.time_us(fn, task_hands), 3)
         ours = row["mjtable"]
         row["ratios"] = {peer: round(us / ours, 2) for peer, us in row.items() if peer != "mjtable"}
         if TARGET_PEER in row["ratios"]:

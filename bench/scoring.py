@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from pathlib import Path
 from typing import Callable
 
+from bench import peers
 from bench.mcr_hands import generated_wins, to_pymahjonggb
 from firmware.rules.case_format import parse_case
 from firmware.rules.mcr.scorer import score
@@ -95,18 +95,6 @@ def _mahjong_pkg() -> Callable[[Win], object] | str:
     return run
 
 
-def _time_us(fn: Callable[[Win], object], wins: list[Win]) -> float:
-    for w in wins:      # prepare peers' inputs outside the timing
-        fn(w)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for w in wins:
-            fn(w)
-        best = min(best, time.perf_counter() - start)
-    return best / len(wins) * 1e6
-
-
 def run() -> dict:
     sets = {"case_hands": case_wins(), "generated": list(generated_wins(random.Random(5), N_GENERATED))}
     engines: dict[str, Callable | str] = {"mjtable": score, "pymahjonggb": _pymahjonggb(), "mahjong": _mahjong_pkg()}
@@ -116,7 +104,7 @@ def run() -> dict:
         row: dict = {"hands": len(wins)}
         for name, engine in engines.items():
             if not isinstance(engine, str):
-                row[name] = round(_time_us(engine, wins), 2)
+                row[name] = round(peers.time_us(engine, wins), 2)
         ours = row["mjtable"]
         row["ratios"] = {p: round(row[p] / ours, 2) for p in ("pymahjonggb", "mahjong") if p in row}
         targets = {}
