@@ -86,8 +86,8 @@ class Pacer:
         target_wall = wall0 + (when_s - sim0) / self.speed
         while True:
             left = target_wall - self._clock()
-            if left <= 0:
-                return
+            if left <= 0 or self.loop.has_posted():
+                return          # (a request posted from another thread, e.g. the diag socket, goes first)
             self._sleep(min(left, self.tick_s))
             if self.on_tick is not None and left > self.tick_s:
                 self.on_tick()

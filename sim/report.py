@@ -37,16 +37,19 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     verified = [e for e in events if e.topic == "wall.verified"]
     counters = run.table.reader.counters
     game = run.game
+    scoreboard = game.scoreboard if game is not None else (run.controller.scoreboard if run.controller else None)
+    history = scoreboard.history if scoreboard is not None else []
+    wins = game.wins if game is not None else []
     faults = run.store.faults() if run.controller else []
     return {
         "version": VERSION, "seed": run.seed, "rules": rules, "table": run.cfg.table.name,
         "tile_set": run.cfg.table.tile_set, "hands_requested": hands_requested,
-        "hands_played": len(game.scoreboard.history),
-        "hands_won": len({w["hand"] for w in game.wins}), "hands_drawn": game.drawn,
-        "false_wins": game.false_wins,
-        "wins": game.wins,
-        "chips": {f"side{s}": c for s, c in enumerate(game.scoreboard.chips)},
-        "chips_conserved": game.scoreboard.conserved,
+        "hands_played": len(history),
+        "hands_won": len({w["hand"] for w in wins}), "hands_drawn": game.drawn if game is not None else 0,
+        "false_wins": game.false_wins if game is not None else 0,
+        "wins": wins,
+        "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
+        "chips_conserved": scoreboard.conserved if scoreboard is not None else True,
         "cycle": {"sets_stacked": len(stack_s), "stack_s": _stats(stack_s),
                   "wait_for_ready_s": _stats(waits, p95=False)},
         "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,

@@ -132,6 +132,22 @@ class SimRun:
     def run_until(self, done, timeout_s: float) -> None:
         self.loop.run_until(done, timeout_s)
 
+    def serve_diag(self, path, group: str | None = None):
+        """Open the technician's socket for this simulated table (``mjtable diag --socket PATH``):
+        requests are answered on the virtual loop by whichever controller is powered now."""
+        from firmware.diagnostics.commands import DiagCommands
+        from hal.diag_socket import DiagSocketServer
+
+        def handle(request: dict, reply) -> None:
+            if self.controller is None:
+                reply({"ok": False, "error": "the table is switched off (power cut)"})
+            else:
+                DiagCommands(self.controller).handle(request, reply)
+
+        server = DiagSocketServer(path, self.loop.post, handle, group=group)
+        server.start()
+        return server
+
     def faults(self) -> list:
         return [e.data["fault"] for e in self.events if e.topic == "fault"]
 

@@ -44,6 +44,9 @@ class VirtualLoop:
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._posted.append((fn, args))
 
+    def has_posted(self) -> bool:
+        return bool(self._posted)
+
     def pending_timers(self) -> int:
         return len(self._timers)
 
@@ -58,6 +61,8 @@ class VirtualLoop:
             return False
         if self.pacer is not None:
             self.pacer(when)
+            if self._posted or self._timers.next_time() != when:
+                return True     # posted from another thread while the pacer waited: that comes first
         handle = self._timers.pop_due(when)
         assert handle is not None
         self._now = when

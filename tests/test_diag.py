@@ -165,3 +165,29 @@ def test_run_opens_the_diag_socket(tmp_path):
     thread.join(timeout=5)
     assert result["answer"]["ok"] and result["answer"]["state"]
     assert json.dumps(result)
+
+
+def test_a_simulated_table_serves_the_socket_across_a_power_cut(tmp_path):
+    """``mjtable sim --diag-socket``: the answer comes from whichever controller is powered now."""
+    run = SimRun(hands=0, service=True)
+    run.loop.run_for(2.0)
+    path = tmp_path / "sim.sock"
+    server = run.serve_diag(path)
+    try:
+        assert _ask_while_running(run, path, {"cmd": "state"})["state"] == "service"
+        run.power_cut(off_s=30.0)
+        off = _ask_while_running(run, path, {"cmd": "state"})
+        assert not off["ok"] and "switched off" in off["error"]
+        run.loop.run_for(40.0)
+        assert _ask_while_running(run, path, {"cmd": "state"})["ok"]
+    finally:
+        server.stop()
+        run.close()
+
+
+def test_sim_service_mode_runs_until_told_and_the_socket_option_goes_before_the_tool(tmp_path, capsys):
+    assert main(["sim", "--service", "--until-s", "30", "--quiet"]) == 0
+    assert "final state service" in capsys.readouterr().out
+    assert main(["sim", "--until-s", "30"]) == 2
+    assert main(["diag", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
+    assert f"no controller is listening on {tmp_path / 'none.sock'}" in capsys.readouterr().err

@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"how long to wait for the board to answer (default {LINK_TIMEOUT_S:g})")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="fault to inject into the simulated table (with --sim); repeatable")
+    parser.add_argument("--socket", type=Path, default=None,
+                        help=f"the running controller's socket (default {DEFAULT_SOCKET}; "
+                             "mjtable sim --diag-socket PATH serves one for a simulated table)")
     parser.add_argument("--service", action="store_true",
                         help="with --sim: power the simulated table on in service mode (both lift keys held)")
     parser.add_argument("--direct", action="store_true",
@@ -69,7 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     def controller_tool(name: str, text: str, timeout_s: float = 60.0) -> argparse.ArgumentParser:
         tool = diag.add_parser(name, help=text)
-        tool.add_argument("--socket", type=Path, default=Path(DEFAULT_SOCKET), help="the running controller's socket")
+        tool.add_argument("--socket", type=Path, default=argparse.SUPPRESS,
+                          help=f"the running controller's socket (default {DEFAULT_SOCKET})")
         tool.add_argument("--timeout-s", type=float, default=timeout_s, help=f"wait this long (default {timeout_s:g})")
         tool.add_argument("--json", action="store_true", help="print the controller's answer as JSON")
         tool.set_defaults(func=_controller_command, command_name=name)
@@ -299,12 +303,13 @@ def _controller_command(args: argparse.Namespace) -> int:
         answer = _ask_direct(args, request)
     else:
         from hal.diag_socket import ask
+        socket = args.socket or Path(DEFAULT_SOCKET)
         try:
-            answer = ask(args.socket, request, timeout_s=args.timeout_s)
+            answer = ask(socket, request, timeout_s=args.timeout_s)
         except ConnectionError as exc:
             raise TableError(f"{exc}; without a service, add --direct to drive the table from here") from None
         except OSError as exc:
-            raise TableError(f"{args.socket}: {exc}") from None
+            raise TableError(f"{socket}: {exc}") from None
     print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer))
     return 0 if answer.get("ok") else 1
 

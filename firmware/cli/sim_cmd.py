@@ -39,6 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--auto-ack-s", type=_auto_ack, default=60.0, metavar="S",
                         help="a simulated technician clears an injected fault and acknowledges a latched fault "
                              "after S simulated seconds (default 60; 'none': never, the run ends latched)")
+    parser.add_argument("--diag-socket", type=Path, metavar="PATH",
+                        help="open the technician's socket for this table: mjtable diag --socket PATH ...")
+    parser.add_argument("--service", action="store_true",
+                        help="power on in service mode (both lift keys held): no game; with --diag-socket, "
+                             "train on the service tests; runs until Ctrl-C or --until-s")
+    parser.add_argument("--until-s", type=float, metavar="S", help="with --service: stop after S simulated seconds")
     parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more output: every hand in the summary, -vv the controller's log")
@@ -118,19 +124,31 @@ def run_game(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
     if args.hands < 1:
         raise ValueError("--hands must be at least 1")
+    if args.until_s is not None and not args.service:
+        raise ValueError("--until-s goes with --service (a game ends after --hands)")
+    if args.service and args.speed is None and args.until_s is None:
+        raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
     faults = [parse_fault(spec) for spec in args.inject]
     watch = Stopwatch()
-    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=args.hands, state_path=args.state,
-                 play=True, auto_ack_s=args.auto_ack_s)
+    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
+                 state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
+    server = run.serve_diag(args.diag_socket) if args.diag_socket else None
+    if server is not None:
+        print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
     try:
         with _progress(args) as bar:
             pacer = Pacer(run.loop, args.speed)
             pacer.on_tick = lambda: _show(bar, run, pacer, args)
-            completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
+            if args.service:
+                completed = _run_service(run, pacer, args)
+            else:
+                completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
             _show(bar, run, pacer, args)
-        report = build_report(run, args.rules, args.hands, watch.elapsed_s)
+        report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
         hands = run.store.hands() if run.controller else []
     finally:
+        if server is not None:
+            server.stop()
         run.close()
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
@@ -144,25 +162,35 @@ def run_game(args: argparse.Namespace) -> int:
     return 1 if latched or not completed or not report["chips_conserved"] else 0
 
 
+def _run_service(run, pacer, args: argparse.Namespace) -> bool:
+    """Service mode: the table waits for a technician's tests until Ctrl-C or ``--until-s``."""
+    until_s = args.until_s if args.until_s is not None else float("inf")
+    try:
+        pacer.run_until(lambda: run.loop.now() >= until_s, until_s)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    return True
+
+
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace) -> Iterator:
     """A progress bar over the hands (stderr), with the live line as its postfix; log lines go above it."""
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    with tqdm(total=args.hands, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.2,
-              file=sys.stderr) as bar, logging_redirect_tqdm():
+    with tqdm(total=None if args.service else args.hands, unit="hand", disable=args.quiet, dynamic_ncols=True,
+              mininterval=0.2, file=sys.stderr) as bar, logging_redirect_tqdm():
         yield bar
 
 
 def _show(bar, run, pacer, args: argparse.Namespace) -> None:
     """Advance the bar to the hands played; when watching (--speed X), the live line of the table."""
-    played = len(run.game.scoreboard.history)
+    played = len(run.game.scoreboard.history) if run.game is not None else 0
     if played > bar.n:
         bar.update(played - bar.n)
     if args.speed is not None and run.controller is not None:
         c = run.controller
-        chips = " ".join(str(x) for x in run.game.scoreboard.chips)
+        chips = " ".join(str(x) for x in c.scoreboard.chips)
         progress = c.book.stacking
         stacking = f" stacking {sum(progress.counted)} tiles" if progress is not None else ""
         bar.set_postfix_str(f"t={pacer.shown_now_s:7.1f}s {c.state:9} hand {c.book.hand} dealer side "
