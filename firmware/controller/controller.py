@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
 
 from transitions import Machine
 
 from firmware.controller import jobs
 from firmware.controller.bookkeeping import Bookkeeping, StackingProgress
+from firmware.controller.lamps import DealerLamps
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
 from firmware.events import Event
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 
 S = TableState
 LIFT_KEYS = ("key_lift0", "key_lift1")
-BLINK_S = 0.4
 # Recoverable faults that stop the table until the players (or a technician) act.
 HOLDING = {FaultCode.E02, FaultCode.E04, FaultCode.E62, FaultCode.E63}
 
@@ -73,7 +72,7 @@ class Controller:
         self.stacking: StackingCycle | None = None
         self.session: WallSession | None = None
         self._job: jobs.Job | None = None
-        self._blink: Any = None
+        self.lamps = DealerLamps(table.panel, self.loop)
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
@@ -537,28 +536,13 @@ class Controller:
 
     # -- lamps -----------------------------------------------------------------------------------
     def _dealer_lamps(self) -> None:
-        """The dealer's lamp lights; during a streak (连庄) the next lamps counter-clockwise show its
-        length, up to three."""
-        dealer, streak = self.book.dealer, min(self.book.dealer_streak, 3)
-        lit = {dealer} | {(dealer + i) % 4 for i in range(1, streak + 1)}
-        for side in range(4):
-            self.table.panel.lamp(f"led_dealer{side}", side in lit)
+        self.lamps.show_dealer(self.book.dealer, self.book.dealer_streak)
 
     def _start_blink(self) -> None:
-        """The dealer lamps blink the fault number (two digits, one lamp pattern per half second)."""
-        self._stop_blink()
-        number = self.fault.code.number if self.fault else 0
-
-        def tick(on: bool) -> None:
-            for side in range(4):
-                self.table.panel.lamp(f"led_dealer{side}", on and bool(number >> side & 1))
-            self._blink = self.loop.call_later(BLINK_S, tick, not on)
-        tick(True)
+        self.lamps.blink(self.fault.code.number if self.fault else 0)
 
     def _stop_blink(self) -> None:
-        if self._blink is not None:
-            self._blink.cancel()
-            self._blink = None
+        self.lamps.stop()
 
     # -- persistence -----------------------------------------------------------------------------
     def _persist(self, nominal: bool = True) -> None:
