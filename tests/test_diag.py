@@ -191,3 +191,40 @@ def test_sim_service_mode_runs_until_told_and_the_socket_option_goes_before_the_
     assert main(["sim", "--until-s", "30"]) == 2
     assert main(["diag", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
     assert f"no controller is listening on {tmp_path / 'none.sock'}" in capsys.readouterr().err
+
+
+def test_reader_tools_go_through_the_running_service(tmp_path, capsys):
+    """While the service runs it owns the serial port: the reader tools ask it over the socket."""
+    run = SimRun(hands=0, faults=[parse_fault("antenna:6")])
+    run.loop.run_for(5.0)
+    path = tmp_path / "svc.sock"
+    server = run.serve_diag(path)
+    codes = []
+    try:
+        for tool in (["reader", "ping"], ["reader", "antennas"], ["reader", "inventory", "--antenna", "2"]):
+            thread = threading.Thread(target=lambda t=tool: codes.append(main(["diag", "--socket", str(path), *t])))
+            thread.start()
+            while thread.is_alive():
+                run.loop.run_for(0.05)
+                thread.join(timeout=0.001)
+    finally:
+        server.stop()
+        run.close()
+    out = capsys.readouterr().out
+    assert codes == [0, 1, 0]
+    assert "reader of the running table: protocol 1" in out
+    assert "antenna 6 (seat pad of side 2): FAULT (E81)" in out and "antenna 0 (head of side 0): ok" in out
+    assert "antenna 2 (head of side 2):" in out
+
+
+def test_reader_requests_answer_bad_actions():
+    run = SimRun(hands=0)
+    run.loop.run_for(3.0)
+    answers = []
+    commands = DiagCommands(run.controller)
+    commands.handle({"cmd": "reader", "action": "reboot"}, answers.append)
+    commands.handle({"cmd": "reader", "action": "inventory", "antenna": 12}, answers.append)
+    commands.handle({"cmd": "reader", "action": "counters"}, answers.append)
+    assert "unknown reader action" in answers[0]["error"] and "antenna 0..7" in answers[1]["error"]
+    assert answers[2]["ok"] and answers[2]["counters"]["heartbeats"] >= 1
+    run.close()

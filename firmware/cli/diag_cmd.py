@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Callable
 
 from firmware.config import TableConfig, default_table_path, load_table_config
+from firmware.diagnostics.reader_answers import antenna_place, ask_reader, reader_text
 from firmware.diagnostics.service_tests import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
 from firmware.events import EventBus
 from firmware.faults import FaultCode, TableError
 from firmware.reader.driver import LinkState, ReaderDriver, Reply
 from firmware.reader.enroll import Enrollment, feeding_order
-from firmware.reader.messages import ANTENNAS, InventoryPart
+from firmware.reader.messages import ANTENNAS
 from firmware.reader.registry import TileRegistry, load_table_registry, write_set_file
 from firmware.tiles.sets import tile_set
 from firmware.tiles.tile import code
@@ -180,65 +181,52 @@ def _session(args: argparse.Namespace, fn: Callable[[ReaderSession], int]) -> in
         session.close()
 
 
-def _ping(args: argparse.Namespace) -> int:
-    def run(s: ReaderSession) -> int:
-        start = s.loop.now()
-        reply = s.call(s.reader.ping)
-        if not reply.ok:
-            raise TableError(f"{s.where}: ping failed: {reply.error}", FaultCode.E80)
-        b = s.reader.board
-        assert b is not None
-        print(f"{s.where}: protocol {b.protocol}, firmware {b.firmware[0]}.{b.firmware[1]}, {b.antennas} antennas, "
-              f"serial {b.serial:08X}; round trip {(s.loop.now() - start) * 1000:.1f} ms")
-        return 0
-    return _session(args, run)
+def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
+    """A reader tool: through the running service when its socket is there (it owns the serial port),
+    else straight to the board (``--port``, the table's reader URL, or ``--sim``)."""
+    def tool(args: argparse.Namespace) -> int:
+        request: dict = {"cmd": "reader", "action": action}
+        if action == "inventory":
+            request["antenna"] = args.antenna
+        socket = args.socket or Path(DEFAULT_SOCKET)
+        if not args.sim and not args.port and not args.direct and socket.exists():
+            from hal.diag_socket import ask
+            try:
+                answer, where = ask(socket, request), "reader of the running table"
+            except OSError as exc:
+                raise TableError(f"{socket}: {exc}") from None
+            if action == "counters":
+                print("(the running controller's counters since it started)")
+        else:
+            answer, where = _session(args, lambda s: _ask_board(s, args, request)), None
+        print("\n".join(reader_text(answer, where or _board_where(args))))
+        return 0 if answer.get("ok") else 1
+    return tool
 
 
-def _where(antenna: int) -> str:
-    return f"head of side {antenna}" if antenna < 4 else f"seat pad of side {antenna - 4}"
+def _board_where(args: argparse.Namespace) -> str:
+    if args.sim:
+        return "simulated reader"
+    return f"reader on {args.port or load_table_config(args.table or default_table_path()).reader.url}"
 
 
-def _antennas(args: argparse.Namespace) -> int:
-    def run(s: ReaderSession) -> int:
-        reply = s.call(s.reader.antenna_status)
-        if not reply.ok or len(reply.payload) < 2:
-            raise TableError(f"{s.where}: antenna status failed: {reply.error}", FaultCode.E80)
-        healthy = reply.payload[1]
-        bad = 0
-        for antenna in range(ANTENNAS):
-            ok = healthy >> antenna & 1
-            bad += not ok
-            print(f"  antenna {antenna} ({_where(antenna)}): {'ok' if ok else 'FAULT (' + FaultCode.E81.value + ')'}")
-        if bad:
-            print(f"hint: {FaultCode.E81.hint}")
-        return 1 if bad else 0
-    return _session(args, run)
-
-
-def _inventory(args: argparse.Namespace) -> int:
-    def run(s: ReaderSession) -> int:
-        reply = s.call(lambda done: s.reader.inventory(args.antenna, done))
-        if not reply.ok:
-            raise TableError(f"{s.where}: inventory of antenna {args.antenna} failed: {reply.error}")
-        registry = s.registry()
-        uids = [uid for frame in reply.frames for uid in InventoryPart.unpack(frame.payload).uids]
-        print(f"antenna {args.antenna} ({_where(args.antenna)}): {len(uids)} tiles")
-        for uid in uids:
-            entry = registry.lookup(uid) if registry else None
-            print(f"  {uid.hex()}  " + (f"{code(entry.kind)} (set {entry.set_id})" if entry else "not registered"))
-        return 0
-    return _session(args, run)
-
-
-def _counters(args: argparse.Namespace) -> int:
-    def run(s: ReaderSession) -> int:
+def _ask_board(s: ReaderSession, args: argparse.Namespace, request: dict) -> dict:
+    if request["action"] == "counters":
+        # listen for a while with every antenna streaming, then read the line counters
         s.reader.stream_start(0xFF, lambda reply: None)
         end = s.loop.now() + args.seconds
         s.run_until(lambda: s.loop.now() >= end, args.seconds + 1.0)
-        for name, value in s.reader.counters_dict().items():
-            print(f"  {name:20} {value}")
-        return 0
-    return _session(args, run)
+    answers: list[dict] = []
+    ask_reader(s.reader, s.registry(), s.loop.now, request, answers.append)
+    s.run_until(lambda: bool(answers), 5.0)
+    return answers[0]
+
+
+_ping, _antennas, _inventory, _counters = (_reader_tool(a) for a in ("ping", "antennas", "inventory", "counters"))
+
+
+def _where(antenna: int) -> str:
+    return antenna_place(antenna)
 
 
 def _enroll(args: argparse.Namespace) -> int:

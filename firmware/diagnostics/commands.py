@@ -1,7 +1,7 @@
 """What a technician may ask of the running controller, as JSON requests and replies.
 
-Read-only requests (``state``, ``faults``, ``counters``, ``sensors``) are
-always answered.  ``ack`` acknowledges a latched fault.  Service tests move
+Read-only requests (``state``, ``faults``, ``counters``, ``sensors``,
+``reader``) are always answered.  ``ack`` acknowledges a latched fault.  Service tests move
 motors, so they are refused unless the table is in service mode (both lift
 keys at power-on) with the lid closed; each runs on the loop through the
 same mechanism objects as the cycle (so a jam in a test raises the same
@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from firmware.controller.states import TableState
 from firmware.faults import FaultCode
+from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ class DiagCommands:
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
             reply({"ok": False, "error": f"unknown command {cmd!r}; commands: state, faults, counters, sensors, "
-                                        f"ack, test, jog, learn, burn-in"})
+                                        f"reader, ack, test, jog, learn, burn-in"})
             return
         try:
             handler(request, reply)
@@ -73,6 +74,11 @@ class DiagCommands:
         if t.lid is not None:
             inputs["lid"] = t.lid
         reply({"ok": True, "sensors": {name: bool(sensor.active) for name, sensor in inputs.items()}})
+
+    def _cmd_reader(self, request: dict, reply: Reply) -> None:
+        """The tile reader through the controller's own driver (the service owns the serial port)."""
+        c = self.controller
+        ask_reader(c.table.reader, c.registry, c.loop.now, request, reply)
 
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller

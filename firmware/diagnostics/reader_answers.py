@@ -1,0 +1,94 @@
+"""The tile reader's service answers (ping, antenna health, inventory) as the technician reads them.
+
+The same answers come from the running controller over the diag socket (its
+reader driver owns the serial port while the service runs) and from
+``mjtable diag reader`` talking to a board directly, so both print alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from firmware.faults import FaultCode
+from firmware.reader.driver import Reply
+from firmware.reader.messages import ANTENNAS, InventoryPart
+from firmware.reader.registry import TileRegistry
+from firmware.tiles.tile import code
+
+READER_ACTIONS = ("ping", "antennas", "inventory", "counters")
+
+
+def antenna_place(antenna: int) -> str:
+    return f"head of side {antenna}" if antenna < 4 else f"seat pad of side {antenna - 4}"
+
+
+def ping_answer(reply: Reply, board, round_trip_s: float) -> dict[str, Any]:
+    if not reply.ok or board is None:
+        return {"ok": False, "error": f"ping failed: {reply.error}", "fault": FaultCode.E80.value,
+                "hint": FaultCode.E80.hint}
+    return {"ok": True, "protocol": board.protocol, "firmware": f"{board.firmware[0]}.{board.firmware[1]}",
+            "antennas": board.antennas, "serial": f"{board.serial:08X}", "round_trip_ms": round(round_trip_s * 1000, 1)}
+
+
+def antennas_answer(reply: Reply) -> dict[str, Any]:
+    if not reply.ok or len(reply.payload) < 2:
+        return {"ok": False, "error": f"antenna status failed: {reply.error}", "fault": FaultCode.E80.value}
+    healthy = reply.payload[1]
+    rows = [{"antenna": a, "place": antenna_place(a), "ok": bool(healthy >> a & 1)} for a in range(ANTENNAS)]
+    answer: dict[str, Any] = {"ok": all(r["ok"] for r in rows), "antenna_health": rows}
+    if not answer["ok"]:
+        answer.update(fault=FaultCode.E81.value, hint=FaultCode.E81.hint)
+    return answer
+
+
+def inventory_answer(reply: Reply, antenna: int, registry: TileRegistry | None) -> dict[str, Any]:
+    if not reply.ok:
+        return {"ok": False, "error": f"inventory of antenna {antenna} failed: {reply.error}"}
+    uids = [uid for frame in reply.frames for uid in InventoryPart.unpack(frame.payload).uids]
+    tiles = []
+    for uid in uids:
+        entry = registry.lookup(uid) if registry else None
+        tiles.append({"uid": uid.hex(), "tile": code(entry.kind) if entry else None,
+                      "set": entry.set_id if entry else None})
+    return {"ok": True, "antenna": antenna, "place": antenna_place(antenna), "tiles": tiles}
+
+
+def ask_reader(reader, registry: TileRegistry | None, now: Callable[[], float], request: dict[str, Any],
+               reply: Callable[[dict[str, Any]], None]) -> None:
+    """Answer one reader request (``action``: ping, antennas, inventory with ``antenna``, counters)."""
+    action = request.get("action")
+    if action == "ping":
+        start = now()
+        reader.ping(lambda r: reply(ping_answer(r, reader.board, now() - start)))
+    elif action == "antennas":
+        reader.antenna_status(lambda r: reply(antennas_answer(r)))
+    elif action == "inventory":
+        antenna = request.get("antenna")
+        if not isinstance(antenna, int) or not 0 <= antenna < ANTENNAS:
+            reply({"ok": False, "error": f"inventory needs an antenna 0..{ANTENNAS - 1}"})
+            return
+        reader.inventory(antenna, lambda r: reply(inventory_answer(r, antenna, registry)))
+    elif action == "counters":
+        reply({"ok": True, "counters": reader.counters_dict()})
+    else:
+        reply({"ok": False, "error": f"unknown reader action {action!r}; actions: {', '.join(READER_ACTIONS)}"})
+
+
+def reader_text(answer: dict[str, Any], where: str) -> list[str]:
+    """Lines for a reader answer; ``where`` names the board (its port, or the running table)."""
+    if not answer.get("ok") and "antenna_health" not in answer:
+        return [f"{where}: {answer.get('error', 'failed')}"] + ([f"hint: {answer['hint']}"] if "hint" in answer else [])
+    if "protocol" in answer:
+        return [f"{where}: protocol {answer['protocol']}, firmware {answer['firmware']}, "
+                f"{answer['antennas']} antennas, serial {answer['serial']}; "
+                f"round trip {answer['round_trip_ms']:.1f} ms"]
+    if "antenna_health" in answer:
+        fault = f"FAULT ({FaultCode.E81.value})"
+        lines = [f"  antenna {r['antenna']} ({r['place']}): {'ok' if r['ok'] else fault}"
+                 for r in answer["antenna_health"]]
+        return lines + ([f"hint: {answer['hint']}"] if "hint" in answer else [])
+    if "tiles" in answer:
+        lines = [f"antenna {answer['antenna']} ({answer['place']}): {len(answer['tiles'])} tiles"]
+        return lines + [f"  {t['uid']}  " + (f"{t['tile']} (set {t['set']})" if t["tile"] else "not registered")
+                        for t in answer["tiles"]]
+    return [f"  {name:20} {value}" for name, value in answer.get("counters", {}).items()]
