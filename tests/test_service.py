@@ -67,6 +67,15 @@ def test_install_into_a_root(tmp_path, capsys):
     assert main(["install", "--root", str(tmp_path), "--no-venv", "--force"]) == 0
 
 
+def test_install_with_another_rule_set_checks_it_against_the_table(tmp_path, capsys):
+    assert main(["install", "--root", str(tmp_path), "--no-venv", "--rules", "competition"]) == 0
+    unit = (tmp_path / "etc/systemd/system/mjtable.service").read_text()
+    assert "--rules competition" in unit and "--rules mcr" not in unit
+    # 辽宁 plays 136 tiles: the four-port model is set up for 144, so the service would latch E03
+    assert main(["install", "--root", str(tmp_path / "b"), "--no-venv", "--rules", "liaoning"]) == 2
+    assert "plays 136 tiles" in capsys.readouterr().err
+
+
 def test_run_dry_on_mock_pins(tmp_path):
     db = tmp_path / "state" / "table.db"
     assert main(["run", "--pin-factory", "mock", "--seconds", "0.5", "--state", str(db)]) == 0

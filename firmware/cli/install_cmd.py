@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Install the controller, its config and its systemd unit.")
     parser.add_argument("--root", type=Path, default=Path("/"), help="install under this root (default /)")
     parser.add_argument("--table", type=Path, help="the table model the service runs (default: four-port double)")
+    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"), default="mcr",
+                        help="the rule set the service runs (default mcr; it must suit the table's tile set)")
     parser.add_argument("--no-venv", action="store_true", help="do not create the virtualenv (tests, dry runs)")
     parser.add_argument("--force", action="store_true", help="replace an existing configuration")
     parser.set_defaults(func=run)
@@ -38,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     root = args.root
     etc = root / "etc" / "mjtable"
     table_src = args.table or default_table_path()
-    load_table_config(table_src)                              # refuse to install a broken model
+    model = load_table_config(table_src)                      # refuse to install a broken model
+    from firmware.rules.ruleset import load_ruleset, table_conflicts
+    conflicts = table_conflicts(load_ruleset(args.rules), model.table.tile_set, str(table_src))
+    if conflicts:
+        raise ValueError("; ".join(conflicts))                 # the service would latch E03 at power-on
     if etc.exists() and not args.force:
         raise ValueError(f"{etc} exists; add --force to replace the configuration")
     if etc.exists():
@@ -50,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     load_table_registry(installed)
     unit_dir = root / "etc" / "systemd" / "system"
     unit_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(config_dir() / "systemd" / "mjtable.service", unit_dir / "mjtable.service")
+    unit = (config_dir() / "systemd" / "mjtable.service").read_text(encoding="utf-8")
+    (unit_dir / "mjtable.service").write_text(unit.replace("--rules mcr", f"--rules {args.rules}"), encoding="utf-8")
     (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
     venv = root / "opt" / "mjtable" / "venv"
     if not args.no_venv:
