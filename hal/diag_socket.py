@@ -41,15 +41,21 @@ class DiagSocketServer:
         if self.path.exists():
             self.path.unlink()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Bound, restricted and listening under a temporary name, then renamed into place: a client
+        # never finds the path before it accepts connections, nor while anyone may connect.
+        staging = self.path.with_name(self.path.name + ".new")
+        if staging.exists():
+            staging.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(self.path))
-        os.chmod(self.path, self.mode)
+        sock.bind(str(staging))
+        os.chmod(staging, self.mode)
         if self.group:
             try:
-                os.chown(self.path, -1, grp.getgrnam(self.group).gr_gid)
+                os.chown(staging, -1, grp.getgrnam(self.group).gr_gid)
             except (KeyError, PermissionError):
                 log.info("diag socket: group %s not set (missing, or not allowed)", self.group)
         sock.listen(4)
+        os.rename(staging, self.path)
         sock.settimeout(0.2)
         self._sock = sock
         self._thread = threading.Thread(target=self._serve, name="diag-socket", daemon=True)

@@ -152,7 +152,7 @@ def test_run_opens_the_diag_socket(tmp_path):
 
     def client():
         import time
-        for _ in range(100):
+        for _ in range(250):            # the service opens the socket before the controller starts
             if (tmp_path / "d.sock").exists():
                 break
             time.sleep(0.02)
@@ -160,7 +160,7 @@ def test_run_opens_the_diag_socket(tmp_path):
 
     thread = threading.Thread(target=client)
     thread.start()
-    assert main(["run", "--pin-factory", "mock", "--seconds", "1.0", "--state", str(tmp_path / "t.db"),
+    assert main(["run", "--pin-factory", "mock", "--seconds", "2.0", "--state", str(tmp_path / "t.db"),
                  "--diag-socket", str(tmp_path / "d.sock")]) == 0
     thread.join(timeout=5)
     assert result["answer"]["ok"] and result["answer"]["state"]
