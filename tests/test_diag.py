@@ -147,20 +147,26 @@ def test_a_long_test_waits_as_long_as_the_client_asks(tmp_path):
         run.close()
 
 
-def test_run_opens_the_diag_socket(tmp_path):
+def test_run_opens_the_diag_socket(tmp_path, monkeypatch):
+    """``mjtable run`` serves the socket while the controller runs on the real-time loop."""
+    import hal.diag_socket
+
+    opened = threading.Event()
+    start = hal.diag_socket.DiagSocketServer.start
+
+    def start_and_tell(self):
+        start(self)
+        opened.set()
+    monkeypatch.setattr(hal.diag_socket.DiagSocketServer, "start", start_and_tell)
     result = {}
 
     def client():
-        import time
-        for _ in range(250):            # the service opens the socket before the controller starts
-            if (tmp_path / "d.sock").exists():
-                break
-            time.sleep(0.02)
-        result["answer"] = ask(tmp_path / "d.sock", {"cmd": "state"}, timeout_s=5)
+        if opened.wait(timeout=10):
+            result["answer"] = ask(tmp_path / "d.sock", {"cmd": "state"}, timeout_s=5)
 
     thread = threading.Thread(target=client)
     thread.start()
-    assert main(["run", "--pin-factory", "mock", "--seconds", "2.0", "--state", str(tmp_path / "t.db"),
+    assert main(["run", "--pin-factory", "mock", "--seconds", "1.0", "--state", str(tmp_path / "t.db"),
                  "--diag-socket", str(tmp_path / "d.sock")]) == 0
     thread.join(timeout=5)
     assert result["answer"]["ok"] and result["answer"]["state"]
