@@ -30,7 +30,8 @@ class EventBus:
         self._subscribers: list[tuple[str, Subscriber]] = []
 
     def subscribe(self, prefix: str, subscriber: Subscriber) -> None:
-        """Receive every event whose topic starts with ``prefix`` ("" = all)."""
+        """Receive every event whose topic starts with ``prefix`` ("" = all).  A prefix also matches
+        longer topics ("fault" would hear "fault.x"), so topics under another's name carry its data."""
         self._subscribers.append((prefix, subscriber))
 
     def unsubscribe(self, subscriber: Subscriber) -> None:

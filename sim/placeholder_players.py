@@ -44,6 +44,7 @@ class PlaceholderPlayers:
         self.technician_visits = 0
         self.enter_dice = None        # the controller's enter_dice, set by the run
         self.rejected_set: str | None = None
+        self.stale_hand = 0           # a hand left in play by an earlier run on the same database
 
     def on_event(self, event: Event) -> None:
         if event.topic == "controller.state":
@@ -73,6 +74,8 @@ class PlaceholderPlayers:
             self._later(self.push_s, self._fill_center)
         elif state is S.DICE:
             self._later(self.reaction_s, lambda: self._press(f"key_dice{self._dealer_side()}"))
+        elif state is S.IN_PLAY and self.stale_hand and self.hands_started < self.stale_hand:
+            self._later(self.reaction_s, self._end_stale_hand)
         elif state is S.IN_PLAY and self.hand_s is not None:
             self._later(self.hand_s, self._end_hand)
         elif state is S.REJECTED:
@@ -140,6 +143,17 @@ class PlaceholderPlayers:
     def finish_hand(self) -> None:
         """The hand was played out (a win or a drawn hand): someone presses a lift key."""
         self._later(self.reaction_s, self._end_hand)
+
+    def look_again(self) -> None:
+        """React to the table's state as it is now (after learning something new about it)."""
+        self._gen += 1
+        self._react(self.state)
+
+    def _end_stale_hand(self) -> None:
+        """The walls of a hand from an earlier run are up: nobody remembers it, so it is ended."""
+        self.hands_started = self.hands_ended = self.stale_hand
+        self.stale_hand = 0
+        self._press("key_lift0")
 
     def _end_hand(self) -> None:
         self.hands_ended = self.hands_started

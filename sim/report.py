@@ -38,18 +38,20 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     counters = run.table.reader.counters
     game = run.game
     scoreboard = game.scoreboard if game is not None else (run.controller.scoreboard if run.controller else None)
-    history = scoreboard.history if scoreboard is not None else []
+    start_hand = getattr(run, "start_hand", 0)
+    history = [h for h in (scoreboard.history if scoreboard is not None else []) if h.hand > start_hand]
     wins = game.wins if game is not None else []
     faults = run.store.faults() if run.controller else []
     return {
         "version": VERSION, "seed": run.seed, "rules": rules, "table": run.cfg.table.name,
         "tile_set": run.cfg.table.tile_set, "hands_requested": hands_requested,
+        "resumed_after_hand": start_hand,
         "hands_played": len(history),
         "hands_won": len({w["hand"] for w in wins}), "hands_drawn": game.drawn if game is not None else 0,
         "false_wins": game.false_wins if game is not None else 0,
         "wins": wins,
         "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
-        "chips_conserved": scoreboard.conserved if scoreboard is not None else True,
+        "chips_conserved": scoreboard.conserved if scoreboard is not None else True,     # the whole database
         "cycle": {"sets_stacked": len(stack_s), "stack_s": _stats(stack_s),
                   "wait_for_ready_s": _stats(waits, p95=False)},
         "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,
@@ -93,6 +95,8 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
                 for w in by_hand.get(h["hand"], [])) or "drawn"
             lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
                          f"{result}")
+    if report.get("resumed_after_hand"):
+        lines.append(f"resumed from the table database after hand {report['resumed_after_hand']}")
     lines.append(f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
                  f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
                                                      else ""))

@@ -28,6 +28,7 @@ from sim.game_runner import GameRunner
 from sim.placeholder_players import PlaceholderPlayers
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
+from sim.world_state import restore_world, save_world, world_file
 
 
 class SimRun:
@@ -46,6 +47,12 @@ class SimRun:
         self.loop = VirtualLoop()
         self.world = TableWorld(self.cfg, self.loop, seed)
         faults = faults or []
+        sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
+        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=None if play else hand_s,
+                                          auto_ack_s=auto_ack_s)
+        self._world_file = world_file(Path(state_path)) if state_path is not None else None
+        if self._world_file is not None and self._world_file.exists():
+            restore_world(self.world, self.players, self._world_file)     # the tiles where the last run left them
         apply_faults(self.world, faults)
         self._tmp = None
         if state_path is None:
@@ -53,9 +60,6 @@ class SimRun:
             state_path = Path(self._tmp.name) / "table.db"
         self.state_path = Path(state_path)
         self.events: list[Event] = []
-        sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
-        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=None if play else hand_s,
-                                          auto_ack_s=auto_ack_s)
         self.game = GameRunner(self, seed) if play else None
         self.boots = 0
         self.controller: Controller | None = None
@@ -74,6 +78,13 @@ class SimRun:
                 self.world.keys[key].set(True)
                 self.loop.call_later(1.0, self.world.keys[key].set, False)
         self._boot()
+        # A run on an existing database goes on from where that table is: ``hands`` more hands, and a
+        # hand that was in play when the last run stopped is ended by the players (its tiles are gone).
+        self.start_hand = self.controller.book.hand
+        self.players.hands_wanted = self.start_hand + hands
+        if self.controller.book.hand_open:
+            self.players.stale_hand = self.start_hand
+            self.players.look_again()
 
     # -- the firmware side ------------------------------------------------------
     def _boot(self) -> None:
@@ -152,6 +163,8 @@ class SimRun:
         return [e.data["fault"] for e in self.events if e.topic == "fault"]
 
     def close(self) -> None:
+        if self._world_file is not None:
+            save_world(self.world, self.players, self._world_file)
         if self.controller is not None:
             self.table.reader.stop()
             self.store.close()

@@ -246,3 +246,11 @@ def test_the_deal_rotates_by_the_rule_set():
     assert [h["dealer"] for h in run.store.hands()] == [0, 0, 0]
     assert run.controller.book.long_hair == 2
     run.close()
+
+
+def test_no_event_subscriber_fails_through_a_fault_and_its_acknowledge(caplog):
+    run = SimRun(hands=2, faults=[parse_fault("jam:stacker2@stacking1")], play=True)
+    assert run.run(timeout_s=3000)
+    assert any(e.topic == "controller.acknowledged" for e in run.events)
+    assert not [r for r in caplog.records if "subscriber failed" in r.getMessage()]
+    run.close()

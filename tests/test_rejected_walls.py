@@ -56,3 +56,4 @@ def test_the_lift_key_waits_for_the_set_below_before_opening():
     run.run_until(lambda: run.state is not S.REJECTED, 200)
     assert run.controller.book.sets_at(SetLocation.STACKING) == [] and run.state in (S.CENTER_UP, S.HOLD)
     run.close()
+

@@ -126,3 +126,21 @@ def test_pacer_at_max_speed_never_sleeps_and_stops_at_the_timeout():
     pacer = Pacer(loop, speed=None, clock=clock, sleep=clock.sleep)
     assert not pacer.run_until(lambda: False, 100.0)
     assert clock.slept == [] and loop.now() == pytest.approx(100.0)
+
+
+def test_a_run_on_an_existing_database_resumes_the_table(tmp_path, capsys):
+    """--state keeps the controller's database and, beside it, where every simulated tile is."""
+    state = tmp_path / "table.db"
+    first = _report(tmp_path, "--hands", "2", "--state", str(state))
+    assert (tmp_path / "table.db.world.json").exists()
+    second = _report(tmp_path, "--hands", "2", "--state", str(state))
+    assert second["resumed_after_hand"] == 2 and second["hands_played"] == 2
+    assert second["faults"] == [] and second["chips_conserved"]
+    moved = {k: second["chips"][k] - first["chips"][k] for k in first["chips"]}
+    assert sum(moved.values()) == 0
+    assert "resumed from the table database after hand 2" in capsys.readouterr().out
+
+    from firmware.controller.store import TableStore
+    store = TableStore(state)
+    assert [h["hand"] for h in store.hands()] == [1, 2, 3, 4]
+    store.close()

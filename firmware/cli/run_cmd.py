@@ -65,6 +65,7 @@ class HardwareTable:
         self.loop = real_loop()
         self.bus = EventBus(self.loop.now)
         self.bus.subscribe("fault", _log_fault)
+        self.bus.subscribe("controller.acknowledged", lambda e: log.warning("latched fault acknowledged"))
         self.bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
         self.backend = HardwareBackend(cfg, self.loop)
         self.table = Table(cfg, self.backend, self.loop, self.bus, random.SystemRandom())

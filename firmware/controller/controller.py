@@ -496,7 +496,7 @@ class Controller:
         if self.state != S.LATCHED.value:
             return
         self.store.acknowledge_faults(self.loop.now())
-        self.bus.publish("fault.acknowledged", at_s=self.loop.now())
+        self.bus.publish("controller.acknowledged", at_s=self.loop.now())
         self.fault = None
         self.acknowledge()
 

@@ -66,6 +66,10 @@ class HeadModel:
         self.groove.append(stack)
         self._feed_full.set(len(self.track) >= self.capacity)
 
+    def settle(self) -> None:
+        """The feed-full sensor after the track was filled by hand (a table restored between runs)."""
+        self._feed_full.set(len(self.track) >= self.capacity)
+
     def take_groove(self) -> list[tuple[SimTile, ...]]:
         stacks, self.groove = self.groove, []
         return stacks
