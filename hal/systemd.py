@@ -50,3 +50,29 @@ class Notifier:
 
     def stopping(self) -> bool:
         return self.notify("STOPPING=1")
+
+
+# syslog priorities that journald reads from a "<N>" line prefix (sd-daemon(3))
+_PRIORITY = {logging.CRITICAL: 2, logging.ERROR: 3, logging.WARNING: 4, logging.INFO: 6, logging.DEBUG: 7}
+
+
+class JournalFormatter(logging.Formatter):
+    """Log lines for the journal: a ``<N>`` priority prefix, so ``journalctl -p err -u mjtable`` shows
+    the faults alone and errors stand out; no time stamp (the journal adds its own)."""
+
+    def __init__(self) -> None:
+        super().__init__("%(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        priority = _PRIORITY.get(record.levelno, 6 if record.levelno < logging.WARNING else 3)
+        return "\n".join(f"<{priority}>{line}" for line in super().format(record).splitlines())
+
+
+def log_to_journal_if_there(environ: dict[str, str] | None = None) -> bool:
+    """Under systemd (``JOURNAL_STREAM`` set) give the root logger's handlers the journal's format."""
+    env = os.environ if environ is None else environ
+    if not env.get("JOURNAL_STREAM"):
+        return False
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(JournalFormatter())
+    return True

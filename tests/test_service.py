@@ -86,3 +86,16 @@ def test_run_dry_on_mock_pins(tmp_path):
 def test_make_install_pi_target_uses_the_install_command():
     makefile = (Path(__file__).parent.parent / "Makefile").read_text()
     assert "install-pi:" in makefile and "mjtable install --root /" in makefile
+
+
+def test_journal_lines_carry_their_priority():
+    import logging
+
+    from hal.systemd import JournalFormatter, log_to_journal_if_there
+
+    record = logging.LogRecord("mjtable.run", logging.ERROR, __file__, 1, "E31 stacking head side 0\nhint: x",
+                               None, None)
+    assert JournalFormatter().format(record) == "<3>mjtable.run: E31 stacking head side 0\n<3>hint: x"
+    record.levelno = logging.INFO
+    assert JournalFormatter().format(record).startswith("<6>")
+    assert not log_to_journal_if_there({})

@@ -83,7 +83,12 @@ class HardwareTable:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hal.systemd import Notifier
+    from hal.systemd import Notifier, log_to_journal_if_there
+
+    log_to_journal_if_there()
+    root = logging.getLogger()
+    level_before = root.level
+    root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
 
     hw = HardwareTable(args.table, args.rules, args.state, args.pin_factory)
     cfg, loop, bus, controller = hw.cfg, hw.loop, hw.bus, hw.controller
@@ -126,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         hw.close()
         signal.signal(signal.SIGTERM, previous)
         log.info("controller stopped; every output safe")
+        root.setLevel(level_before)
     return 0
 
 
