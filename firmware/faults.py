@@ -79,7 +79,9 @@ _TABLE.update(_side(30, L, "stacking head side {side}: cam home not reached (jam
 _TABLE.update(_side(40, R, "side {side} starved: no tile while others progress",
                     "Side {side}'s feed ramp is blocked or its gate does not open."))
 _TABLE.update(_side(50, L, "side {side} feed-full sensor stuck",
-                    "Clean or replace side {side}'s feed-full sensor; check for a tile stuck in front of it."))
+                    "Clean or replace side {side}'s feed-full sensor; check for a tile stuck in front of it. "
+                    "If the track is full of tiles, its tile counter (tile_in) missed them: clean or replace "
+                    "it and put those tiles back on the disk."))
 
 
 class FaultCode(str, enum.Enum):

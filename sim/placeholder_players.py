@@ -45,6 +45,7 @@ class PlaceholderPlayers:
         self.enter_dice = None        # the controller's enter_dice, set by the run
         self.rejected_set: str | None = None
         self.stale_hand = 0           # a hand left in play by an earlier run on the same database
+        self.hand_over_pending = False
 
     def on_event(self, event: Event) -> None:
         if event.topic == "controller.state":
@@ -76,8 +77,10 @@ class PlaceholderPlayers:
             self._later(self.reaction_s, lambda: self._press(f"key_dice{self._dealer_side()}"))
         elif state is S.IN_PLAY and self.stale_hand and self.hands_started < self.stale_hand:
             self._later(self.reaction_s, self._end_stale_hand)
+        elif state is S.IN_PLAY and self.hand_over_pending:
+            self._later(self.reaction_s, self._end_hand)
         elif state is S.IN_PLAY and self.hand_s is not None:
-            self._later(self.hand_s, self._end_hand)
+            self._later(self.hand_s, self._timed_hand_over)
         elif state is S.REJECTED:
             self._later(self.reaction_s * 3, self._fix_rejected_walls)
         elif state is S.HOLD:
@@ -141,7 +144,9 @@ class PlaceholderPlayers:
         return entry.set_id if entry is not None else None
 
     def finish_hand(self) -> None:
-        """The hand was played out (a win or a drawn hand): someone presses a lift key."""
+        """The hand was played out (a win or a drawn hand): someone presses a lift key (as soon as the
+        table is back in play, if a hold or a fault interrupted it meanwhile)."""
+        self.hand_over_pending = True
         self._later(self.reaction_s, self._end_hand)
 
     def look_again(self) -> None:
@@ -155,7 +160,14 @@ class PlaceholderPlayers:
         self.stale_hand = 0
         self._press("key_lift0")
 
+    def _timed_hand_over(self) -> None:
+        self.hand_over_pending = True
+        self._end_hand()
+
     def _end_hand(self) -> None:
+        if not self.hand_over_pending or self.state is not S.IN_PLAY:
+            return                      # (a key now would mean something else: release a hold, ...)
+        self.hand_over_pending = False
         self.hands_ended = self.hands_started
         if self.hands_started >= self.hands_wanted:
             self.finished = True
@@ -174,6 +186,13 @@ class PlaceholderPlayers:
             if mine:
                 world.found = [t for t in world.found if self._set_of(t) != stacking]
                 world.turntable.load(mine)
+            # a tile of this set in the walls of the other (its back colour gives it away) is swapped out
+            if world.set_of(world.wall_tiles()) not in (None, stacking):
+                strays = world.take_out_of_walls(world.set_of(world.wall_tiles()))
+                world.turntable.load([t for t in strays if self._set_of(t) == stacking])
+                for tile in strays:
+                    if self._set_of(tile) != stacking:
+                        self._return(tile)
         self._press("key_lift0")
 
     def _technician_ack(self) -> None:

@@ -184,6 +184,8 @@ class TableWorld:
         self.dice.jammed = False
         for head in self.heads:
             head.gate_stuck_open = False
+            # tiles that passed a dead counter optic are not in the controller's count: back onto the disk
+            self.turntable.hopper.extend(head.clear_uncounted())
 
     def tiles_on_table(self) -> int:
         return sum(len(stack) for side in self.walls for stack in side)

@@ -35,6 +35,7 @@ class HeadModel:
         self.gate_stuck_open = False   # injected fault: the entry flap no longer closes
         self.optic_busy = False     # a tile is passing the counter optic: the next cannot enter yet
         self.tiles_entered = 0
+        self.uncounted: list[SimTile] = []   # tiles that entered while the counter optic was dead
         self.cam = CamModel(loop, f"stacker{side}", cam_turn_s, home_window, home, self._push_stack)
         self.on_tile: list[Callable[[int, SimTile], None]] = []   # (side, tile) as it passes the antenna
 
@@ -47,6 +48,8 @@ class HeadModel:
     def receive(self, tile: SimTile) -> None:
         self.track.append(tile)
         self.tiles_entered += 1
+        if self._tile_in.stuck is not None:
+            self.uncounted.append(tile)      # no pulse reached the controller for this one
         self.optic_busy = True
         self._tile_in.set(True)
         self._loop.call_later(PULSE_S, self._tile_passed)
@@ -65,6 +68,15 @@ class HeadModel:
         stack = tuple(self.track.popleft() for _ in range(n))
         self.groove.append(stack)
         self._feed_full.set(len(self.track) >= self.capacity)
+
+    def clear_uncounted(self) -> list[SimTile]:
+        """A technician takes the tiles the controller never counted out of the track."""
+        taken, self.uncounted = self.uncounted, []
+        for tile in taken:
+            if tile in self.track:
+                self.track.remove(tile)
+        self.settle()
+        return taken
 
     def settle(self) -> None:
         """The feed-full sensor after the track was filled by hand (a table restored between runs)."""
