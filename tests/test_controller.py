@@ -254,3 +254,16 @@ def test_no_event_subscriber_fails_through_a_fault_and_its_acknowledge(caplog):
     assert any(e.topic == "controller.acknowledged" for e in run.events)
     assert not [r for r in caplog.records if "subscriber failed" in r.getMessage()]
     run.close()
+
+
+@pytest.mark.parametrize("seed, rules, specs", [
+    (45, "competition", ["antenna:3@stacking2", "unknown-tile"]),      # a set's tile hides in the other's walls
+    (61, "competition", ["stuck-off:tile_in1@stacking2", "rfid-noise=0.02"]),   # tiles past a dead optic
+    (72, "mcr", ["stuck-off:tile_in2@stacking3"]),
+])
+def test_fault_combinations_found_by_random_runs_complete(seed, rules, specs):
+    """Random fault combinations once left the table holding or latched for good; each now completes."""
+    run = SimRun(rules=rules, seed=seed, faults=[parse_fault(s) for s in specs], hands=4, play=True)
+    assert run.run(timeout_s=4 * 900 + 600)
+    assert run.game.scoreboard.conserved and len(run.game.scoreboard.history) == 4
+    run.close()
