@@ -105,7 +105,7 @@ def test_faults_and_ack_over_the_socket(tmp_path):
     (["diag", "--sim", "--service", "--inject", "jam:stacker2", "test", "stackers"], 1,
      "stacker2     FAIL 0.47 s  E33"),
     (["diag", "--sim", "--service", "--inject", "wear:lift1=2.5", "burn-in", "--cycles", "2"], 0,
-     "wall_lift1: 1"),
+     "wall_lift1: 7.50 s learned, 3.00 s designed (2.5x)"),
     (["diag", "--sim", "--service", "--inject", "wear:center=2", "learn", "--runs", "3"], 0,
      "center_lift: {\"before\": 1.5, \"after\": 3.0}"),
     (["diag", "--sim", "--service", "learn", "--runs", "30"], 1, "learn runs between 1 and 9"),

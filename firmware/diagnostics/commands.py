@@ -16,7 +16,8 @@ from typing import Any, Callable
 from firmware.controller.states import TableState
 from firmware.faults import FaultCode
 from firmware.diagnostics.reader_answers import ask_reader
-from firmware.diagnostics.service_tests import BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests
+from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests,
+                                                slower_than_design)
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,9 @@ class DiagCommands:
     def _cmd_counters(self, request: dict, reply: Reply) -> None:
         table = self.controller.table
         reply({"ok": True, "reader": table.reader.counters_dict(),
-               "mechanisms": {m.name: {"runs": m.runs, "warnings": m.warnings, "nominal_s": round(m.nominal.value_s, 3)}
-                              for m in table.mechanisms()},
+               "mechanisms": {m.name: {"runs": m.runs, "warnings": m.warnings, "nominal_s": round(m.nominal.value_s, 3),
+                                      "design_s": round(m.nominal.initial_s, 3)} for m in table.mechanisms()},
+               "slower_than_design": slower_than_design(table.mechanisms()),
                "tiles_counted": [h.counted for h in table.heads]})
 
     def _cmd_sensors(self, request: dict, reply: Reply) -> None:

@@ -39,6 +39,20 @@ def move_dict(result) -> dict[str, Any]:
     return answer
 
 
+WEAR_RATIO = 1.3       # a learned time this much over the design time is worth a technician's look
+
+
+def slower_than_design(mechanisms) -> dict[str, str]:
+    """Mechanisms whose learned time has drifted well past the table model's design time: the
+    warnings stop once the nominal time has learned the slowness, this does not."""
+    out = {}
+    for m in mechanisms:
+        design_s, learned_s = m.nominal.initial_s, m.nominal.value_s
+        if design_s > 0 and learned_s / design_s >= WEAR_RATIO:
+            out[m.name] = f"{learned_s:.2f} s learned, {design_s:.2f} s designed ({learned_s / design_s:.1f}x)"
+    return out
+
+
 def run_steps(steps: list[Step], done: Callable[[list[dict[str, Any]]], None]) -> None:
     """Run ``steps`` one after another; stop after the first whose answer is not ok."""
     answers: list[dict[str, Any]] = []
@@ -213,5 +227,6 @@ class ServiceTests:
                    if ok else (len(results) - 1) // 4, "ran_s": round(self.table.loop.now() - started_s, 1),
                    "slow_moves": {m.name: m.warnings - warnings_before[m.name] for m in mechanisms
                                   if m.warnings > warnings_before[m.name]},
+                   "slower_than_design": slower_than_design(mechanisms),
                    "failed": [r for r in results if not r["ok"]]})
         run_steps(steps, finished)
