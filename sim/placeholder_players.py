@@ -103,7 +103,9 @@ class PlaceholderPlayers:
         """Take the named tiles out of the rejected walls: a tile of another set goes back to it,
         a tile of no set is put aside; then a lift key (the centre opens when the set below is done)."""
         world = self.world
-        set_id = self.rejected_set or world.set_of(world.wall_tiles())
+        set_id = self.rejected_set
+        if set_id not in world.registry.sets:      # the controller could not tell the set ("?"): the backs can
+            set_id = world.set_of(world.wall_tiles())
         if set_id is not None:
             for tile in world.take_out_of_walls(set_id):
                 self._return(tile)
@@ -181,6 +183,8 @@ class PlaceholderPlayers:
         if missing:
             world.turntable.load([missing.pop(0)])
         stacking = world.set_of([t for groove in world.grooves() for stack in groove for t in stack])
+        if stacking is None and not world.turntable.hopper and world.found:
+            stacking = world.set_of(world.found)     # nothing stacked at all: the set itself was put aside
         if stacking is not None:
             mine = [t for t in world.found if self._set_of(t) == stacking]
             if mine:

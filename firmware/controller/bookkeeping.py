@@ -21,6 +21,9 @@ class StackingProgress:
     uids: list[list[str | None]]       # per side, in count order (hex; None unknown)
 
 
+UNKNOWN_SET = "?"       # a stacked set none of whose tags could be read (it is named at its next stacking)
+
+
 @dataclass
 class Bookkeeping:
     sets: dict[str, str] = field(default_factory=dict)          # set id -> SetLocation value

@@ -19,7 +19,7 @@ import random
 from transitions import Machine
 
 from firmware.controller import jobs
-from firmware.controller.bookkeeping import Bookkeeping, StackingProgress
+from firmware.controller.bookkeeping import UNKNOWN_SET, Bookkeeping, StackingProgress
 from firmware.controller.lamps import DealerLamps
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
@@ -303,6 +303,9 @@ class Controller:
         if progress is None:
             candidates = b.sets_at(SetLocation.DISK)
             set_id = candidates[0] if candidates else None
+            if set_id == UNKNOWN_SET:
+                b.sets.pop(UNKNOWN_SET)         # a set no tag named yet: this cycle's tags will name it
+                set_id = None
             self.tile_set = self.next_tile_set
             per_side = self.tile_set.size // 4
             progress = StackingProgress(set_id, [0] * 4, [0] * 4, [[] for _ in range(4)])
@@ -313,8 +316,10 @@ class Controller:
         per_side = self.tile_set.size // 4
         read = WallRead(per_side, self.cfg.wall, self.cfg.reader.match_tolerance_s)
         read.restore([[bytes.fromhex(u) if u else None for u in side] for side in progress.uids])
+        unplaced = [s for s in sorted(self.registry.sets) if b.where(s) is SetLocation.NONE]
         self.session = WallSession(self.loop, self.bus, self.table.reader, self.registry, progress.set_id,
-                                   self.tile_set, read, self.cfg.reader.verification == "competition")
+                                   self.tile_set, read, self.cfg.reader.verification == "competition",
+                                   only_candidate=unplaced[0] if len(unplaced) == 1 else None)
         self.session.start()
         self.stacking = StackingCycle(self.table, per_side, self._stacked,
                                       list(zip(progress.counted, progress.stacked)), probe=progress.set_id is None)
@@ -359,7 +364,7 @@ class Controller:
 
     def _verified(self, session: WallSession, verification: Verification) -> None:
         b = self.book
-        set_id = session.set_id or "?"
+        set_id = session.set_id or UNKNOWN_SET
         if b.stacking and b.stacking.set_id and b.stacking.set_id != set_id:
             b.sets.pop(b.stacking.set_id, None)
         b.stacking = None

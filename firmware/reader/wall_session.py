@@ -30,8 +30,9 @@ HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
 
 class WallSession:
     def __init__(self, loop: Loop, bus: EventBus, reader: ReaderDriver, registry: TileRegistry, set_id: str | None,
-                 tile_set: TileSet, read: WallRead, competition: bool) -> None:
-        """``set_id`` None: the set is recognised from its tags (the set most of them belong to)."""
+                 tile_set: TileSet, read: WallRead, competition: bool, only_candidate: str | None = None) -> None:
+        """``set_id`` None: the set is recognised from its tags (the set most of them belong to), or, when
+        no tag at all was read, is ``only_candidate`` (the one registered set that is nowhere else)."""
         self.loop = loop
         self.bus = bus
         self.reader = reader
@@ -40,6 +41,7 @@ class WallSession:
         self.tile_set = tile_set
         self.read = read
         self.competition = competition
+        self.only_candidate = only_candidate
         self.wall_map: WallMap | None = None
         self.verification: Verification | None = None
 
@@ -73,7 +75,7 @@ class WallSession:
         self.reader.on_events_lost.remove(self.read.events_lost)
         self.wall_map = self.read.build()
         if self.set_id is None:
-            self.set_id = _majority_set(self.registry, self.wall_map) or "?"
+            self.set_id = _majority_set(self.registry, self.wall_map) or self.only_candidate or "?"
         result = verify_wall(self.wall_map, self.registry, self.set_id, self.tile_set, self.competition)
         self.verification = result
         self.bus.publish("wall.verified", set_id=self.set_id, may_rise=result.may_rise, summary=result.summary(),
