@@ -4,7 +4,7 @@ A scenario file (``config/scenarios/*.toml``)::
 
     [scenario]
     description = "side 2's stacking cam jams during the second stacking cycle"
-    hands = 3                      # placeholder hands to play
+    hands = 3                      # hands to play (timed waits: the scenarios test the table, not the game)
     sets = ["A", "B"]              # what the players pour in at the start
     inject = ["jam:stacker2@stacking2"]
     press = [["key_reset", 150.0]] # optional key presses: [key, simulated s]

@@ -1,9 +1,10 @@
-"""A whole simulated session: the real controller, the simulated table, placeholder players.
+"""A whole simulated session: the real controller, the simulated table, the people and the players.
 
 ``SimRun`` wires the controller (firmware) to a :class:`~sim.world.TableWorld`
 through the simulated backend, with a table database on disk, and lets the
-placeholder players of :mod:`sim.placeholder_players` use the table for a
-number of hands.  A power cut (``power_cut`` or the ``power-cut@T`` fault)
+people of :mod:`sim.table_people` use the table for a number of hands; with
+``play`` the simulated players of :mod:`sim.game_runner` play each hand (else
+a hand is a timed wait).  A power cut (``power_cut`` or the ``power-cut@T`` fault)
 kills every firmware object and timer at that instant; power returns after
 ``off_s`` and a new controller starts from the database, as on a table.
 """
@@ -25,7 +26,7 @@ from firmware.table import Table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
 from sim.game_runner import GameRunner
-from sim.placeholder_players import PlaceholderPlayers
+from sim.table_people import TablePeople
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
 from sim.world_state import restore_world, save_world, world_file
@@ -48,7 +49,7 @@ class SimRun:
         self.world = TableWorld(self.cfg, self.loop, seed)
         faults = faults or []
         sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
-        self.players = PlaceholderPlayers(self.world, hands, sets, hand_s=None if play else hand_s,
+        self.players = TablePeople(self.world, hands, sets, hand_s=None if play else hand_s,
                                           auto_ack_s=auto_ack_s)
         self._world_file = world_file(Path(state_path)) if state_path is not None else None
         if self._world_file is not None and self._world_file.exists():
@@ -133,7 +134,7 @@ class SimRun:
         return self.controller.table_state if self.controller else None
 
     def run(self, timeout_s: float = 7200.0) -> bool:
-        """Run until the placeholder players have had their hands; False on timeout."""
+        """Run until the people have had their hands; False on timeout."""
         try:
             self.loop.run_until(lambda: self.players.finished, timeout_s)
         except SimTimeout:

@@ -24,7 +24,7 @@ S = TableState
 STRAY_TILES = 8          # at most this many tiles left on a disk are strays, not a set
 
 
-class PlaceholderPlayers:
+class TablePeople:
     def __init__(self, world: TableWorld, hands: int, sets: tuple[str, ...] = ("A", "B"), hand_s: float | None = 60.0,
                  reaction_s: float = 2.0, push_s: float = 6.0, auto_ack_s: float | None = 60.0) -> None:
         self.world = world
