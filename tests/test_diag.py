@@ -234,3 +234,24 @@ def test_reader_requests_answer_bad_actions():
     assert "unknown reader action" in answers[0]["error"] and "antenna 0..7" in answers[1]["error"]
     assert answers[2]["ok"] and answers[2]["counters"]["heartbeats"] >= 1
     run.close()
+
+
+def test_watching_the_inputs_records_every_change_with_its_time():
+    """``sensors --watch``: a wall-lift turn shows its home switch leaving and coming back."""
+    run = SimRun(hands=0, service=True)
+    run.loop.run_for(2.0)
+    commands = DiagCommands(run.controller)
+    watched, moved = [], []
+    commands.handle({"cmd": "watch", "seconds": 10}, watched.append)
+    run.loop.run_for(1.0)
+    commands.handle({"cmd": "jog", "mechanism": "wall_lift1"}, moved.append)
+    run.run_until(lambda: bool(watched), 20)
+    changes = [(c["input"], c["active"]) for c in watched[0]["changes"]]
+    assert changes == [("lift_home1", False), ("lift_home1", True)]
+    first, back = watched[0]["changes"]
+    assert back["after_s"] - first["after_s"] == pytest.approx(moved[0]["elapsed_s"], abs=0.5)
+    assert watched[0]["sensors"]["lift_home1"] is True
+    bad = []
+    commands.handle({"cmd": "watch", "seconds": 0}, bad.append)
+    assert not bad[0]["ok"]
+    run.close()

@@ -83,9 +83,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, text in (("state", "the controller's state, bookkeeping and chips"),
                        ("faults", "fault history with codes and hints"),
                        ("counters", "reader line counters, mechanism runs and nominal times, tile counts"),
-                       ("sensors", "every sensor and key, live"),
                        ("ack", "acknowledge a latched fault")):
         controller_tool(name, text)
+    sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
+    sensors.add_argument("--watch", type=float, metavar="S", help="record every input change for S seconds")
     test = controller_tool("test", "a service test: disk, stackers, lifts, center, dice (service mode only)")
     test.add_argument("name", choices=GROUP_TESTS)
     jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
@@ -271,6 +272,9 @@ def _enroll(args: argparse.Namespace) -> int:
 
 def _request(args: argparse.Namespace) -> dict:
     request: dict = {"cmd": args.command_name}
+    if args.command_name == "sensors" and getattr(args, "watch", None):
+        request = {"cmd": "watch", "seconds": args.watch}
+        args.timeout_s = max(args.timeout_s, args.watch + 30.0)
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)

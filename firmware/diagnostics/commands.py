@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from firmware.controller.states import TableState
 from firmware.faults import FaultCode
+from firmware.diagnostics.edge_log import EdgeLog, table_inputs
 from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests,
                                                 slower_than_design)
@@ -22,12 +23,14 @@ from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, GROUP_TESTS, LEA
 log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
+WATCH_MAX_S = 600.0
 
 
 class DiagCommands:
     def __init__(self, controller) -> None:
         self.controller = controller
         self.tests = ServiceTests(controller)
+        EdgeLog.of(controller.table)                # from now on every input change is recorded
 
     def handle(self, request: dict[str, Any], reply: Reply) -> None:
         cmd = request.get("cmd")
@@ -35,7 +38,7 @@ class DiagCommands:
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
             reply({"ok": False, "error": f"unknown command {cmd!r}; commands: state, faults, counters, sensors, "
-                                        f"reader, ack, test, jog, learn, burn-in"})
+                                        f"watch, reader, ack, test, jog, learn, burn-in"})
             return
         try:
             handler(request, reply)
@@ -65,17 +68,20 @@ class DiagCommands:
                "tiles_counted": [h.counted for h in table.heads]})
 
     def _cmd_sensors(self, request: dict, reply: Reply) -> None:
-        t = self.controller.table
-        inputs = {"center_up": t.center_lift.up_sensor, "center_down": t.center_lift.down_sensor,
-                  "supply_ok": t.supply_ok}
-        inputs.update({f"stacker_home{h.side}": h.cam.home for h in t.heads})
-        inputs.update({f"tile_in{h.side}": h.tile_in for h in t.heads})
-        inputs.update({f"feed_full{h.side}": h.feed_full for h in t.heads})
-        inputs.update({f"lift_home{i}": lift.home for i, lift in enumerate(t.lifts)})
-        inputs.update(t.panel.keys)
-        if t.lid is not None:
-            inputs["lid"] = t.lid
-        reply({"ok": True, "sensors": {name: bool(sensor.active) for name, sensor in inputs.items()}})
+        reply({"ok": True, "sensors": self._snapshot()})
+
+    def _cmd_watch(self, request: dict, reply: Reply) -> None:
+        """Every input change over the next ``seconds``, then the inputs as they are."""
+        seconds = float(request.get("seconds", 10.0))
+        if not 0 < seconds <= WATCH_MAX_S:
+            reply({"ok": False, "error": f"watch between 0 and {WATCH_MAX_S:g} s"})
+            return
+        log, start_s = EdgeLog.of(self.controller.table), self.controller.loop.now()
+        self.controller.loop.call_later(seconds, lambda: reply(
+            {"ok": True, "watched_s": seconds, "changes": log.since(start_s), "sensors": self._snapshot()}))
+
+    def _snapshot(self) -> dict[str, bool]:
+        return {name: bool(sensor.active) for name, sensor in table_inputs(self.controller.table).items()}
 
     def _cmd_reader(self, request: dict, reply: Reply) -> None:
         """The tile reader through the controller's own driver (the service owns the serial port)."""

@@ -25,6 +25,9 @@ def render(answer: dict[str, Any]) -> str:
         elif key == "faults" and isinstance(value, list):
             lines.append(f"faults: {len(value)}")
             lines += [f"  {_fault(f)}" for f in value]
+        elif key == "changes" and isinstance(value, list):
+            lines.append(f"changes: {len(value)}")
+            lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
         elif key == "sensors" and isinstance(value, dict):
             lines.append("sensors:")
             lines += [f"  {name:16} {'ON' if on else 'off'}" for name, on in value.items()]
