@@ -144,3 +144,20 @@ def test_a_run_on_an_existing_database_resumes_the_table(tmp_path, capsys):
     store = TableStore(state)
     assert [h["hand"] for h in store.hands()] == [1, 2, 3, 4]
     store.close()
+
+
+def test_a_request_posted_while_the_pacer_waits_is_answered_at_once():
+    """The diag socket posts from its own thread: the pacer stops waiting for the next event and the
+    request runs at the current simulated time, not when the next timer is due."""
+    loop = VirtualLoop()
+    clock = FakeClock()
+    answered = []
+    loop.call_at(100.0, lambda: None)               # the next event is far away
+
+    def sleep(s):
+        clock.sleep(s)
+        if len(clock.slept) == 3:                   # a while into the wait, a request arrives
+            loop.post(lambda: answered.append(loop.now()))
+    pacer = Pacer(loop, speed=1.0, clock=clock, sleep=sleep)
+    assert pacer.run_until(lambda: bool(answered), 200)
+    assert answered == [0.0] and sum(clock.slept) == pytest.approx(0.6)
