@@ -144,7 +144,12 @@ class StackingHead:
     def _feed_stuck(self) -> None:
         self._feed_timer = None
         if self.active and self.feed_full.active:
-            self._fault(FaultCode.feed_full_stuck(self.side), held_s=self.feed_full_stuck_s)
+            waiting = self.counted - self.stacked_tiles
+            # a full track with (almost) nothing counted in it: either the sensor lies or the counter does
+            reason = ("no counted tile waits in the track: the feed-full sensor is stuck, or the tile counter "
+                      "(tile_in) missed the tiles there" if waiting < 2 else "the cam does not clear the track")
+            self._fault(FaultCode.feed_full_stuck(self.side), held_s=self.feed_full_stuck_s,
+                        counted_waiting=waiting, reason=reason)
 
     def _fault(self, code: FaultCode, **detail) -> None:
         self.stop()
