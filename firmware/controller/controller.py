@@ -21,6 +21,7 @@ from transitions import Machine
 from firmware.controller import jobs
 from firmware.controller.bookkeeping import UNKNOWN_SET, Bookkeeping, StackingProgress
 from firmware.controller.lamps import DealerLamps
+from firmware.controller.next_step import NextStep, next_step
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
 from firmware.events import Event
@@ -130,34 +131,12 @@ class Controller:
 
     def on_enter_idle(self) -> None:
         """Decide the next step from the bookkeeping alone (this is also the restart path)."""
-        b = self.book
-        on_table = b.sets_at(SetLocation.TABLE)
-        pending = bool(b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk)
-        if b.raising:
-            self.raise_walls()          # interrupted: one more turn finishes it (empty grooves raise nothing)
-        elif b.rejected_on_table() and not b.hand_open and not b.hand_over:
-            self.resume_rejected()      # rejected walls wait for the players (the set below keeps stacking)
-        elif pending and not b.sets_at(SetLocation.STACKED):
-            # A set is (partly) on the disk: nothing may go into the centre before it is stacked.
-            if on_table and not b.hand_over:
-                # the set below carries on stacking while the hand is (about to be) played
-                self.resume_play() if b.hand_open else self.resume_dice()
-            else:
-                self.stack()
-        elif b.hand_over:
-            self.open_center()
-        elif on_table and b.hand_open:
-            self.resume_play()
-        elif on_table:
-            self.resume_dice()          # walls up, no dice yet
-        elif b.sets_at(SetLocation.STACKED):
-            if b.hand > 0 or self._after_close:
-                self._after_close = False
-                self.raise_walls()      # the centre just closed: the ready set rises
-            else:
-                self.set_ready()
-        else:
+        step = next_step(self.book, self._after_close)
+        self._after_close = False
+        if step is NextStep.WAIT:
             self.table.panel.lamp("led_status", False)
+        else:
+            getattr(self, step.value)()
 
     def on_enter_stacking(self) -> None:
         if self.book.hand > 0 and self._wait_started_s is None:
