@@ -20,6 +20,7 @@ from transitions import Machine
 
 from firmware.controller import jobs
 from firmware.controller.bookkeeping import UNKNOWN_SET, Bookkeeping, StackingProgress
+from firmware.controller.dice_roll import DiceRoll
 from firmware.controller.lamps import DealerLamps
 from firmware.controller.next_step import NextStep, next_step
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
@@ -59,7 +60,6 @@ class Controller:
         self.registry = registry
         self.rules = rules
         self.safety = safety
-        self.dice_rng = dice_rng
         self.cfg = table.cfg
         self.tile_set = tile_set(self.cfg.table.tile_set)
         self.next_tile_set = self.tile_set
@@ -77,8 +77,7 @@ class Controller:
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
-        self._dice_busy = False
-        self._faces: list[int] = []
+        self.dice = DiceRoll(table.dice, dice_rng, self.bus, self.cfg.dice.electronic, rules.deal.throws, self._deal)
         self.verifications: list[Verification] = []
         self._restore_nominal()
         table.panel.on_key(self._key)
@@ -189,7 +188,7 @@ class Controller:
             self._start_stacking()      # the used set, under the table, while the hand is played
 
     def on_enter_dice(self) -> None:
-        self._dice_busy = False
+        self.dice.reset()
         self._dealer_lamps()
         self._continue_below()
 
@@ -372,43 +371,10 @@ class Controller:
             self.stacking_over()        # IDLE decides: open for the used set, raise, or wait ready
 
     # -- dice and the deal -----------------------------------------------------------
-    def _throw_dice(self) -> None:
-        """Electronic dice (config) roll from the CSPRNG; physical dice spin the dome, and the players
-        say what they show (``enter_dice``).  A dome fault (E70) falls back to electronic dice."""
-        if self._dice_busy:
-            return
-        self._dice_busy = True
-        if self.cfg.dice.electronic:
-            self._electronic_roll()
-            return
-        self._faces: list[int] = []
-        self.table.dice.throw(self._dice_spun)
-
-    def _electronic_roll(self) -> None:
-        faces: list[int] = []
-        for _ in range(self.rules.deal.throws):
-            faces += [self.dice_rng.randint(1, 6), self.dice_rng.randint(1, 6)]
-        self.bus.publish("dice.rolled", faces=tuple(faces), electronic=True)
-        self._dice_busy = False
-        self._deal(tuple(faces))
-
-    def _dice_spun(self, result, faces) -> None:
-        if not result.ok:
-            log.warning("dice dome failed (%s): electronic dice for this roll", result.fault)
-            self._electronic_roll()
-            return
-        self.bus.publish("dice.waiting", throw=len(self._faces) // 2 + 1)
-
     def enter_dice(self, faces: tuple[int, int]) -> None:
         """What the physical dice show, as the players (or a dice camera) report it."""
-        if self.state != S.DICE.value or not self._dice_busy or self.cfg.dice.electronic:
-            return
-        self._faces += list(faces)
-        if len(self._faces) < 2 * self.rules.deal.throws:
-            self.table.dice.throw(self._dice_spun)       # the second thrower's roll
-            return
-        self._dice_busy = False
-        self._deal(tuple(self._faces))
+        if self.state == S.DICE.value:
+            self.dice.enter(faces)
 
     def _deal(self, dice: tuple[int, ...]) -> None:
         b = self.book
@@ -463,7 +429,7 @@ class Controller:
             elif state == S.SERVICE.value:
                 self.leave_service()
         elif name == f"key_dice{self.book.dealer}" and state == S.DICE.value:
-            self._throw_dice()
+            self.dice.start()
 
     def hand_result(self, winner: int | None, record: HandRecord | None = None) -> None:
         """The referee's verdict on the hand in play: the winning side (None for a drawn hand) and
