@@ -15,7 +15,6 @@ positions it must leave unknown.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from firmware.events import EventBus
 from firmware.faults import Fault, FaultCode
 from firmware.loop import Handle, Loop
 from firmware.reader.codec import REPLY, BoardError, Cmd, Frame, FrameDecoder, Status, encode
+from firmware.reader.link import LinkState, ReaderCounters, Reply
 from firmware.reader.messages import (ErrorReport, Heartbeat, InventoryPart, PayloadError, PingInfo, TagEvent,
                                       is_tile_uid)
 from hal.interfaces import PortError, SerialPort
@@ -36,51 +36,6 @@ POLL_S = 0.005
 IDLE_POLL_S = 0.05      # the poll interval on a quiet line
 IDLE_AFTER = 20         # empty polls before the line counts as quiet
 READ_CHUNK = 4096
-
-
-class LinkState(enum.Enum):
-    CLOSED = "closed"           # not started, or stopped
-    CONNECTING = "connecting"   # port open, waiting for the first PING reply
-    UP = "up"
-    DOWN = "down"               # waiting to reopen
-
-
-@dataclass
-class ReaderCounters:
-    frames_ok: int = 0
-    crc_errors: int = 0
-    resyncs: int = 0
-    noise_bytes: int = 0
-    drops: int = 0              # intact frames dropped: unexpected SEQ, unknown type, bad payload, not a tile
-    unexpected_replies: int = 0
-    unknown_messages: int = 0
-    bad_payloads: int = 0
-    not_tiles: int = 0
-    tags: int = 0
-    heartbeats: int = 0
-    retries: int = 0
-    commands_failed: int = 0
-    link_losses: int = 0
-    reconnects: int = 0
-    event_gaps: int = 0
-    events_lost: int = 0
-    overflows: int = 0
-    antenna_faults: int = 0
-    board_errors: int = 0
-
-
-@dataclass
-class Reply:
-    """The outcome of one command: ``ok`` with the reply frames, or why it failed."""
-
-    ok: bool
-    status: int | None = None
-    frames: list[Frame] = field(default_factory=list)
-    error: str = ""
-
-    @property
-    def payload(self) -> bytes:
-        return self.frames[-1].payload if self.frames else b""
 
 
 @dataclass
