@@ -149,10 +149,7 @@ def competition_result(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         try:
             deltas = win_payments(result, winner, discarder, cfg.settlement,
                                   robbed_kong=case.win.kong_win and not case.win.self_drawn,
-                                  double=table["dealer_streak"] > 0, chips=table["chips"])
-            if table["liable"] is not None and result.meets_minimum:
-                deltas = _liable(deltas, winner, table["liable"], result.total * 3 * (
-                    cfg.settlement.double_factor if table["dealer_streak"] > 0 else 1), table["chips"])
+                                  double=table["dealer_streak"] > 0, chips=table["chips"], liable=table["liable"])
             out["payments"] = _by_wind(deltas)
             out["breakdown"] = {
                 "items": [{"item": FAN_NAMES[k], "points": p} for k, p in result.fans]
@@ -184,16 +181,6 @@ def _table(data: dict[str, Any]) -> dict[str, Any]:
             "liable": winds.index(liable) if liable is not None else None,
             "first_discard_followed": bool(raw.get("first_discard_followed", False)),
             "dead_hands": [w for w in raw.get("dead_hands", []) if w in winds]}
-
-
-def _liable(deltas: list[int], winner: int, liable: int, amount: int, chips: list[int] | None) -> list[int]:
-    """包付: the liable seat alone pays the whole amount (3·S); the others pay nothing."""
-    if chips is not None:
-        amount = min(amount, max(0, chips[liable]))
-    out = [0] * 4
-    out[liable] = -amount
-    out[winner] = amount
-    return out
 
 
 def northeast_result(case: Case, data: dict[str, Any], rules_name: str) -> dict[str, Any]:

@@ -48,8 +48,10 @@ class Referee:
         return score_northeast(win, self.rules).legal
 
     def judge(self, win: Win, discarder_wind: int | None, chips: list[int] | None = None,
-              dealer_streak: int = 0, open_winds: frozenset[int] = frozenset(), robbed_kong: bool = False) -> Verdict:
-        """Check and settle a declaration by the seat ``win.seat_wind``; amounts by seat wind."""
+              dealer_streak: int = 0, open_winds: frozenset[int] = frozenset(), robbed_kong: bool = False,
+              liable_wind: int | None = None) -> Verdict:
+        """Check and settle a declaration by the seat ``win.seat_wind``; amounts by seat wind.
+        ``liable_wind``: the seat that alone pays under 竞技麻将 包付."""
         winner = win.seat_wind
         if self.name == "mcr":
             s = mcr_score(win)
@@ -65,7 +67,7 @@ class Referee:
                 return Verdict(False, c.total, [], competition_false_win(winner), c.reason or "no fan")
             try:
                 payments = competition_payments(c, winner, discarder_wind, cfg.settlement, robbed_kong=robbed_kong,
-                                                double=dealer_streak > 0, chips=chips)
+                                                double=dealer_streak > 0, chips=chips, liable=liable_wind)
             except WinRefused as exc:
                 return Verdict(False, c.total, [], competition_false_win(winner), str(exc))
             fans = [(FAN_NAMES[k], p, 1) for k, p in c.fans] + [(EXTRA_NAMES[k], p, n) for k, p, n in c.extras]

@@ -6,7 +6,8 @@ the kong's owner alone.  During a dealer streak (倍打) every amount is
 doubled (never more).  Nobody pays more chips than they hold, and winning
 off a player with no chips is refused.  A declared win that is not legal
 (not a shape, or no fan) is a false win: 10 to each other seat (the rules'
-penalty unit) and the declarer plays on as 相公.
+penalty unit) and the declarer plays on as 相公.  Under 包付 the liable seat
+alone pays 3·S (see :mod:`firmware.rules.competition.liability`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from firmware.rules.transfers import each_pays_one, one_pays_each
 
 SEATS = 4
 PENALTY_UNIT = 10
+LIABLE_MULTIPLIER = 3   # 包付: the liable seat pays what all three would (3·S)
 
 
 class WinRefused(ValueError):
@@ -24,13 +26,17 @@ class WinRefused(ValueError):
 
 
 def win_payments(score: CompetitionScore, winner: int, discarder: int | None, cfg: CompetitionSettlement,
-                 robbed_kong: bool = False, double: bool = False, chips: list[int] | None = None) -> list[int]:
+                 robbed_kong: bool = False, double: bool = False, chips: list[int] | None = None,
+                 liable: int | None = None) -> list[int]:
+    """Each seat's gain or loss for a win; ``liable`` (包付): that seat alone pays 3·S, whoever discarded."""
     if not score.meets_minimum:
         return false_win_payments(winner)
     if discarder is not None and chips is not None and chips[discarder] <= 0:
         raise WinRefused("the discarder has no chips left: winning off them is not allowed")
     s = score.total * (cfg.double_factor if double else 1)
-    if discarder is None:
+    if liable is not None and liable != winner:
+        owed = {liable: s * LIABLE_MULTIPLIER}
+    elif discarder is None:
         owed = {seat: s * cfg.self_drawn_multiplier for seat in range(SEATS) if seat != winner}
     else:
         owed = {discarder: s * (cfg.robbed_kong_multiplier if robbed_kong else cfg.discard_multiplier)}

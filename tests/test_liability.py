@@ -1,0 +1,41 @@
+"""竞技麻将 包付 from three consecutive claims: the tie between a claimant and its feeder, both ways."""
+
+from firmware.rules.competition.liability import liable_for, tied_pairs
+from firmware.rules.competition.scorer import CompetitionScore
+from firmware.rules.competition.settlement import win_payments
+from firmware.rules.ruleset import load_ruleset
+from firmware.rules.win import Meld, MeldKind
+
+CHOW, PUNG, KONG = MeldKind.CHOW, MeldKind.PUNG, MeldKind.KONG
+
+
+def test_three_claims_from_one_feeder_tie_the_two_seats():
+    melds = [[], [Meld(CHOW, 0, "left"), Meld(PUNG, 27, "left"), Meld(CHOW, 10, "left")], [], []]
+    assert tied_pairs(melds) == [(1, 0)]                   # seat 1 fed three times by seat 0 (its 上家)
+    assert liable_for(1, melds) == 0                       # the claimant wins: the feeder pays
+    assert liable_for(0, melds) == 1                       # the feeder wins: the claimant pays (互相包牌)
+    assert liable_for(2, melds) is None
+
+
+def test_mixed_feeders_or_fewer_claims_tie_nobody():
+    assert tied_pairs([[Meld(PUNG, 5, "opposite"), Meld(PUNG, 6, "right"), Meld(CHOW, 1, "left")], [], [], []]) == []
+    assert tied_pairs([[Meld(PUNG, 5, "right"), Meld(PUNG, 6, "right")], [], [], []]) == []
+    # a concealed kong is no claim; the three pungs by seat 3 from its 下家 (seat 0) still count
+    melds = [[], [], [], [Meld(KONG, 30, None), Meld(PUNG, 1, "right"), Meld(KONG, 2, "right"),
+                         Meld(PUNG, 3, "right")]]
+    assert tied_pairs(melds) == [(3, 0)]
+
+
+def _score(total):
+    return CompetitionScore(True, [("mixed_one_suit", total)])
+
+
+def test_the_liable_seat_alone_pays_three_times_s():
+    cfg = load_ruleset("competition").competition.settlement
+    # a self-drawn win of S = 28 with seat 3 liable: seat 3 pays 84, nobody else pays
+    assert win_payments(_score(28), 0, None, cfg, liable=3) == [84, 0, 0, -84]
+    # on a discard by seat 2 with seat 1 liable: still seat 1 alone
+    assert win_payments(_score(28), 0, 2, cfg, liable=1) == [84, -84, 0, 0]
+    # 倍打 doubles it, the chips floor caps it
+    assert win_payments(_score(28), 0, None, cfg, double=True, liable=3) == [168, 0, 0, -168]
+    assert win_payments(_score(28), 0, None, cfg, liable=3, chips=[100, 100, 100, 50]) == [50, 0, 0, -50]
