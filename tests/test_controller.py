@@ -268,3 +268,16 @@ def test_fault_combinations_found_by_random_runs_complete(seed, rules, specs):
     assert run.run(timeout_s=4 * 900 + 600)
     assert run.game.scoreboard.conserved and len(run.game.scoreboard.history) == 4
     run.close()
+
+
+def test_e62_names_the_tile_to_look_for():
+    """The tags read so far say which face the set lacks: the players are told what to find."""
+    run = SimRun(hands=1, faults=[parse_fault("missing-tile=7s")], play=True)
+    run.run_until(lambda: any(e.topic == "tiles.missing" for e in run.events), 600)
+    said = next(e for e in run.events if e.topic == "tiles.missing")
+    assert said.data == {"faces": ["7s"], "unread": 0}
+    from firmware.diagnostics.commands import DiagCommands
+    answers = []
+    DiagCommands(run.controller).handle({"cmd": "state"}, answers.append)
+    assert answers[0]["fault"] == "E62" and answers[0]["look_for"] == ["7s"]
+    run.close()

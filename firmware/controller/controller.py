@@ -74,6 +74,7 @@ class Controller:
         self.session: WallSession | None = None
         self._job: jobs.Job | None = None
         self.lamps = DealerLamps(table.panel, self.loop)
+        self.missing_tiles: list[str] = []     # what E62 asked the players to look for
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
@@ -462,7 +463,21 @@ class Controller:
                 self.latch()
         elif fault.code in HOLDING and self.state not in (S.HOLD.value, S.LATCHED.value):
             self.fault = fault
+            if fault.code is FaultCode.E62 and self.session is not None:
+                self._say_what_is_missing()
             self.hold()
+
+    def _say_what_is_missing(self) -> None:
+        """E62: name the tiles to look for, from the tags read so far."""
+        assert self.session is not None
+        missing, unread = self.session.missing_faces()
+        faces = [code(k) for k in missing]
+        if len(faces) > 8:
+            return                          # not a few lost tiles: the set itself is short or elsewhere
+        self.missing_tiles = faces
+        log.warning("%s look for: %s%s", FaultCode.E62.value, " ".join(faces) or "(unknown)",
+                    f" ({unread} tiles counted but not read: it may be one of those)" if unread else "")
+        self.bus.publish("tiles.missing", faces=faces, unread=unread)
 
     def _exception(self, event_data) -> None:
         error = event_data.error

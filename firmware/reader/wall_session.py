@@ -11,6 +11,8 @@ calls ``done(verification)``.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import logging
 from typing import Callable
 
@@ -51,6 +53,17 @@ class WallSession:
         self.bus.subscribe("stacking.tile", self._counted)
         self.reader.stream_start(HEAD_MASK, self._stream_started)
 
+    def missing_faces(self) -> tuple[list[int], int]:
+        """The faces the set lacks according to the tags read so far, and how many counted tiles are
+        unread (each of those could be one of the missing faces).  For E62: which tile to look for."""
+        uids = [u for side in self.read.progress() for u in side]
+        unread = sum(1 for u in uids if u is None)
+        entries = [self.registry.lookup(u) for u in uids if u is not None]
+        set_id = self.set_id or _majority_of(e.set_id for e in entries if e is not None)
+        have = Counter(e.kind for e in entries if e is not None and e.set_id == set_id)
+        missing = [k for k in self.tile_set.kinds for _ in range(max(0, self.tile_set.copies[k] - have[k]))]
+        return missing, unread
+
     def _stream_started(self, reply: Reply) -> None:
         if not reply.ok:
             # Without a stream no tile of this cycle is read; the map will say which.
@@ -87,6 +100,11 @@ class WallSession:
                 "accepted": result.may_rise}))
         log.info("set %s: %s", self.set_id, result.summary())
         done(result)
+
+
+def _majority_of(set_ids) -> str | None:
+    votes = Counter(set_ids)
+    return votes.most_common(1)[0][0] if votes else None
 
 
 def _majority_set(registry: TileRegistry, wall_map: WallMap) -> str | None:
