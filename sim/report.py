@@ -123,6 +123,9 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
         lines.append(f"fault {f['code']} ({f['tier']}) at {f['at_s']:.1f} s in {f['state']}: {code.text}"
                      + (f"; acknowledged at {acked:.1f} s" if acked is not None else "")
                      + f"\n  hint: {code.hint}")
-    lines.append(f"final state {report['final_state']}; {report['simulated_s']:.0f} simulated s in "
+    state = report["final_state"]
+    if state == "in_play" and report["hands_played"] == report["hands_requested"]:
+        state += " (the last hand is scored; its walls are still up)"
+    lines.append(f"final state {state}; {report['simulated_s']:.0f} simulated s in "
                  f"{report['wall_s']:.2f} s wall (x{report['speedup']})")
     return lines
