@@ -286,7 +286,6 @@ class Controller:
                 b.sets.pop(UNKNOWN_SET)         # a set no tag named yet: this cycle's tags will name it
                 set_id = None
             self.tile_set = self.next_tile_set
-            per_side = self.tile_set.size // 4
             progress = StackingProgress(set_id, [0] * 4, [0] * 4, [[] for _ in range(4)])
             b.stacking = progress
             b.unknown_on_disk = False
