@@ -255,3 +255,58 @@ def test_watching_the_inputs_records_every_change_with_its_time():
     commands.handle({"cmd": "watch", "seconds": 0}, bad.append)
     assert not bad[0]["ok"]
     run.close()
+
+
+def _lay(run, side, text):
+    from firmware.tiles.tile import parse
+    from sim.tileset import SimTile
+
+    free = {}
+    for entry in run.world.registry.sets["A"]:
+        free.setdefault(entry.kind, []).append(entry)
+    run.world.lay_on_pad(side, [SimTile(e.uid, "A", e.kind) for e in (free[k].pop() for k in parse(text))])
+
+
+def test_judge_reads_the_winners_pad_and_records_the_verdict():
+    """The real table's referee: the pad's tags, the rule set's engine, the scoreboard."""
+    run = SimRun(hands=1, hand_s=3000.0)
+    run.run_until(lambda: run.state is not None and run.state.value == "in_play", 600)
+    dealer = run.controller.book.dealer
+    winner, discarder = (dealer + 2) % 4, dealer
+    _lay(run, winner, "123m456p789s123sEE1f")
+    answers = []
+    DiagCommands(run.controller).handle({"cmd": "judge", "side": winner, "tile": "E", "discarder": discarder,
+                                         "record": True}, answers.append)
+    run.run_until(lambda: bool(answers), 10)
+    a = answers[0]
+    assert a["ok"] and a["legal"] and a["recorded"] and "花龙" in [f["name"] for f in a["fans"]]
+    assert sum(a["payments"].values()) == 0 and a["payments"][f"side{winner}"] > 0
+    assert a["payments"][f"side{discarder}"] < min(a["payments"][f"side{s}"] for s in range(4) if s != discarder)
+    history = run.controller.scoreboard.history
+    assert history[-1].winners == [winner] and history[-1].payments == [a["payments"][f"side{s}"] for s in range(4)]
+    run.close()
+
+
+@pytest.mark.parametrize("request_, words", [
+    ({"side": 1, "tile": "5m"}, "not on the pad"),                  # nothing laid: the tile is not there
+    ({"side": 7, "tile": "5m"}, "side 0..3"),
+    ({"side": 1, "tile": "5x"}, "winning tile"),
+    ({"side": 1, "tile": "5m", "discarder": 1}, "another side"),
+])
+def test_judge_refuses_what_it_cannot_judge(request_, words):
+    run = SimRun(hands=0)
+    run.loop.run_for(3.0)
+    answers = []
+    DiagCommands(run.controller).handle({"cmd": "judge", **request_}, answers.append)
+    run.run_until(lambda: bool(answers), 10)
+    assert not answers[0]["ok"] and words in answers[0]["error"]
+    run.close()
+
+
+def test_judge_on_the_simulated_table_from_the_cli(capsys):
+    assert main(["diag", "--sim", "judge", "--side", "2", "--tile", "E", "--discarder", "0",
+                 "--lay", "123m456p789s123sEE"]) == 0
+    out = capsys.readouterr().out
+    assert "legal: True" in out and "  花龙 8" in out
+    assert main(["diag", "--sim", "judge", "--side", "2", "--tile", "E", "--lay", "123m456p789s123sE5m"]) == 0
+    assert "legal: False" in capsys.readouterr().out

@@ -87,6 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         controller_tool(name, text)
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=float, metavar="S", help="record every input change for S seconds")
+    judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
+    judge.add_argument("--side", type=int, choices=range(4), required=True, help="the winner's side")
+    judge.add_argument("--tile", required=True, help="the winning tile, e.g. 5m, E, C")
+    judge.add_argument("--discarder", type=int, choices=range(4), help="the discarder's side (none: self-drawn)")
+    judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
+    judge.add_argument("--lay", metavar="TILES",
+                       help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
     test = controller_tool("test", "a service test: disk, stackers, lifts, center, dice (service mode only)")
     test.add_argument("name", choices=GROUP_TESTS)
     jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
@@ -275,7 +282,7 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "sensors" and getattr(args, "watch", None):
         request = {"cmd": "watch", "seconds": args.watch}
         args.timeout_s = max(args.timeout_s, args.watch + 30.0)
-    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles"):
+    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     return request
@@ -330,6 +337,23 @@ def _ask_direct(args: argparse.Namespace, request: dict) -> dict:
         hw.close()
 
 
+def _lay_on_pad(run, side: int, text: str) -> None:
+    """The simulated player lays these tiles (of set A) on the pad of ``side``."""
+    from firmware.tiles.tile import parse
+    from sim.tileset import SimTile
+
+    free: dict[int, list] = {}
+    for entry in run.world.registry.sets["A"]:
+        free.setdefault(entry.kind, []).append(entry)
+    tiles = []
+    for kind in parse(text):
+        if not free.get(kind):
+            raise ValueError(f"--lay: more copies of a tile than a set has in {text!r}")
+        entry = free[kind].pop()
+        tiles.append(SimTile(entry.uid, entry.set_id, entry.kind))
+    run.world.lay_on_pad(side, tiles)
+
+
 def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     from sim.faults import parse_fault
     from sim.table_run import SimRun
@@ -338,6 +362,8 @@ def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0, service=args.service)
     try:
         run.loop.run_for(5.0)                       # power on, home (or enter service mode)
+        if getattr(args, "lay", None):
+            _lay_on_pad(run, args.side, args.lay)
         return _answer(run.controller, run.run_until, request, max(args.timeout_s, 7200.0))
     finally:
         run.close()

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from firmware.controller.states import TableState
 from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
+from firmware.diagnostics.judge import judge_from_pad
 from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests,
                                                 slower_than_design)
@@ -38,7 +39,7 @@ class DiagCommands:
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
             reply({"ok": False, "error": f"unknown command {cmd!r}; commands: state, faults, counters, sensors, "
-                                        f"watch, reader, ack, test, jog, learn, burn-in"})
+                                        f"watch, reader, judge, ack, test, jog, learn, burn-in"})
             return
         try:
             handler(request, reply)
@@ -88,6 +89,10 @@ class DiagCommands:
         """The tile reader through the controller's own driver (the service owns the serial port)."""
         c = self.controller
         ask_reader(c.table.reader, c.registry, c.loop.now, request, reply)
+
+    def _cmd_judge(self, request: dict, reply: Reply) -> None:
+        """Check a declared win from the winner's seat pad (optionally record it for the hand)."""
+        judge_from_pad(self.controller, request, reply)
 
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller

@@ -25,6 +25,10 @@ def render(answer: dict[str, Any]) -> str:
         elif key == "faults" and isinstance(value, list):
             lines.append(f"faults: {len(value)}")
             lines += [f"  {_fault(f)}" for f in value]
+        elif key == "fans" and isinstance(value, list):
+            lines.append("fans:")
+            lines += [f"  {f['name']} {f['points']}" + (f" x{f['count']}" if f.get("count", 1) > 1 else "")
+                      for f in value]
         elif key == "changes" and isinstance(value, list):
             lines.append(f"changes: {len(value)}")
             lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
