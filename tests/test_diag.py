@@ -310,3 +310,28 @@ def test_judge_on_the_simulated_table_from_the_cli(capsys):
     assert "legal: True" in out and "  花龙 8" in out
     assert main(["diag", "--sim", "judge", "--side", "2", "--tile", "E", "--lay", "123m456p789s123sE5m"]) == 0
     assert "legal: False" in capsys.readouterr().out
+
+
+def test_judge_takes_the_exposed_sets_the_referee_names(capsys):
+    """The pad reads exposed sets with the rest; named, they are melds (no 门前清, 清一色 still)."""
+    argv = ["diag", "--sim", "judge", "--side", "1", "--tile", "5m", "--discarder", "0",
+            "--lay", "123m456m789m111m55m"]
+    assert main(argv) == 0
+    concealed = capsys.readouterr().out
+    assert main(argv + ["--melds", "c123m c456m"]) == 0
+    melded = capsys.readouterr().out
+    assert "清一色" in concealed and "清一色" in melded
+    assert "门前清" in concealed and "门前清" not in melded
+    assert main(argv + ["--melds", "p9s"]) == 1
+    assert "not on the pad" in capsys.readouterr().out
+
+
+def test_meld_names():
+    from firmware.game.pad import parse_melds
+    from firmware.rules.win import MeldKind
+
+    melds = parse_melds("c123p, p5m k7s K9s")
+    assert [m.kind for m in melds] == [MeldKind.CHOW, MeldKind.PUNG, MeldKind.KONG, MeldKind.KONG]
+    assert [m.concealed for m in melds] == [False, False, False, True]
+    with pytest.raises(ValueError, match="c124p"):
+        parse_melds("c124p")

@@ -91,6 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     judge.add_argument("--side", type=int, choices=range(4), required=True, help="the winner's side")
     judge.add_argument("--tile", required=True, help="the winning tile, e.g. 5m, E, C")
     judge.add_argument("--discarder", type=int, choices=range(4), help="the discarder's side (none: self-drawn)")
+    judge.add_argument("--melds", metavar="SETS", help="the exposed sets, e.g. 'c123p p5m k7s K9s' (chow, pung, "
+                                                       "melded kong, concealed kong)")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
     judge.add_argument("--lay", metavar="TILES",
                        help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
@@ -282,7 +284,7 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "sensors" and getattr(args, "watch", None):
         request = {"cmd": "watch", "seconds": args.watch}
         args.timeout_s = max(args.timeout_s, args.watch + 30.0)
-    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record"):
+    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     return request

@@ -2,7 +2,8 @@
 
 The player lays the hand on the pad in front of their seat; the panel (or
 the person at the table) says which side won, on which tile, and from whose
-discard (none: self-drawn).  The pad's tags name the tiles, the rule set's
+discard (none: self-drawn), and which sets had been exposed (the pad reads
+them with the rest but cannot tell them apart).  The pad's tags name the tiles, the rule set's
 engine judges them with the table's context (seat and round wind from the
 dealer and hand number, chips, the dealer's streak), and the verdict is
 returned; with ``record`` during a hand it goes to the scoreboard like the
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from firmware.controller.states import SetLocation, TableState
-from firmware.game.pad import read_pad, win_from_pad
+from firmware.game.pad import parse_melds, read_pad, win_from_pad
 from firmware.game.referee import Referee
 from firmware.game.scoreboard import HandRecord
 from firmware.tiles.tile import TileError, parse_one
@@ -33,6 +34,11 @@ def judge_from_pad(controller, request: dict[str, Any], reply: Reply) -> None:
     except TileError as exc:
         reply({"ok": False, "error": f"winning tile: {exc}"})
         return
+    try:
+        melds = parse_melds(str(request.get("melds") or ""))
+    except ValueError as exc:
+        reply({"ok": False, "error": str(exc)})
+        return
     book = controller.book
     on_table = book.sets_at(SetLocation.TABLE)
 
@@ -43,7 +49,7 @@ def judge_from_pad(controller, request: dict[str, Any], reply: Reply) -> None:
         dealer = book.dealer
         seat_wind, round_wind = (side - dealer) % SIDES, (max(book.hand, 1) - 1) // 4 % 4
         try:
-            win = win_from_pad(read, tile, discarder is None, seat_wind, round_wind)
+            win = win_from_pad(read, tile, discarder is None, seat_wind, round_wind, melds)
         except ValueError as exc:
             reply({"ok": False, "error": str(exc)})
             return

@@ -6,8 +6,8 @@ seat (reader antennas 4..7 = sides 0..3); the panel says how the tile came
 gives the tags, the registry the faces; the referee then judges the hand
 like any other.  A tag in no registry, or a tile of the wrong set, makes the
 read unusable (the table asks for the tiles again) rather than guessed.
-Sets already exposed on the table are read with the rest and counted as
-concealed here: the panel has no way yet to say which tiles were melded.
+Sets the player had exposed are read with the rest; the referee names them
+(``parse_melds``), since the pad cannot tell exposed tiles from concealed ones.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Callable
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.messages import InventoryPart
 from firmware.reader.registry import TileRegistry
-from firmware.rules.win import Win
-from firmware.tiles.tile import code, is_flower
+from firmware.rules.win import Meld, MeldKind, Win
+from firmware.tiles.tile import TileError, code, is_flower, parse
 
 PAD_ANTENNA_BASE = 4
 
@@ -62,11 +62,41 @@ def read_pad(reader: ReaderDriver, side: int, registry: TileRegistry, set_id: st
     reader.inventory(PAD_ANTENNA_BASE + side, got)
 
 
-def win_from_pad(read: PadRead, win_tile: int, self_drawn: bool, seat_wind: int, round_wind: int) -> Win:
-    """The declared win as the pad shows it: every tile on the pad, the winning tile among them."""
+def parse_melds(text: str) -> tuple[Meld, ...]:
+    """Exposed sets as a referee names them: ``c123p`` a chow, ``p5m`` a pung, ``k7s`` a melded kong,
+    ``K9s`` a concealed kong; separated by spaces or commas."""
+    melds = []
+    for token in text.replace(",", " ").split():
+        kind, tiles = token[0], token[1:]
+        try:
+            kinds = parse(tiles)
+        except TileError as exc:
+            raise ValueError(f"meld {token!r}: {exc}") from None
+        if kind == "c" and len(kinds) == 3 and kinds == [kinds[0], kinds[0] + 1, kinds[0] + 2] and kinds[0] < 27 \
+                and kinds[0] % 9 <= 6:
+            melds.append(Meld(MeldKind.CHOW, kinds[0], "left"))
+        elif kind in "pkK" and len(kinds) == 1:
+            source = None if kind == "K" else "left"          # (who fed it does not change the score)
+            melds.append(Meld(MeldKind.PUNG if kind == "p" else MeldKind.KONG, kinds[0], source))
+        else:
+            raise ValueError(f"meld {token!r}: use c123p (chow), p5m (pung), k7s (melded kong), K9s (concealed kong)")
+    return tuple(melds)
+
+
+def win_from_pad(read: PadRead, win_tile: int, self_drawn: bool, seat_wind: int, round_wind: int,
+                 melds: tuple[Meld, ...] = ()) -> Win:
+    """The declared win as the pad shows it: every tile on the pad, the winning tile among them; the
+    tiles of ``melds`` (the sets the player had exposed) are on the pad too and are taken out of the
+    concealed hand."""
     counts = Counter(read.kinds)
+    for meld in melds:
+        for k in meld.tiles:
+            if counts[k] == 0:
+                raise ValueError(f"the exposed set {meld.kind.value} {code(meld.tile)} is not on the pad")
+            counts[k] -= 1
     if counts[win_tile] == 0:
         raise ValueError(f"the winning tile {code(win_tile)} is not on the pad")
-    hand = list(read.kinds)
+    hand = [k for k in sorted(counts) for _ in range(counts[k])]
     hand.remove(win_tile)
-    return Win(tuple(hand), (), win_tile, self_drawn, False, False, False, seat_wind, round_wind, read.flowers)
+    return Win(tuple(hand), tuple(melds), win_tile, self_drawn, False, False, False, seat_wind, round_wind,
+               read.flowers)
