@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from firmware.game.hand import HandPlay, Phase
 from firmware.game.referee import Referee
 from firmware.game.scoreboard import HandRecord, Scoreboard
-from firmware.rules.competition.liability import liable_for
 from firmware.tiles.dealing import deal
 from firmware.tiles.wall import Wall
 from sim.players import SimPlayer
@@ -134,13 +133,11 @@ class GameRunner:
             chips_by_wind = [self.scoreboard.chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
             open_winds = frozenset(s.wind for s in play.seats if s.opened)
             streak = self.run.controller.book.dealer_streak if self.run.controller else 0
-            liable_wind = None
-            if self.rules.rules.name == "competition":      # 包付 from three consecutive claims
-                liable_side = liable_for(side, [list(s.melds) for s in play.seats])
-                liable_wind = None if liable_side is None else (liable_side - self.dealer) % SIDES
+            melds_by_wind = [list(play.seats[(w + self.dealer) % SIDES].melds) for w in range(SIDES)]
             verdict = self.referee.judge(win, discarder_wind, chips_by_wind, streak, open_winds,
                                          robbed_kong=result.flags.get("kong_win", False) and not self_drawn,
-                                         liable_wind=liable_wind)
+                                         melds_by_wind=melds_by_wind)
+            liable_wind = verdict.liable_wind
             for wind, amount in enumerate(verdict.payments):
                 by_side[(wind + self.dealer) % SIDES] += amount
             if verdict.legal:

@@ -39,3 +39,15 @@ def test_the_liable_seat_alone_pays_three_times_s():
     # 倍打 doubles it, the chips floor caps it
     assert win_payments(_score(28), 0, None, cfg, double=True, liable=3) == [168, 0, 0, -168]
     assert win_payments(_score(28), 0, None, cfg, liable=3, chips=[100, 100, 100, 50]) == [50, 0, 0, -50]
+
+
+def test_a_full_flush_on_show_makes_the_feeder_or_the_discarder_liable():
+    three = [Meld(CHOW, 0, "left"), Meld(PUNG, 4, "opposite"), Meld(CHOW, 5, "right")]     # 123m 555m 678m
+    melds = [three, [], [], []]
+    assert liable_for(0, melds, discarder=2, full_flush=True) == 2        # discarded into the 清一色
+    assert liable_for(0, melds, discarder=2, full_flush=False) is None    # no 清一色 in the end: no 包付
+    assert liable_for(0, melds, discarder=None, full_flush=True) is None  # self-drawn after three
+    fourth = [*three, Meld(PUNG, 8, "left")]                               # seat 3 fed the fourth claim
+    assert liable_for(0, [fourth, [], [], []], discarder=None, full_flush=True) == 3
+    mixed = [Meld(CHOW, 0, "left"), Meld(PUNG, 27, "opposite"), Meld(CHOW, 5, "right")]    # an honour pung
+    assert liable_for(0, [mixed, [], [], []], discarder=2, full_flush=True) is None

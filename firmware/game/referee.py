@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from firmware.rules.competition.liability import liable_for
 from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, score_competition
 from firmware.rules.competition.settlement import WinRefused
 from firmware.rules.competition.settlement import false_win_payments as competition_false_win
@@ -31,6 +32,7 @@ class Verdict:
     fans: list[tuple[str, int, int]] = field(default_factory=list)     # (name, points, count)
     payments: list[int] = field(default_factory=lambda: [0] * SEATS)   # by seat wind (0 = East)
     reason: str = ""
+    liable_wind: int | None = None                                     # 包付: the seat that paid alone
 
 
 class Referee:
@@ -49,9 +51,10 @@ class Referee:
 
     def judge(self, win: Win, discarder_wind: int | None, chips: list[int] | None = None,
               dealer_streak: int = 0, open_winds: frozenset[int] = frozenset(), robbed_kong: bool = False,
-              liable_wind: int | None = None) -> Verdict:
+              liable_wind: int | None = None, melds_by_wind: list[list] | None = None) -> Verdict:
         """Check and settle a declaration by the seat ``win.seat_wind``; amounts by seat wind.
-        ``liable_wind``: the seat that alone pays under 竞技麻将 包付."""
+        竞技麻将 包付: ``liable_wind`` names the seat that alone pays, or ``melds_by_wind`` (every
+        seat's sets with who fed them) lets the referee find it."""
         winner = win.seat_wind
         if self.name == "mcr":
             s = mcr_score(win)
@@ -65,13 +68,16 @@ class Referee:
             c = score_competition(win, cfg)
             if not c.meets_minimum:
                 return Verdict(False, c.total, [], competition_false_win(winner), c.reason or "no fan")
+            if liable_wind is None and melds_by_wind is not None:
+                liable_wind = liable_for(winner, melds_by_wind, discarder_wind,
+                                         full_flush=any(k == "full_flush" for k, _ in c.fans))
             try:
                 payments = competition_payments(c, winner, discarder_wind, cfg.settlement, robbed_kong=robbed_kong,
                                                 double=dealer_streak > 0, chips=chips, liable=liable_wind)
             except WinRefused as exc:
                 return Verdict(False, c.total, [], competition_false_win(winner), str(exc))
             fans = [(FAN_NAMES[k], p, 1) for k, p in c.fans] + [(EXTRA_NAMES[k], p, n) for k, p, n in c.extras]
-            return Verdict(True, c.total, fans, payments)
+            return Verdict(True, c.total, fans, payments, liable_wind=liable_wind)
         n = score_northeast(win, self.rules)
         if not n.legal:
             return Verdict(False, 0, [], [10 if s != winner else -30 for s in range(SEATS)], n.reason)

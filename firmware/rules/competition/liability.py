@@ -1,12 +1,17 @@
-"""竞技麻将 包付 from three consecutive claims: who alone pays for a win because of how the sets were fed.
+"""竞技麻将 包付: who alone pays for a win (3·S) because of how the winner's sets were fed.
 
-When a player's first three claimed sets all came from the same player (下家
-chowing or punging 上家's discards three times in a row, or one player punged
-three times by the same player), the two are tied: if the claimant wins,
-even by self-draw, the feeder alone pays 3·S; if the feeder wins, the
-claimant alone pays 3·S ("互相包牌").  The 清一色 and 全求独钓 dangers of the
-rules need the discards' order and what a player "should" have known; the
-game passes those as an explicit liable seat instead.
+* Three consecutive claims: when a player's first three claimed sets all
+  came from the same player (下家 chowing or punging 上家's discards three
+  times in a row, or one player punged three times by the same player), the
+  two are tied: if the claimant wins, even by self-draw, the feeder alone
+  pays; if the feeder wins, the claimant alone pays ("互相包牌").
+* 清一色 danger: once a player's three claimed sets show one suit, whoever
+  feeds a further claim of that player, or discards into the 清一色 win,
+  pays for all three.
+
+The 全求独钓 danger (discarding near the hung tile) needs what the other
+players could see of the hung tile; a referee passes that liable seat by
+hand (``table.liable`` in the score command).
 """
 
 from __future__ import annotations
@@ -27,11 +32,25 @@ def tied_pairs(melds_by_seat: list[list[Meld]]) -> list[tuple[int, int]]:
     return pairs
 
 
-def liable_for(winner: int, melds_by_seat: list[list[Meld]]) -> int | None:
-    """The seat that alone pays for ``winner``'s win under 包付, or None."""
+def liable_for(winner: int, melds_by_seat: list[list[Meld]], discarder: int | None = None,
+               full_flush: bool = False) -> int | None:
+    """The seat that alone pays for ``winner``'s win under 包付, or None.  ``full_flush``: the win
+    scores 清一色; ``discarder``: who discarded the winning tile (None: self-drawn)."""
     for claimant, feeder in tied_pairs(melds_by_seat):
         if winner == claimant:
             return feeder
         if winner == feeder:
             return claimant
+    if full_flush:
+        claimed = [m for m in melds_by_seat[winner] if m.source is not None]
+        if len(claimed) >= 3 and _one_suit(claimed[:3]):
+            if len(claimed) >= 4:
+                return (winner - OFFSET[claimed[3].source]) % SEATS     # fed a further 清一色 claim
+            if discarder is not None:
+                return discarder                                        # discarded into the 清一色
     return None
+
+
+def _one_suit(melds: list[Meld]) -> bool:
+    suits = {k // 9 for m in melds for k in m.tiles}
+    return len(suits) == 1 and min(suits) < 3
