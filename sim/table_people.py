@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 S = TableState
 STRAY_TILES = 8          # at most this many tiles left on a disk are strays, not a set
+CALL_TECHNICIAN_AFTER = 3  # holds in a row that resuming did not cure
 
 
 class TablePeople:
@@ -46,6 +47,7 @@ class TablePeople:
         self.rejected_set: str | None = None
         self.stale_hand = 0           # a hand left in play by an earlier run on the same database
         self.hand_over_pending = False
+        self.holds_in_a_row = 0       # holds that resuming did not cure: then they call the technician
 
     def on_event(self, event: Event) -> None:
         if event.topic == "controller.state":
@@ -55,6 +57,8 @@ class TablePeople:
         elif event.topic == "deal":
             self.hands_started = event.data["hand"]
             self.dealer = event.data["dealer"]
+        elif event.topic in ("stacking.done", "deal"):
+            self.holds_in_a_row = 0
         elif event.topic == "walls.rejected":
             self.rejected_set = event.data["set_id"]
         elif event.topic == "dice.waiting":
@@ -84,6 +88,7 @@ class TablePeople:
         elif state is S.REJECTED:
             self._later(self.reaction_s * 3, self._fix_rejected_walls)
         elif state is S.HOLD:
+            self.holds_in_a_row += 1
             self._later(self.reaction_s * 3, self._resume_after_hold)
         elif state is S.LATCHED and self.auto_ack_s is not None:
             self._later(self.auto_ack_s, self._technician_ack)
@@ -179,6 +184,11 @@ class TablePeople:
     def _resume_after_hold(self) -> None:
         # E62: the players find the missing tile and put it back through the centre first.
         world = self.world
+        if self.holds_in_a_row >= CALL_TECHNICIAN_AFTER:
+            # the same hold again and again: a sensor, not a tile; the technician finds it
+            world.repair()
+            self.technician_visits += 1
+            self.holds_in_a_row = 0
         missing = world.removed_tiles
         if missing:
             world.turntable.load([missing.pop(0)])

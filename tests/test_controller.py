@@ -261,6 +261,7 @@ def test_no_event_subscriber_fails_through_a_fault_and_its_acknowledge(caplog):
     (61, "competition", ["stuck-off:tile_in1@stacking2", "rfid-noise=0.02"]),   # tiles past a dead optic
     (72, "mcr", ["stuck-off:tile_in2@stacking3"]),
     (245, "competition", ["unknown-tile", "rfid-noise=0.02"]),   # a set no tag named: "?" until restacked
+    (734, "liaoning", ["foreign-tile", "stuck-off:tile_in0@stacking3"]),   # E62 again and again: a technician
 ])
 def test_fault_combinations_found_by_random_runs_complete(seed, rules, specs):
     """Random fault combinations once left the table holding or latched for good; each now completes."""
