@@ -282,3 +282,13 @@ def test_e62_names_the_tile_to_look_for():
     DiagCommands(run.controller).handle({"cmd": "state"}, answers.append)
     assert answers[0]["fault"] == "E62" and answers[0]["look_for"] == ["7s"]
     run.close()
+
+
+def test_the_same_side_short_again_points_at_its_tile_counter():
+    run = SimRun(rules="liaoning", seed=734, faults=[parse_fault(s) for s in
+                                                    ("foreign-tile", "stuck-off:tile_in0@stacking3")], hands=2,
+                 play=True)
+    run.run_until(lambda: any(e.topic == "tiles.short_again" for e in run.events), 2000)
+    said = next(e for e in run.events if e.topic == "tiles.short_again")
+    assert said.data["sides"] == [0] and "tile counter" in run.controller.check_hint
+    run.close()

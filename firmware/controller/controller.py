@@ -75,6 +75,8 @@ class Controller:
         self._job: jobs.Job | None = None
         self.lamps = DealerLamps(table.panel, self.loop)
         self.missing_tiles: list[str] = []     # what E62 asked the players to look for
+        self.check_hint = ""                    # what to check when E62 keeps coming back
+        self._e62_repeats, self._last_short = 0, None
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
@@ -462,9 +464,24 @@ class Controller:
                 self.latch()
         elif fault.code in HOLDING and self.state not in (S.HOLD.value, S.LATCHED.value):
             self.fault = fault
-            if fault.code is FaultCode.E62 and self.session is not None:
-                self._say_what_is_missing()
+            if fault.code is FaultCode.E62:
+                self._short_again(fault)
+                if self.session is not None:
+                    self._say_what_is_missing()
             self.hold()
+
+    def _short_again(self, fault: Fault) -> None:
+        """The same sides short by the same count after the players resumed: not a lost tile but,
+        most likely, a side that does not count what it gets."""
+        short = fault.detail.get("missing_per_side")
+        self._e62_repeats = self._e62_repeats + 1 if short is not None and short == self._last_short else 0
+        self._last_short = short
+        if self._e62_repeats >= 2 and short:
+            sides = ", ".join(str(s) for s in sorted(short))
+            self.check_hint = (f"side {sides} short by the same count again: check that side's tile counter "
+                               f"(tile_in) and feed ramp")
+            log.warning("%s %s", FaultCode.E62.value, self.check_hint)
+            self.bus.publish("tiles.short_again", sides=sorted(short), times=self._e62_repeats + 1)
 
     def _say_what_is_missing(self) -> None:
         """E62: name the tiles to look for, from the tags read so far."""

@@ -52,7 +52,8 @@ class DiagCommands:
         c = self.controller
         reply({"ok": True, "state": c.state, "book": c.book.to_dict(), "chips": c.scoreboard.chips,
                "fault": c.fault.code.value if c.fault else None,
-               **({"look_for": c.missing_tiles} if c.fault and c.fault.code.value == "E62" else {})})
+               **({"look_for": c.missing_tiles, "check": c.check_hint}
+                  if c.fault and c.fault.code.value == "E62" else {})})
 
     def _cmd_faults(self, request: dict, reply: Reply) -> None:
         rows = self.controller.store.faults()
