@@ -43,6 +43,7 @@ def _unstacks(rows: list) -> list[tuple[SimTile, ...]]:
 def save_world(world, players, path: Path) -> None:
     data: dict[str, Any] = {
         "version": VERSION,
+        "tile_set": world.tile_set.size,
         "walls": [_stacks(side) for side in world.walls],
         "grooves": [_stacks(head.groove) for head in world.heads],
         "tracks": [[_tile(t) for t in head.track] for head in world.heads],
@@ -63,6 +64,9 @@ def restore_world(world, players, path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("version") != VERSION or len(data["walls"]) != len(world.walls):
         raise ValueError(f"{path}: not a saved simulated table of this model (delete it to start afresh)")
+    if data.get("tile_set") != world.tile_set.size:
+        raise ValueError(f"{path}: the saved table plays {data.get('tile_set')}-tile sets, this run "
+                         f"{world.tile_set.size} (another rule set?): use another --state file")
     world.walls = [_unstacks(side) for side in data["walls"]]
     for head, groove, track in zip(world.heads, data["grooves"], data["tracks"]):
         head.groove = _unstacks(groove)

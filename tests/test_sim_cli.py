@@ -161,3 +161,10 @@ def test_a_request_posted_while_the_pacer_waits_is_answered_at_once():
     pacer = Pacer(loop, speed=1.0, clock=clock, sleep=sleep)
     assert pacer.run_until(lambda: bool(answered), 200)
     assert answered == [0.0] and sum(clock.slept) == pytest.approx(0.6)
+
+
+def test_a_saved_table_of_another_tile_set_is_refused(tmp_path, capsys):
+    state = tmp_path / "table.db"
+    assert main(["sim", "--hands", "1", "--state", str(state), "--quiet"]) == 0
+    assert main(["sim", "--hands", "1", "--state", str(state), "--quiet", "--rules", "jinzhou"]) == 2
+    assert "plays 144-tile sets, this run 112" in capsys.readouterr().err
