@@ -42,7 +42,8 @@ _TABLE: dict[str, FaultInfo] = {
     "E02": FaultInfo("E02", R, "reset key pressed (all stopped)",
                      "Press a lift key to resume; nothing is broken."),
     "E03": FaultInfo("E03", L, "configuration invalid",
-                     "Run 'mjtable config check' and fix the file, table and key it names."),
+                     "Run 'mjtable config check --rules RULES' and fix the file, table and key it names "
+                     "(the fault's detail names them too)."),
     "E04": FaultInfo("E04", R, "lid open while motors could run",
                      "Close the service lid; the table resumes by itself."),
     "E10": FaultInfo("E10", L, "centre lift: up sensor not reached",

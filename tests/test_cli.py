@@ -49,3 +49,19 @@ def test_a_bad_table_file_names_file_table_and_key(tmp_path, capsys):
     assert main(["sim", "--table", str(bad), "--hands", "1"]) == 2
     err = capsys.readouterr().err
     assert f"{bad}: table [table] key 'name'" in err and "Traceback" not in err
+
+
+def test_config_check_against_a_rule_set(capsys):
+    from firmware.config import default_table_path
+
+    table = str(default_table_path())
+    assert main(["config", "check", table, "--rules", "mcr"]) == 0
+    assert main(["config", "check", table, "--rules", "liaoning"]) == 1
+    assert "key 'tile_set' is 144 but rule set liaoning plays 136 tiles" in capsys.readouterr().err
+
+
+def test_the_fault_card_is_up_to_date():
+    from firmware.controller.diagram import FAULT_DOC, fault_card
+
+    assert FAULT_DOC.read_text(encoding="utf-8") == fault_card(), "run 'make diagrams'"
+    assert "| E82 | recoverable |" in fault_card() and "| 3 then 1 |" in fault_card()

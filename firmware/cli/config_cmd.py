@@ -1,4 +1,4 @@
-"""``mjtable config check [FILE...]``: validate table-model files."""
+"""``mjtable config check [FILE...] [--rules R]``: validate table models and rule sets, and one against the other."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     check = csub.add_parser("check", help="validate files (default: every shipped table model and rule set)")
     check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
+    check.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"),
+                       help="also check each table model against this rule set (as the controller does at power-on)")
     check.set_defaults(func=run_check)
 
 
@@ -36,6 +38,11 @@ def run_check(args: argparse.Namespace) -> int:
                 cfg = load_table_config(path)
                 registry = load_table_registry(cfg) if cfg.reader.registry else None
                 sets = f", tile registry {'/'.join(registry.sets)}" if registry else ", no tile registry"
+                if args.rules:
+                    from firmware.rules.ruleset import load_ruleset, table_conflicts
+                    conflicts = table_conflicts(load_ruleset(args.rules), cfg.table.tile_set, str(path))
+                    if conflicts:
+                        raise ConfigError("\n".join(conflicts))
                 print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins{sets})")
         except ConfigError as exc:
             bad += 1
