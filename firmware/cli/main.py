@@ -50,8 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),
+    verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
+    logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
                         format="%(levelname)s %(name)s: %(message)s")
+    # the state machine library narrates every callback at INFO: the controller logs its own state changes
+    logging.getLogger("transitions").setLevel(logging.WARNING if verbose < 2 else logging.DEBUG)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
