@@ -168,3 +168,14 @@ def test_a_saved_table_of_another_tile_set_is_refused(tmp_path, capsys):
     assert main(["sim", "--hands", "1", "--state", str(state), "--quiet"]) == 0
     assert main(["sim", "--hands", "1", "--state", str(state), "--quiet", "--rules", "jinzhou"]) == 2
     assert "plays 144-tile sets, this run 112" in capsys.readouterr().err
+
+
+def test_verbose_levels(capsys):
+    import logging
+
+    root_before = logging.getLogger().level
+    assert main(["sim", "--hands", "1", "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "transitions.core" not in err and "INFO" not in err          # -v: every hand, no log
+    assert logging.getLogger("transitions").level == logging.WARNING
+    logging.getLogger().setLevel(root_before)
