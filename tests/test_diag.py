@@ -335,3 +335,17 @@ def test_meld_names():
     assert [m.concealed for m in melds] == [False, False, False, True]
     with pytest.raises(ValueError, match="c124p"):
         parse_melds("c124p")
+
+
+def test_counters_reset_after_a_repair():
+    run = SimRun(hands=0, faults=[parse_fault("rfid-noise=0.05")])
+    run.loop.run_for(20.0)
+    commands = DiagCommands(run.controller)
+    before, after = [], []
+    commands.handle({"cmd": "counters"}, before.append)
+    assert before[0]["reader"]["crc_errors"] + before[0]["reader"]["resyncs"] > 0
+    runs = {name: m["runs"] for name, m in before[0]["mechanisms"].items()}
+    commands.handle({"cmd": "counters", "reset": True}, after.append)
+    assert after[0]["reader"]["crc_errors"] == 0 and after[0]["reader"]["frames_ok"] == 0
+    assert {name: m["runs"] for name, m in after[0]["mechanisms"].items()} == runs      # history is kept
+    run.close()

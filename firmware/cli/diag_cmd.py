@@ -82,9 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     for name, text in (("state", "the controller's state, bookkeeping and chips"),
                        ("faults", "fault history with codes and hints"),
-                       ("counters", "reader line counters, mechanism runs and nominal times, tile counts"),
                        ("ack", "acknowledge a latched fault")):
         controller_tool(name, text)
+    counters = controller_tool("counters", "reader line counters, mechanism runs, slow moves and nominal times, "
+                                           "tile counts")
+    counters.add_argument("--reset", action="store_true",
+                          help="start the line counters and slow-move counts from zero (after a repair)")
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=float, metavar="S", help="record every input change for S seconds")
     judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
@@ -284,7 +287,8 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "sensors" and getattr(args, "watch", None):
         request = {"cmd": "watch", "seconds": args.watch}
         args.timeout_s = max(args.timeout_s, args.watch + 30.0)
-    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds"):
+    for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
+                "reset"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     return request

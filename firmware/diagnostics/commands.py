@@ -63,7 +63,13 @@ class DiagCommands:
         reply({"ok": True, "faults": rows})
 
     def _cmd_counters(self, request: dict, reply: Reply) -> None:
+        """The counters; ``reset``: start the reader's line counters and the slow-move counts from zero
+        (runs and learned times are kept: they are the mechanism's history)."""
         table = self.controller.table
+        if request.get("reset"):
+            table.reader.reset_counters()
+            for m in table.mechanisms():
+                m.warnings = 0
         reply({"ok": True, "reader": table.reader.counters_dict(),
                "mechanisms": {m.name: {"runs": m.runs, "warnings": m.warnings, "nominal_s": round(m.nominal.value_s, 3),
                                       "design_s": round(m.nominal.initial_s, 3)} for m in table.mechanisms()},

@@ -24,7 +24,7 @@ from firmware.config import ReaderSection
 from firmware.events import EventBus
 from firmware.faults import Fault, FaultCode
 from firmware.loop import Handle, Loop
-from firmware.reader.codec import REPLY, BoardError, Cmd, Frame, FrameDecoder, Status, encode
+from firmware.reader.codec import REPLY, BoardError, Cmd, DecoderCounters, Frame, FrameDecoder, Status, encode
 from firmware.reader.link import LinkState, ReaderCounters, Reply
 from firmware.reader.messages import (ErrorReport, Heartbeat, InventoryPart, PayloadError, PingInfo, TagEvent,
                                       is_tile_uid)
@@ -103,6 +103,11 @@ class ReaderDriver:
         d = self._decoder.counters
         c.frames_ok, c.crc_errors, c.resyncs, c.noise_bytes = d.frames_ok, d.crc_errors, d.resyncs, d.noise_bytes
         return c
+
+    def reset_counters(self) -> None:
+        """Start the line counters from zero (a technician's fresh look after a repair)."""
+        self._counters = ReaderCounters()
+        self._decoder.counters = DecoderCounters()
 
     def counters_dict(self) -> dict[str, int]:
         return asdict(self.counters)
