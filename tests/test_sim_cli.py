@@ -179,3 +179,15 @@ def test_verbose_levels(capsys):
     assert "transitions.core" not in err and "INFO" not in err          # -v: every hand, no log
     assert logging.getLogger("transitions").level == logging.WARNING
     logging.getLogger().setLevel(root_before)
+
+
+def test_ctrl_c_while_watching_still_prints_the_summary(monkeypatch, capsys):
+    from sim import pacer
+
+    def interrupted(self, done, timeout_s):
+        self.loop.run_for(200.0)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pacer.Pacer, "run_until", interrupted)
+    assert main(["sim", "--hands", "4"]) == 1
+    captured = capsys.readouterr()
+    assert "stopped by Ctrl-C" in captured.err and "hands: " in captured.out

@@ -142,7 +142,11 @@ def run_game(args: argparse.Namespace) -> int:
             if args.service:
                 completed = _run_service(run, pacer, args)
             else:
-                completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
+                try:
+                    completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
+                except KeyboardInterrupt:         # Ctrl-C while watching: the summary of what was played
+                    print("stopped by Ctrl-C", file=sys.stderr)
+                    completed = False
             _show(bar, run, pacer, args)
         report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
         hands = run.store.hands() if run.controller else []
