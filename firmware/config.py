@@ -50,10 +50,14 @@ class TableSection(Section):
 
 
 class BackendSection(Section):
-    """Which gpiozero pin factory drives each pin bank (real tables only)."""
+    """Which gpiozero pin factory drives each pin bank (real tables only), and the header lines that
+    are buses, not I/O: the I2C bus to the I/O expanders and the tile reader's UART.  A pin spec on one
+    of those lines, or two banks on one gpiochip, is refused."""
 
     pin_factory: Literal["lgpio", "rpigpio", "mock"] = "lgpio"
     banks: dict[str, Annotated[int, Field(ge=0, le=15)]] = Field(default_factory=lambda: {"main": 0})
+    i2c_pins: list[Pin] = Field(default_factory=lambda: ["GPIO2", "GPIO3"])
+    uart_pins: list[Pin] = Field(default_factory=lambda: ["GPIO14", "GPIO15"])
 
 
 class CenterLiftSection(Section):
@@ -134,6 +138,7 @@ class PanelSection(Section):
     led_ready_pin: Pin
     buzzer_pin: Pin
     debounce_s: Annotated[float, Field(ge=0, le=0.5)] = 0.03
+    key_stuck_s: Annotated[float, Field(ge=2, le=600)] = 20.0     # a key down longer is stuck (E05)
 
 
 class LimitsSection(Section):
@@ -276,15 +281,28 @@ def _format_error(path: Path, err: dict) -> str:
 
 
 def _check_pins(path: Path, cfg: TableConfig) -> None:
+    chips: dict[int, str] = {}
+    for bank, chip in cfg.backend.banks.items():
+        if chip in chips:
+            raise ConfigError(f"{path}: table [backend] key 'banks.{bank}': gpiochip {chip} is already bank "
+                              f"'{chips[chip]}' (two banks on one chip would drive the same lines)")
+        chips[chip] = bank
+    buses = {"i2c_pins": "the I2C bus to the I/O expanders", "uart_pins": "the tile reader's UART"}
     seen: dict[tuple[str, int], str] = {}
+    for key, what in buses.items():
+        for i, spec in enumerate(getattr(cfg.backend, key)):
+            bank, line, _ = pin_line(spec)
+            if bank not in cfg.backend.banks:
+                raise ConfigError(f"{path}: table [backend] key '{key}[{i}]': pin bank '{bank}' "
+                                  f"is not declared in [backend.banks]")
+            seen[(bank, line)] = f"{what} (backend.{key})"
     for name, spec in cfg.all_pins().items():
         bank, line, _ = pin_line(spec)
+        section, key = name.split(".", 1)
         if bank not in cfg.backend.banks:
-            section, key = name.split(".", 1)
             raise ConfigError(f"{path}: table [{section}] key '{key}': pin bank '{bank}' "
                               f"is not declared in [backend.banks]")
         if (bank, line) in seen:
-            section, key = name.split(".", 1)
             raise ConfigError(f"{path}: table [{section}] key '{key}': pin {spec} is already used "
                               f"by {seen[(bank, line)]}")
         seen[(bank, line)] = name

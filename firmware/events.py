@@ -1,17 +1,20 @@
-"""The internal event bus: what the table does, for whoever listens.
+"""The internal event bus: what the table does, for whoever observes it.
 
-The log, the table database, the diagnostics socket and the simulator's
-report subscribe here; publishers never know who listens.  Delivery is
-synchronous on the loop thread, in subscription order.
+The log, the simulator's report, the diagnostics socket and telemetry
+subscribe here; publishers never know who listens.  The bus is for
+observers only: nothing on the safety or fault path depends on a
+subscriber (faults go through :class:`firmware.faults.FaultReporter`, a
+direct call, before they are published).  Delivery is synchronous on the
+loop thread, in subscription order.  An exception in a subscriber is not
+swallowed: it propagates to the loop's exception policy (E99, every output
+safe), because a silent failure is worse than a stopped table.
+Subscribing returns a :class:`Subscription`; cancelling it cannot miss.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -24,25 +27,49 @@ class Event:
 Subscriber = Callable[[Event], None]
 
 
+class Subscription:
+    """One subscriber on one topic prefix, until :meth:`cancel`."""
+
+    __slots__ = ("prefix", "subscriber", "_bus")
+
+    def __init__(self, bus: "EventBus", prefix: str, subscriber: Subscriber) -> None:
+        self.prefix = prefix
+        self.subscriber = subscriber
+        self._bus: EventBus | None = bus
+
+    @property
+    def active(self) -> bool:
+        return self._bus is not None
+
+    def cancel(self) -> None:
+        """Stop delivering (idempotent)."""
+        if self._bus is not None:
+            self._bus._remove(self)
+            self._bus = None
+
+
 class EventBus:
     def __init__(self, now: Callable[[], float]) -> None:
         self._now = now
-        self._subscribers: list[tuple[str, Subscriber]] = []
+        self._subscriptions: list[Subscription] = []
 
-    def subscribe(self, prefix: str, subscriber: Subscriber) -> None:
+    def subscribe(self, prefix: str, subscriber: Subscriber) -> Subscription:
         """Receive every event whose topic starts with ``prefix`` ("" = all).  A prefix also matches
         longer topics ("fault" would hear "fault.x"), so topics under another's name carry its data."""
-        self._subscribers.append((prefix, subscriber))
+        subscription = Subscription(self, prefix, subscriber)
+        self._subscriptions.append(subscription)
+        return subscription
 
-    def unsubscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers = [(p, s) for p, s in self._subscribers if s is not subscriber]
+    def _remove(self, subscription: Subscription) -> None:
+        self._subscriptions = [s for s in self._subscriptions if s is not subscription]
+
+    def __len__(self) -> int:
+        """Live subscriptions (a test counts them to prove nothing leaks)."""
+        return len(self._subscriptions)
 
     def publish(self, topic: str, **data: Any) -> Event:
         event = Event(topic, self._now(), data)
-        for prefix, subscriber in list(self._subscribers):
-            if topic.startswith(prefix):
-                try:
-                    subscriber(event)
-                except Exception:  # noqa: BLE001 - one bad listener must not stop the table
-                    log.exception("event subscriber failed on %s", topic)
+        for subscription in list(self._subscriptions):
+            if subscription.active and topic.startswith(subscription.prefix):
+                subscription.subscriber(event)
         return event

@@ -1,22 +1,37 @@
 """The fault-code registry: every code the table can show, its tier, text and hint.
 
 Codes are stable: they blink on the dealer lamps, appear in ``mjtable diag``,
-in the log and in reports.  A code has a tier: *recoverable* faults are
-retried by the controller or handed to the players (add a tile, close the
-lid); *latched* faults drive every output to its safe value and wait for a
-technician's acknowledge.
+in the log and in reports.  A code has a tier, and this table is the only
+place that decides it: *recoverable* faults are reported and the table goes
+on (or retries); *hold* faults stop every motor until the players act (take
+the key off, close the lid, add a tile) and press a lift key; *latched*
+faults drive every output to its safe value and wait for a technician's
+acknowledge.  A fault leaves the part that found it through one
+:class:`FaultReporter`: a direct call to the controller's fault policy, then
+the event bus for observers.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from firmware.events import EventBus
+
+log = logging.getLogger(__name__)
 
 
 class FaultTier(enum.Enum):
-    RECOVERABLE = "recoverable"
-    LATCHED = "latched"
+    RECOVERABLE = "recoverable"     # reported; the table goes on (or retries by itself)
+    HOLD = "hold"                   # recoverable by the players: every motor stops until they act and press a lift key
+    LATCHED = "latched"             # every output safe until a technician acknowledges
+
+    @property
+    def stops_table(self) -> bool:
+        return self is not FaultTier.RECOVERABLE
 
 
 @dataclass(frozen=True)
@@ -34,18 +49,23 @@ def _side(base: int, tier: FaultTier, text: str, hint: str) -> dict[str, FaultIn
     }
 
 
-R, L = FaultTier.RECOVERABLE, FaultTier.LATCHED
+R, H, L = FaultTier.RECOVERABLE, FaultTier.HOLD, FaultTier.LATCHED
 
 _TABLE: dict[str, FaultInfo] = {
     "E01": FaultInfo("E01", L, "supply out of range / brown-out",
-                     "Check the 24 V supply and its connector; the supply-good input dropped."),
-    "E02": FaultInfo("E02", R, "reset key pressed (all stopped)",
-                     "Press a lift key to resume; nothing is broken."),
+                     "Check the 24 V supply and its connector; the supply-good input dropped. The fault cannot be "
+                     "acknowledged while the input still reads low."),
+    "E02": FaultInfo("E02", H, "reset key pressed (all stopped)",
+                     "Release the reset key, then press a lift key to resume; nothing is broken."),
     "E03": FaultInfo("E03", L, "configuration invalid",
                      "Run 'mjtable config check --rules RULES' and fix the file, table and key it names "
                      "(the fault's detail names them too)."),
-    "E04": FaultInfo("E04", R, "lid open while motors could run",
-                     "Close the service lid; the table resumes by itself."),
+    "E04": FaultInfo("E04", H, "lid open while motors could run",
+                     "Close the service lid, then press a lift key to resume (closing the lid never restarts a motor "
+                     "by itself)."),
+    "E05": FaultInfo("E05", H, "panel key held too long (stuck)",
+                     "Free the key named in the fault (stuck, or something resting on it); it is ignored until it "
+                     "comes up, then a lift key resumes. Replace the key if it sticks again."),
     "E10": FaultInfo("E10", L, "centre lift: up sensor not reached",
                      "Look for tiles under the centre island; check the up sensor and the lift motor."),
     "E11": FaultInfo("E11", L, "centre lift: down sensor not reached",
@@ -56,9 +76,9 @@ _TABLE: dict[str, FaultInfo] = {
                      "Turn the disk by hand: a tile wedged under the ring or a slipping belt stops it."),
     "E61": FaultInfo("E61", R, "stacking too slow (over the cycle limit)",
                      "Tiles feed slowly: clean the magnet ring and the feed ramps; learn nominal times again."),
-    "E62": FaultInfo("E62", R, "tiles missing: the set ran out before the walls were complete",
+    "E62": FaultInfo("E62", H, "tiles missing: the set ran out before the walls were complete",
                      "Count the set; add the missing tile (both lift keys pause the table for it)."),
-    "E63": FaultInfo("E63", R, "too many tiles: a side over its target",
+    "E63": FaultInfo("E63", H, "too many tiles: a side over its target",
                      "Remove the extra tile from the set; check the side's tile counter optic."),
     "E70": FaultInfo("E70", R, "dice motor or dice sensor fault",
                      "Check the dice dome for an obstruction and the dice motor relay."),
@@ -72,6 +92,14 @@ _TABLE: dict[str, FaultInfo] = {
                      "Tags were lost on the line; check the reader cable for noise."),
     "E90": FaultInfo("E90", L, "over-temperature / motor duty protection",
                      "Let the table cool; a motor ran longer than its duty limit allows."),
+    "E98": FaultInfo("E98", L, "table database unavailable (a write failed, or an unreadable database was moved "
+                                "aside)",
+                     "The SD card or its file system failed, or the database could not be read and was moved aside "
+                     "(the fault names both files): check the card ('dmesg', 'df'), replace it if this comes back; "
+                     "send the moved file with the log. The table runs from a fresh database after the acknowledge."),
+    "E99": FaultInfo("E99", L, "controller software error",
+                     "A bug in the controller, not a hardware fault: send the log ('journalctl -u mjtable', it has "
+                     "the traceback) to the firmware team, then acknowledge; the table re-homes and carries on."),
 }
 _TABLE.update(_side(20, L, "wall lift side {side}: home not reached, or switch stuck",
                     "Check side {side}'s wall lift cam for a tile and its home switch."))
@@ -88,7 +116,7 @@ _TABLE.update(_side(50, L, "side {side} feed-full sensor stuck",
 class FaultCode(str, enum.Enum):
     """Every fault code of the table, by its panel code."""
 
-    E01 = "E01"; E02 = "E02"; E03 = "E03"; E04 = "E04"  # noqa: E702
+    E01 = "E01"; E02 = "E02"; E03 = "E03"; E04 = "E04"; E05 = "E05"  # noqa: E702
     E10 = "E10"; E11 = "E11"; E12 = "E12"  # noqa: E702
     E21 = "E21"; E22 = "E22"; E23 = "E23"; E24 = "E24"  # noqa: E702
     E31 = "E31"; E32 = "E32"; E33 = "E33"; E34 = "E34"  # noqa: E702
@@ -98,6 +126,7 @@ class FaultCode(str, enum.Enum):
     E70 = "E70"
     E80 = "E80"; E81 = "E81"; E82 = "E82"; E83 = "E83"  # noqa: E702
     E90 = "E90"
+    E98 = "E98"; E99 = "E99"  # noqa: E702
 
     @property
     def info(self) -> FaultInfo:
@@ -153,6 +182,35 @@ class Fault:
     def __str__(self) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in self.detail.items())
         return f"{self.code.value} {self.code.text} [{self.source}{': ' + extra if extra else ''}]"
+
+
+FaultHandler = Callable[[Fault], None]
+
+
+class FaultReporter:
+    """The one way out for a fault: a direct call to whoever keeps the table safe, then the bus.
+
+    The handler (the controller's fault policy) changes the state, the outputs
+    and the lamps and persists the fault before :meth:`report` returns;
+    observers (the log, reports, diagnostics, telemetry) hear of it on the bus
+    afterwards and nothing on the safety path waits for them.  Without a
+    handler (mechanisms on a test bench) the fault is only logged and
+    published.
+    """
+
+    def __init__(self, bus: "EventBus") -> None:
+        self.bus = bus
+        self._handler: FaultHandler | None = None
+
+    def attach(self, handler: FaultHandler) -> None:
+        self._handler = handler
+
+    def report(self, fault: Fault) -> None:
+        level = logging.WARNING if fault.tier is FaultTier.RECOVERABLE else logging.ERROR
+        log.log(level, "%s (%s) hint: %s", fault, fault.tier.value, fault.code.hint)
+        if self._handler is not None:
+            self._handler(fault)
+        self.bus.publish("fault", fault=fault)
 
 
 class TableError(Exception):

@@ -7,7 +7,21 @@ hand work over with :meth:`Loop.post`, which is thread-safe.
 
 Two implementations share the :class:`Loop` protocol: :class:`RealTimeLoop`
 here, which runs on the table, and ``sim.virtual_loop.VirtualLoop``, which
-jumps from timer to timer for tests and the simulator.
+jumps from timer to timer for tests and the simulator.  They share two rules,
+so that the simulator runs what the table runs:
+
+* **Order.** Posted callbacks run first, one at a time; a due timer runs only
+  when nothing posted waits.  A posted callback is an input that has already
+  happened (a sensor edge, a serial reply, a technician's request); a timer is
+  the controller's own deadline.  Taking inputs first means a home sensor
+  that arrived in time is never judged late by the timeout due at the same
+  instant, and an interlock's edge stops the motors before a timer can start
+  another movement.
+* **Exceptions.** :func:`run_callback` runs every callback: with an
+  ``on_error`` handler (the controller's: every output safe, E99 latched) an
+  exception goes to the handler and the loop goes on; without one it
+  propagates and ends the loop (tests fail loudly; a service without a
+  controller exits and systemd restarts it).
 """
 
 from __future__ import annotations
@@ -43,6 +57,8 @@ class Handle:
 
 class Loop(Protocol):
     """What the firmware may use of a loop."""
+
+    on_error: "ErrorHandler | None"       # the exception policy; the controller installs its own
 
     def now(self) -> float:
         """Seconds since the loop started (monotonic)."""
@@ -85,13 +101,17 @@ class TimerHeap:
         return sum(1 for _, _, h in self._heap if not h.cancelled)
 
 
-def run_callback(handle_or_fn: Callable[..., Any], args: tuple) -> None:
-    """Run one callback; an exception is logged, never kills the loop."""
-    try:
-        handle_or_fn(*args)
-    except Exception:  # noqa: BLE001 - the loop must survive a bad callback
-        log.exception("callback %r failed", handle_or_fn)
+ErrorHandler = Callable[[BaseException, Callable[..., Any]], None]
 
+
+def run_callback(fn: Callable[..., Any], args: tuple, on_error: ErrorHandler | None) -> None:
+    """Run one callback under the loop's exception policy (see the module's docstring)."""
+    try:
+        fn(*args)
+    except Exception as exc:
+        if on_error is None:
+            raise
+        on_error(exc, fn)
 
 
 class RealTimeLoop:
@@ -100,7 +120,8 @@ class RealTimeLoop:
     ``clock`` is a zero-argument function returning monotonic seconds; the
     composition root passes ``time.monotonic`` so that this module never reads
     the clock by itself.  The loop blocks on its queue until the next timer is
-    due, so posted callbacks run with no polling delay.
+    due, so posted callbacks run with no polling delay.  ``on_error`` is the
+    exception policy (see the module's docstring).
     """
 
     def __init__(self, clock: Callable[[], float]) -> None:
@@ -110,6 +131,7 @@ class RealTimeLoop:
         self._posted: queue.SimpleQueue[tuple[Callable[..., Any], tuple]] = queue.SimpleQueue()
         self._running = False
         self._thread: threading.Thread | None = None
+        self.on_error: ErrorHandler | None = None
 
     def now(self) -> float:
         return self._clock() - self._epoch
@@ -138,15 +160,18 @@ class RealTimeLoop:
         self._thread = threading.current_thread()
         self._running = True
         while self._running:
-            now = self.now()
-            handle = self._timers.pop_due(now)
-            if handle is not None:
-                run_callback(handle.fn, handle.args)
-                continue
-            next_when = self._timers.next_time()
-            wait_s = None if next_when is None else max(0.0, next_when - now)
             try:
-                fn, args = self._posted.get(timeout=wait_s)
+                fn, args = self._posted.get_nowait()         # inputs first (see the module's docstring)
             except queue.Empty:
-                continue
-            run_callback(fn, args)
+                now = self.now()
+                handle = self._timers.pop_due(now)
+                if handle is not None:
+                    fn, args = handle.fn, handle.args
+                else:
+                    next_when = self._timers.next_time()
+                    wait_s = None if next_when is None else max(0.0, next_when - now)
+                    try:
+                        fn, args = self._posted.get(timeout=wait_s)
+                    except queue.Empty:
+                        continue
+            run_callback(fn, args, self.on_error)

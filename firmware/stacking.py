@@ -6,7 +6,10 @@ full (back-pressure).  The cycle watches the whole: no tile anywhere for
 ``tiles_out_s`` while the disk turns means the set ran out (E62); one side
 without tiles while the others progress is starved (E41..E44, reported,
 stacking goes on); a cycle past ``cycle_limit_s`` is too slow (E61, reported).
-A fault of a mechanism stops every motor of the cycle and ends it.
+A fault of a mechanism stops every motor of the cycle and ends it.  The
+owner hears of every counted tile and every stack through ``on_tile`` and
+``on_stack`` (direct calls, in that order, before observers hear of them on
+the bus): that is what it persists and reads tags against.
 """
 
 from __future__ import annotations
@@ -41,12 +44,19 @@ class CycleResult:
         return self.finished_s - self.started_s
 
 
+TileCallback = Callable[[int, int, float], None]    # (side, count, at_s)
+StackCallback = Callable[[int, int], None]          # (side, stacked tiles)
+
+
 class StackingCycle:
     def __init__(self, table: Table, target_tiles: int, done: Callable[[CycleResult], None],
-                 progress: list[tuple[int, int]] | None = None, probe: bool = False) -> None:
+                 progress: list[tuple[int, int]] | None = None, probe: bool = False,
+                 on_tile: TileCallback | None = None, on_stack: StackCallback | None = None) -> None:
         """``progress``: per side (counted, stacked) to continue an interrupted cycle.  ``probe``: the disk
         may be empty (the centre was opened to load); no tile at all then ends the cycle without a fault."""
         self.probe = probe
+        self.on_tile = on_tile
+        self.on_stack = on_stack
         self.progress = progress or [(0, 0)] * len(table.heads)
         self.table = table
         self.loop = table.loop
@@ -64,8 +74,11 @@ class StackingCycle:
         self._starve: dict[int, Handle] = {}
         self._starve_reported: set[int] = set()
 
-    def start(self) -> None:
+    def start(self) -> bool:
+        """Open the gates and run; False (nothing moved) when the safety supervisor refuses."""
         t = self.table
+        if not t.safety.may_move("stacking"):
+            return False            # an interlock holds: the fault policy stops the table (nothing opened)
         self.running = True
         self.started_s = self.loop.now()
         t.bus.publish("stacking.start", target_tiles=self.target_tiles)
@@ -79,15 +92,17 @@ class StackingCycle:
             head.start(self.target_tiles, counted, stacked)
         if all(h.complete for h in t.heads):
             self.loop.call_later(0.0, self._finish, None)
-            return
+            return True
         t.turntable.on_fault = self._fault
         self._timers["cycle"] = self.loop.call_later(self.limits.cycle_limit_s, self._too_slow)
         if not self._full:
             self._run_disk()
+        return True
 
     # -- disk and back-pressure --------------------------------------------
     def _run_disk(self) -> None:
-        self.table.turntable.start()
+        if not self.table.turntable.start():
+            return                  # refused by an interlock: the fault policy stops the table
         self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
         for head in self.table.heads:
             if head.active and head.side not in self._starve:
@@ -127,6 +142,8 @@ class StackingCycle:
 
     # -- progress ------------------------------------------------------------
     def _tile(self, side: int, count: int) -> None:
+        if self.on_tile is not None:
+            self.on_tile(side, count, self.loop.now())
         self.table.bus.publish("stacking.tile", side=side, count=count)
         self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
         self._starve_reported.discard(side)
@@ -138,6 +155,8 @@ class StackingCycle:
                 timer.cancel()
 
     def _stack(self, side: int, index: int, tiles: int) -> None:
+        if self.on_stack is not None:
+            self.on_stack(side, self.table.heads[side].stacked_tiles)
         self.table.bus.publish("stacking.stack", side=side, index=index, tiles=tiles,
                                stacked=self.table.heads[side].stacked_tiles)
 
@@ -180,16 +199,15 @@ class StackingCycle:
 
     # -- outcome ---------------------------------------------------------------
     def _report(self, fault: Fault) -> None:
-        log.warning("%s", fault)
         self.reported.append(fault)
-        self.table.bus.publish("fault", fault=fault)
+        self.table.faults.report(fault)
 
     def _fault(self, fault: Fault) -> None:
         if not self.running:
             return
+        log.info("stacking stopped: %s", fault.code.value)
         if fault.source == "stacking":
-            self.table.bus.publish("fault", fault=fault)
-        log.error("stacking stopped: %s", fault)
+            self.table.faults.report(fault)     # (the fault policy stops the cycle: no result then)
         self._finish(fault)
 
     def pause(self) -> None:

@@ -7,7 +7,8 @@ set, a worn mechanism (``wear:lift1=2.5``) moves that many times slower.
 the 2nd stacking cycle starts, ``@hand3``); without it the fault is there
 from the start.  Reader faults act on the simulated reader board and
 its cable (noise, dropped frames, an unplugged port, a dead antenna);
-``power-cut`` is applied by the run harness.
+``disk-fail`` makes the controller's SD card refuse writes; ``power-cut``
+(which needs ``@WHEN``) is applied by the run harness.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 KINDS = ("jam", "wear", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
          "unknown-tile", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna", "power-cut",
-         "brownout", "lid-open")
+         "brownout", "lid-open", "disk-fail")
 WORLD = ("jam", "wear", "stall", "stuck-on", "stuck-off", "missing-tile", "extra-tile", "foreign-tile",
-         "unknown-tile", "brownout", "lid-open", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna")
+         "unknown-tile", "brownout", "lid-open", "rfid-noise", "rfid-drop", "rfid-disconnect", "antenna", "disk-fail")
 _SPEC = re.compile(r"^(?P<kind>[a-z-]+)(?::(?P<target>[a-z_]*\d?))?(?:@(?P<when>[a-z0-9.]+))?"
                    r"(?:=(?P<value>[^=]+))?$")
 _WHEN_TIME = re.compile(r"^(\d+(?:\.\d+)?)s$")
@@ -71,6 +72,8 @@ def parse_fault(text: str) -> FaultSpec:
             raise FaultSpecError(f"bad time {when!r} in {text!r}: use @95s, @stacking2 or @hand3")
     if kind in ("jam", "wear", "stall", "stuck-on", "stuck-off", "antenna") and not target:
         raise FaultSpecError(f"{kind} needs a target, e.g. {kind}:stacker2")
+    if kind == "power-cut" and not when:
+        raise FaultSpecError(f"{text!r}: a power cut needs a time or an event, e.g. power-cut@95s or power-cut@hand2")
     if kind in ("missing-tile", "extra-tile") and not value:
         raise FaultSpecError(f"{kind} needs a tile, e.g. {kind}=5m")
     if kind in ("missing-tile", "extra-tile"):
@@ -127,6 +130,8 @@ def _apply_now(world: "TableWorld", spec: FaultSpec) -> None:
     elif kind == "brownout":
         world.supply_ok.stick(False)
         world.loop.call_later(spec.duration_s or 0.5, world.supply_ok.stick, None)
+    elif kind == "disk-fail":
+        world.storage.failing = True       # the SD card refuses writes from now on (a technician replaces it)
     elif kind == "lid-open":
         if world.lid is None:
             raise FaultSpecError("this table model has no lid sensor")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from firmware.game.hand import HandPlay, Phase
 from firmware.game.referee import Referee
-from firmware.game.scoreboard import HandRecord, Scoreboard
+from firmware.game.scoreboard import START_CHIPS, HandRecord
 from firmware.tiles.dealing import deal
 from firmware.tiles.wall import Wall
 from sim.players import SimPlayer
@@ -38,7 +38,10 @@ class GameRunner:
         self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.referee)
                         for side in range(SIDES)]
         self.turn_s = turn_s
-        self._fallback = Scoreboard.new(run.rules.rules.name, run.rules.scoreboard.chips)
+        start = run.rules.scoreboard.chips
+        self._last_chips = [start if start is not None else START_CHIPS.get(run.rules.rules.name, 500)] * SIDES
+        self._delivered = 0            # the last hand the controller took the verdict of
+        self.hands_recorded = 0
         self.play: HandPlay | None = None
         self.hand_no = 0
         self.dealer = 0
@@ -47,9 +50,11 @@ class GameRunner:
         self.false_wins = 0
 
     @property
-    def scoreboard(self) -> Scoreboard:
-        """The controller's scoreboard (it lives in the table database)."""
-        return self.run.controller.scoreboard if self.run.controller is not None else self._fallback
+    def chips(self) -> list[int]:
+        """The chips on the controller's scoreboard (the last known while its power is off)."""
+        if self.run.controller is not None:
+            self._last_chips = list(self.run.controller.scoreboard.chips)
+        return self._last_chips
 
     # -- a hand ---------------------------------------------------------------------
     def on_deal(self, event) -> None:
@@ -94,7 +99,7 @@ class GameRunner:
         seat = self.play.seats[side]
         discarder = self.play.last_discard[0] if self.play.last_discard else None
         if self.rules.rules.name == "competition" and discarder is not None \
-                and self.scoreboard.chips[discarder] <= 0:
+                and self.chips[discarder] <= 0:
             return False                    # winning off a player with no chips is not allowed
         trial = list(seat.hand) + [tile]
         if sum(1 for _ in trial) + 3 * len(seat.melds) != 14:
@@ -130,7 +135,8 @@ class GameRunner:
             self_drawn = result.discarder is None
             win = play.win_for(side, tile, self_drawn, kong_win=result.flags.get("kong_win", False))
             discarder_wind = None if self_drawn else (result.discarder - self.dealer) % SIDES
-            chips_by_wind = [self.scoreboard.chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
+            chips = self.chips
+            chips_by_wind = [chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
             open_winds = frozenset(s.wind for s in play.seats if s.opened)
             streak = self.run.controller.book.dealer_streak if self.run.controller else 0
             melds_by_wind = [list(play.seats[(w + self.dealer) % SIDES].melds) for w in range(SIDES)]
@@ -157,10 +163,18 @@ class GameRunner:
         self._report(winner_side, record)
 
     def _report(self, winner_side: int | None, record: HandRecord) -> None:
-        """Give the verdict to the controller; during a power cut, wait for it to come back."""
-        if self.run.controller is None:
-            self.loop.call_later(1.0, self._report, winner_side, record)
+        """Give the verdict to the controller (an input on its loop); during a power cut, or if the power
+        went before the controller took it, give it again when it is back (recording it twice is refused)."""
+        if self._delivered >= record.hand:
+            self.run.players.finish_hand()
             return
+        if self.run.controller is not None:
+            self.run.fw_loop.post(self._deliver, winner_side, record)
+        self.loop.call_later(1.0, self._report, winner_side, record)
+
+    def _deliver(self, winner_side: int | None, record: HandRecord) -> None:
+        assert self.run.controller is not None
         self.run.controller.hand_result(winner_side, record)
-        self._fallback = self.run.controller.scoreboard
-        self.run.players.finish_hand()
+        if not self.run.controller.store.failing and record.hand > self._delivered:
+            self._delivered = record.hand
+            self.hands_recorded += 1

@@ -14,8 +14,8 @@ from firmware.events import Event, EventBus
 from firmware.reader.driver import LinkState
 from firmware.reader.verify import Verification
 from firmware.reader.wall_map import WallRead
+from firmware.faults import Fault
 from firmware.reader.wall_session import WallSession
-from firmware.safety import SafetySupervisor
 from firmware.stacking import CycleResult, StackingCycle
 from firmware.table import Table
 from sim.backend import SimBackend
@@ -36,25 +36,33 @@ class SimTable:
         self.events: list[Event] = []
         self.bus.subscribe("", self.events.append)
         self.table = Table(self.cfg, self.backend, self.loop, self.bus, random.Random(seed + 1))
-        self.safety = SafetySupervisor(self.table)
+        self.safety = self.table.safety
+        self._cycle: StackingCycle | None = None
+        self.table.faults.attach(self._bench_fault)
         apply_faults(self.world, faults or [])
 
     def faults(self) -> list:
         return [e.data["fault"] for e in self.events if e.topic == "fault"]
 
-    def stack_set(self, set_id: str = "A", timeout_s: float = 300.0) -> CycleResult:
+    def stack_set(self, set_id: str = "A", timeout_s: float = 300.0, on_tile=None) -> CycleResult:
         """Load a set onto the disk and run one stacking cycle to its end."""
         results: list[CycleResult] = []
         self.world.load_set(set_id)
         self.world.event("stacking")
-        cycle = StackingCycle(self.table, self.cfg.tiles_per_side, results.append)
-        self.safety.on_trip.append(cycle.fail)
+        cycle = StackingCycle(self.table, self.cfg.tiles_per_side, results.append,
+                              on_tile=None if on_tile is None else lambda side, count, at_s: on_tile(side, at_s))
+        self._cycle = cycle
         try:
             cycle.start()
             self.loop.run_until(lambda: bool(results), timeout_s)
         finally:
-            self.safety.on_trip.remove(cycle.fail)
+            self._cycle = None
         return results[0]
+
+    def _bench_fault(self, fault: Fault) -> None:
+        """No controller on the bench: a fault that stops the table ends the cycle under test."""
+        if fault.tier.stops_table and self._cycle is not None:
+            self._cycle.fail(fault)
 
     def start_reader(self, timeout_s: float = 5.0) -> bool:
         """Start the reader driver and run until its link is up (False if it did not come up)."""
@@ -72,10 +80,10 @@ class SimTable:
             self.start_reader()
         cfg = self.cfg
         read = WallRead(cfg.tiles_per_side, cfg.wall, cfg.reader.match_tolerance_s)
-        session = WallSession(self.loop, self.bus, self.table.reader, self.world.registry, set_id,
+        session = WallSession(self.loop, self.table.faults, self.table.reader, self.world.registry, set_id,
                               self.world.tile_set, read, cfg.reader.verification == "competition")
         session.start()
-        result = self.stack_set(set_id, timeout_s)
+        result = self.stack_set(set_id, timeout_s, on_tile=session.tile_counted)
         verified: list[Verification] = []
         session.finish(verified.append)
         self.loop.run_until(lambda: bool(verified), 5.0)

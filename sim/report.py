@@ -37,9 +37,9 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     verified = [e for e in events if e.topic == "wall.verified"]
     counters = run.table.reader.counters
     game = run.game
-    scoreboard = game.scoreboard if game is not None else (run.controller.scoreboard if run.controller else None)
+    scoreboard = run.controller.scoreboard if run.controller else None
     start_hand = getattr(run, "start_hand", 0)
-    history = [h for h in (scoreboard.history if scoreboard is not None else []) if h.hand > start_hand]
+    history = scoreboard.hands(since=start_hand) if scoreboard is not None else []
     wins = game.wins if game is not None else []
     faults = run.store.faults() if run.controller else []
     return {
@@ -51,7 +51,9 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "false_wins": game.false_wins if game is not None else 0,
         "wins": wins,
         "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
-        "chips_conserved": scoreboard.conserved if scoreboard is not None else True,     # the whole database
+        # checked on the stored rows, independently of how they were recorded: every hand's payments sum to
+        # zero and each side's chips are its start plus its payments
+        "chips_conserved": scoreboard.conserved() if scoreboard is not None else False,
         "cycle": {"sets_stacked": len(stack_s), "stack_s": _stats(stack_s),
                   "wait_for_ready_s": _stats(waits, p95=False)},
         "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,

@@ -4,8 +4,11 @@ They do what the table needs from people: pour the sets in at the start,
 throw the dice when asked, push the used set into the open centre, take the
 tiles the controller names out of rejected walls (E82) and return them to
 their own set, pick stray tiles off a disk before pouring a set onto it, put
-a missing tile back when the table asks (E62), resume after a hold, and, as
-a technician, acknowledge latched faults.  Without the game (``hand_s``) a
+a missing tile back when the table asks (E62), resume after a hold (again,
+a while later, when the table keeps holding because its cause is still
+there: the lid, a stuck key), and, as a technician, fix what keeps the table
+held or latched and acknowledge latched faults.  A lift key that does not
+work (stuck) makes them use the other one.  Without the game (``hand_s``) a
 hand is a timed wait: after ``hand_s`` someone presses a lift key to end it.
 Used only by the simulator and its tests.
 """
@@ -63,6 +66,11 @@ class TablePeople:
             self.rejected_set = event.data["set_id"]
         elif event.topic == "dice.waiting":
             self._later(self.reaction_s, self._read_dice)
+        elif event.topic == "hold.kept":
+            self.holds_in_a_row += 1            # the cause is still there: look again a while later
+            self._later(self.reaction_s * 3, self._resume_after_hold)
+        elif event.topic == "controller.ack_refused" and self.auto_ack_s is not None:
+            self._later(self.auto_ack_s, self._technician_ack)
 
     def _later(self, delay_s: float, fn, *args) -> None:
         gen = self._gen
@@ -102,6 +110,8 @@ class TablePeople:
         return lamps[0] if len(lamps) == 1 else self.dealer
 
     def _press(self, key: str) -> None:
+        if key == "key_lift0" and self.world.keys[key].stuck is not None:
+            key = "key_lift1"                   # that key does nothing: the other one
         self.world.press(key)
 
     def _fix_rejected_walls(self) -> None:
@@ -185,10 +195,13 @@ class TablePeople:
         # E62: the players find the missing tile and put it back through the centre first.
         world = self.world
         if self.holds_in_a_row >= CALL_TECHNICIAN_AFTER:
-            # the same hold again and again: a sensor, not a tile; the technician finds it
+            # the same hold again and again: a sensor, not a tile; the technician finds it and, a moment
+            # later (a key just freed needs to come up first), resumes
             world.repair()
             self.technician_visits += 1
             self.holds_in_a_row = 0
+            self._later(self.reaction_s, self._press, "key_lift0")
+            return
         missing = world.removed_tiles
         if missing:
             world.turntable.load([missing.pop(0)])
@@ -210,6 +223,8 @@ class TablePeople:
         self._press("key_lift0")
 
     def _technician_ack(self) -> None:
+        if self.state is not S.LATCHED:
+            return
         self.world.repair()
         self.technician_visits += 1
         self.world.keys["key_lift0"].set(True)

@@ -18,10 +18,9 @@ from pathlib import Path
 from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.controller.controller import Controller
 from firmware.controller.states import TableState
-from firmware.controller.store import TableStore
+from firmware.controller.store import open_table_store
 from firmware.events import Event, EventBus
 from firmware.rules.ruleset import RuleSetConfig, load_ruleset
-from firmware.safety import SafetySupervisor
 from firmware.table import Table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
@@ -71,8 +70,9 @@ class SimRun:
                 if spec.at_s is not None:
                     self.loop.call_at(spec.at_s, self.power_cut, spec.duration_s or 2.0)
                 elif spec.event is not None:
+                    # (the event is announced from inside the controller: the power goes right after that step)
                     self.world.on_event(spec.event[0], spec.event[1],
-                                        lambda s=spec: self.power_cut(s.duration_s or 2.0))
+                                        lambda s=spec: self.loop.call_later(0.0, self.power_cut, s.duration_s or 2.0))
         if service:
             # a technician holds both lift keys while the table is switched on: service mode
             for key in ("key_lift0", "key_lift1"):
@@ -101,12 +101,20 @@ class SimRun:
             self.bus.subscribe("deal", self.game.on_deal)
         self.bus.subscribe("controller.state", self._maybe_cut)
         self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
-        self.safety = SafetySupervisor(self.table)
-        self.store = TableStore(self.state_path)
-        self.controller = Controller(self.table, self.store, self.world.registry, self.rules, self.safety,
-                                     random.Random(self.seed * 13 + self.boots))
-        self.players.enter_dice = self.controller.enter_dice
+        self.safety = self.table.safety
+        self.store, problem = open_table_store(self.state_path, connect=self.world.storage.connect)
+        self.controller = Controller(self.table, self.store, self.world.registry, self.rules,
+                                     random.Random(self.seed * 13 + self.boots), store_problem=problem)
+        self.players.enter_dice = self.tell_controller(Controller.enter_dice)
         self.controller.start()
+
+    def tell_controller(self, method):
+        """A call from the people at the table into the controller, as the real table gets it: an input
+        handled on the controller's loop (under its exception policy), dropped while the power is off."""
+        def call(*args) -> None:
+            if self.controller is not None:
+                self.fw_loop.post(method, self.controller, *args)
+        return call
 
     def _maybe_cut(self, event: Event) -> None:
         state = event.data["state"]
@@ -144,6 +152,14 @@ class SimRun:
     def run_until(self, done, timeout_s: float) -> None:
         self.loop.run_until(done, timeout_s)
 
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """If the run ended with the power off (a cut near its end), let the controller come back."""
+        if self.controller is None:
+            try:
+                self.loop.run_until(lambda: self.controller is not None, timeout_s)
+            except SimTimeout:
+                pass
+
     def serve_diag(self, path, group: str | None = None):
         """Open the technician's socket for this simulated table (``mjtable diag --socket PATH``):
         requests are answered on the virtual loop by whichever controller is powered now."""
@@ -154,7 +170,7 @@ class SimRun:
             if self.controller is None:
                 reply({"ok": False, "error": "the table is switched off (power cut)"})
             else:
-                DiagCommands(self.controller).handle(request, reply)
+                self.fw_loop.post(DiagCommands(self.controller).handle, request, reply)
 
         server = DiagSocketServer(path, self.loop.post, handle, group=group)
         server.start()

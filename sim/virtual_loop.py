@@ -1,9 +1,10 @@
 """Virtual time: a loop that jumps straight to the next timer.
 
-Same protocol as ``firmware.loop.RealTimeLoop``.  ``now()`` only changes when
-the loop pops a timer, ties run in insertion order, and posted callbacks run
-before time advances, so a run is deterministic for a seed and a simulated
-stacking cycle of half a minute takes milliseconds.  ``pace`` > 0 slows the
+Same protocol, ordering and exception policy as
+``firmware.loop.RealTimeLoop`` (posted callbacks first, then one due timer;
+``on_error`` or propagate).  ``now()`` only changes when the loop pops a
+timer and ties run in insertion order, so a run is deterministic for a seed
+and a simulated stacking cycle of half a minute takes milliseconds.  ``pace`` > 0 slows the
 run to that factor of real time for demonstrations (the only place outside
 the composition root that may sleep, and only when asked).
 """
@@ -14,7 +15,7 @@ import collections
 import logging
 from typing import Any, Callable
 
-from firmware.loop import Handle, TimerHeap
+from firmware.loop import ErrorHandler, Handle, TimerHeap, run_callback
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class VirtualLoop:
         self._timers = TimerHeap()
         self._posted: collections.deque[tuple[Callable[..., Any], tuple]] = collections.deque()
         self.pacer: Callable[[float], None] | None = None  # called with the next time before each jump
+        self.on_error: ErrorHandler | None = None   # None: a failing callback propagates (a test fails)
 
     def now(self) -> float:
         return self._now
@@ -54,7 +56,7 @@ class VirtualLoop:
         """Run one posted callback or the next timer; False when nothing is due."""
         if self._posted:
             fn, args = self._posted.popleft()
-            fn(*args)
+            run_callback(fn, args, self.on_error)
             return True
         when = self._timers.next_time()
         if when is None or (deadline_s is not None and when > deadline_s):
@@ -66,7 +68,7 @@ class VirtualLoop:
         handle = self._timers.pop_due(when)
         assert handle is not None
         self._now = when
-        handle.fn(*handle.args)
+        run_callback(handle.fn, handle.args, self.on_error)
         return True
 
     def run_until(self, done: Callable[[], bool], timeout_s: float) -> float:
@@ -100,13 +102,17 @@ class ScopedLoop:
 
     A simulated power cut kills the controller process, not the table: the
     world's motors, sensors and tiles keep their timers, while every timer
-    and posted callback the firmware made is cancelled (``kill``).
+    and posted callback the firmware made is cancelled (``kill``).  The
+    firmware's callbacks run under the firmware's exception policy
+    (``on_error``, the controller's E99), the world's under the virtual
+    loop's own (a bug in the simulator propagates).
     """
 
     def __init__(self, loop: VirtualLoop) -> None:
         self._loop = loop
         self._handles: list[Handle] = []
         self.alive = True
+        self.on_error: ErrorHandler | None = None
 
     def now(self) -> float:
         return self._loop.now()
@@ -127,7 +133,7 @@ class ScopedLoop:
 
     def _guard(self, fn: Callable[..., Any], *args: Any) -> None:
         if self.alive:
-            fn(*args)
+            run_callback(fn, args, self.on_error)
 
     def kill(self) -> None:
         self.alive = False

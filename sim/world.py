@@ -27,6 +27,7 @@ from sim.models.turntable import TurntableModel
 from firmware.reader.registry import TileRegistry, load_table_registry
 from sim.reader_board import ReaderBoard
 from sim.reader_line import ReaderLine
+from sim.storage import SimStorage
 from sim.tileset import SimTile, generated_registry, physical_set, shuffled
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ class TableWorld:
         self.reader = ReaderBoard(loop, self.reader_line, field=self._antenna_field)
         for head in self.heads:
             head.on_tile.append(lambda side, tile: self.reader.tile_passed(side, tile.uid))
+        self.storage = SimStorage()             # the controller's SD card (a fault can make it fail)
         self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
         self.event_counts: dict[str, int] = {}
 
@@ -182,6 +184,7 @@ class TableWorld:
             if sensor.stuck is not None:
                 sensor.stick(None)
         self.dice.jammed = False
+        self.storage.repair()
         for head in self.heads:
             head.gate_stuck_open = False
             # tiles that passed a dead counter optic are not in the controller's count: back onto the disk

@@ -267,7 +267,7 @@ def test_fault_combinations_found_by_random_runs_complete(seed, rules, specs):
     """Random fault combinations once left the table holding or latched for good; each now completes."""
     run = SimRun(rules=rules, seed=seed, faults=[parse_fault(s) for s in specs], hands=4, play=True)
     assert run.run(timeout_s=4 * 900 + 600)
-    assert run.game.scoreboard.conserved and len(run.game.scoreboard.history) == 4
+    assert run.controller.scoreboard.conserved() and len(run.controller.scoreboard.hands()) == 4
     run.close()
 
 

@@ -282,7 +282,7 @@ def test_judge_reads_the_winners_pad_and_records_the_verdict():
     assert a["ok"] and a["legal"] and a["recorded"] and "花龙" in [f["name"] for f in a["fans"]]
     assert sum(a["payments"].values()) == 0 and a["payments"][f"side{winner}"] > 0
     assert a["payments"][f"side{discarder}"] < min(a["payments"][f"side{s}"] for s in range(4) if s != discarder)
-    history = run.controller.scoreboard.history
+    history = run.controller.scoreboard.hands()
     assert history[-1].winners == [winner] and history[-1].payments == [a["payments"][f"side{s}"] for s in range(4)]
     run.close()
 

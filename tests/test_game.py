@@ -81,25 +81,36 @@ def test_a_false_win_pays_its_penalty_and_a_dead_hand_may_not_claim():
 
 def test_the_scoreboard_refuses_unbalanced_payments_and_survives_in_the_database(tmp_path):
     from firmware.controller.store import TableStore
-    board = Scoreboard.new("competition")
+    store = TableStore(tmp_path / "t.db")
+    board = Scoreboard(store, "competition")
     assert board.chips == [100] * 4
-    board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
+    assert board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
+    assert not board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))    # never counted twice
     with pytest.raises(ValueError):
         board.record(HandRecord(2, 0, [1], False, [-20, 50, -20, -20]))
-    store = TableStore(tmp_path / "t.db")
-    board.save(store)
     store.close()
-    again = Scoreboard.load(TableStore(tmp_path / "t.db"), "competition")
-    assert again.chips == [80, 160, 80, 80] and again.history[0].winners == [1]
+    again = Scoreboard(TableStore(tmp_path / "t.db"), "competition")
+    assert again.chips == [80, 160, 80, 80] and again.hands()[0].winners == [1] and again.conserved()
+
+
+def test_conservation_is_checked_on_the_stored_rows(tmp_path):
+    """A settlement that lost money on the way would fail the check, not pass it by construction."""
+    from firmware.controller.store import TableStore
+    store = TableStore(tmp_path / "t.db")
+    board = Scoreboard(store, "mcr")
+    board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
+    assert board.conserved()
+    store._db.execute("UPDATE payments SET amount = amount - 1 WHERE side = 1")     # a lost chip
+    assert not board.conserved()
 
 
 @pytest.mark.parametrize("rules", ["mcr", "competition", "liaoning", "jinzhou"])
 def test_sixteen_real_hands_per_rule_set(rules):
     run = SimRun(rules=rules, hands=16, play=True, seed=2)
     assert run.run(timeout_s=60000)
-    board = run.game.scoreboard
-    assert len(board.history) == 16 and board.conserved
-    assert sum(board.chips) == 4 * board.new(rules).chips[0]
+    board = run.controller.scoreboard
+    assert len(board.hands()) == 16 and board.conserved()
+    assert sum(board.chips) == 4 * board.start_chips
     assert run.game.false_wins == 0
     if rules == "competition":
         assert min(board.chips) >= 0                     # the chips floor
@@ -111,7 +122,7 @@ def test_the_same_seed_plays_the_same_game():
     def game():
         run = SimRun(rules="mcr", hands=4, play=True, seed=9)
         run.run(timeout_s=30000)
-        out = ([h.payments for h in run.game.scoreboard.history], run.game.wins)
+        out = ([h.payments for h in run.controller.scoreboard.hands()], run.game.wins)
         run.close()
         return out
     assert game() == game()
@@ -159,11 +170,11 @@ def test_power_cuts_during_real_hands_lose_no_score():
     assert run.run(timeout_s=60000)
     run.run_until(lambda: run.controller is not None, 10)
     board = run.controller.scoreboard
-    assert [h.hand for h in board.history] == sorted({h.hand for h in board.history})
-    assert len(board.history) >= 6 and board.conserved and sum(board.chips) == 400
+    hands = [h.hand for h in board.hands()]
+    assert hands == sorted(set(hands))
+    assert len(hands) >= 6 and board.conserved() and sum(board.chips) == 400
     from firmware.controller.store import TableStore
-    from firmware.game.scoreboard import Scoreboard
-    again = Scoreboard.load(TableStore(run.state_path), "competition")
+    again = Scoreboard(TableStore(run.state_path), "competition")
     assert again.chips == board.chips
     run.close()
 

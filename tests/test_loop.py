@@ -67,11 +67,45 @@ def test_real_time_loop_runs_posts_from_other_threads_and_stops():
     assert seen[:2] == ["timer", "posted"]
 
 
-def test_real_time_loop_survives_a_failing_callback():
-    loop = RealTimeLoop(clock=lambda: 0.0)
-    seen = []
+@pytest.mark.parametrize("make", [lambda: RealTimeLoop(clock=lambda: 0.0), VirtualLoop], ids=["real", "virtual"])
+def test_a_failing_callback_goes_to_the_policy_and_the_loop_goes_on(make):
+    """The same exception policy in both loops: the handler gets the exception and the loop carries on."""
+    loop = make()
+    seen, errors = [], []
+    loop.on_error = lambda exc, fn: errors.append(type(exc).__name__)
     loop.post(lambda: 1 / 0)
     loop.post(seen.append, "after")
-    loop.post(loop.stop)
-    loop.run_forever()
-    assert seen == ["after"]
+    loop.call_later(0.0, lambda: {}["missing"])
+    loop.call_later(0.0, seen.append, "timer")
+    if isinstance(loop, RealTimeLoop):
+        loop.call_later(0.0, loop.stop)
+        loop.run_forever()
+    else:
+        loop.run_all()
+    assert errors == ["ZeroDivisionError", "KeyError"] and seen == ["after", "timer"]
+
+
+@pytest.mark.parametrize("make", [lambda: RealTimeLoop(clock=lambda: 0.0), VirtualLoop], ids=["real", "virtual"])
+def test_without_a_policy_a_failing_callback_propagates(make):
+    loop = make()
+    loop.post(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        loop.run_forever() if isinstance(loop, RealTimeLoop) else loop.run_all()
+
+
+@pytest.mark.parametrize("make", [lambda: RealTimeLoop(clock=lambda: 0.0), VirtualLoop], ids=["real", "virtual"])
+def test_posted_callbacks_run_before_due_timers_in_both_loops(make):
+    """One ordering in both loops: inputs that already happened (posted) before the deadlines due now."""
+    loop = make()
+    seen = []
+
+    def tick():
+        loop.call_later(0.0, seen.append, "timer")      # due now ...
+        loop.post(seen.append, "posted")                # ... but this input came in meanwhile
+    loop.call_later(0.0, tick)
+    if isinstance(loop, RealTimeLoop):
+        loop.call_later(0.0, lambda: loop.call_later(0.0, loop.stop))
+        loop.run_forever()
+    else:
+        loop.run_all()
+    assert seen == ["posted", "timer"]

@@ -31,7 +31,7 @@ def test_a_foreign_tile_rejects_the_walls_which_are_fixed_and_restacked():
         for stack in side:
             for tile in stack:
                 assert run.world.registry.lookup(tile.uid) is not None
-    assert run.game.scoreboard.conserved
+    assert run.controller.scoreboard.conserved()
     run.close()
 
 

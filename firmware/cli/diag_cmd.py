@@ -19,7 +19,7 @@ from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.diagnostics.reader_answers import antenna_place, ask_reader, reader_text
 from firmware.diagnostics.service_tests import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
 from firmware.events import EventBus
-from firmware.faults import FaultCode, TableError
+from firmware.faults import FaultCode, FaultReporter, TableError
 from firmware.reader.driver import LinkState, ReaderDriver, Reply
 from firmware.reader.enroll import Enrollment, feeding_order
 from firmware.reader.messages import ANTENNAS
@@ -144,8 +144,8 @@ class ReaderSession:
             r = self.cfg.reader
             self.loop = real_loop()
             self.bus = EventBus(self.loop.now)
-            self.reader = ReaderDriver(self.loop, lambda: open_serial(url, r.baud), r, self.bus, r.poll_s,
-                                       reconnect_max_s=r.reconnect_max_s)
+            self.reader = ReaderDriver(self.loop, lambda: open_serial(url, r.baud), r, FaultReporter(self.bus),
+                                       r.poll_s, reconnect_max_s=r.reconnect_max_s)
             self.where = f"reader on {url}"
         self.reader.start()
         try:

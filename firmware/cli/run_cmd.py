@@ -47,11 +47,10 @@ class HardwareTable:
     def __init__(self, table_path: Path | None, rules_name: str, state: Path, pin_factory: str | None) -> None:
         from firmware.config import default_table_path, load_table_config
         from firmware.controller.controller import Controller
-        from firmware.controller.store import TableStore
+        from firmware.controller.store import open_table_store
         from firmware.events import EventBus
         from firmware.reader.registry import load_table_registry
         from firmware.rules.ruleset import load_ruleset
-        from firmware.safety import SafetySupervisor
         from firmware.table import Table
         from hal.backend import HardwareBackend
         from hal.runtime import real_loop
@@ -64,15 +63,14 @@ class HardwareTable:
         registry = load_table_registry(cfg)
         self.loop = real_loop()
         self.bus = EventBus(self.loop.now)
-        self.bus.subscribe("fault", _log_fault)
         self.bus.subscribe("controller.acknowledged", lambda e: log.warning("latched fault acknowledged"))
         self.bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
         self.backend = HardwareBackend(cfg, self.loop)
         self.table = Table(cfg, self.backend, self.loop, self.bus, random.SystemRandom())
         state.parent.mkdir(parents=True, exist_ok=True)
-        self.store = TableStore(state)
-        self.controller = Controller(self.table, self.store, registry, rules, SafetySupervisor(self.table),
-                                     random.SystemRandom())
+        self.store, problem = open_table_store(state)
+        self.controller = Controller(self.table, self.store, registry, rules, random.SystemRandom(),
+                                     store_problem=problem)
 
     def close(self) -> None:
         """Every output to its safe value, the reader stopped, the database closed, the pins released."""
@@ -134,8 +132,3 @@ def run(args: argparse.Namespace) -> int:
         root.setLevel(level_before)
     return 0
 
-
-def _log_fault(event) -> None:
-    fault = event.data["fault"]
-    log.error("%s %s (%s) [%s] hint: %s", fault.code.value, fault.code.text, fault.tier.value, fault.source,
-              fault.code.hint)

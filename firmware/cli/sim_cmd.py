@@ -148,6 +148,7 @@ def run_game(args: argparse.Namespace) -> int:
                     print("stopped by Ctrl-C", file=sys.stderr)
                     completed = False
             _show(bar, run, pacer, args)
+        run.settle()
         report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
         hands = run.store.hands() if run.controller else []
     finally:
@@ -189,7 +190,7 @@ def _progress(args: argparse.Namespace) -> Iterator:
 
 def _show(bar, run, pacer, args: argparse.Namespace) -> None:
     """Advance the bar to the hands played; when watching (--speed X), the live line of the table."""
-    played = len(run.game.scoreboard.history) if run.game is not None else 0
+    played = run.game.hands_recorded if run.game is not None else 0
     if played > bar.n:
         bar.update(played - bar.n)
     if args.speed is not None and run.controller is not None:

@@ -1,14 +1,17 @@
 """What the controller must know after a power cut: where each set is, and how far things got.
 
 Plain data, written to the table database as one JSON document after every
-change.  Positions of a stacked set's walls are kept as faces per position
-(from the verified wall map), so a restarted controller can still deal.
+change and read back through its typed model
+(:class:`firmware.controller.records.BookRecord`, whose fields are these).
+Positions of a stacked set's walls are kept as faces per position (from
+the verified wall map), so a restarted controller can still deal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from firmware.controller.records import BookRecord
 from firmware.controller.states import SetLocation
 from firmware.tiles.wall import Position, Wall
 
@@ -62,13 +65,15 @@ class Bookkeeping:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict | None, walls: dict | None = None) -> "Bookkeeping":
-        data = dict(data or {})
-        data.pop("walls", None)
-        stacking = data.pop("stacking", None)
-        book = cls(**data)
-        book.stacking = StackingProgress(**stacking) if stacking else None
-        book.walls = dict(walls or {})
+    def from_record(cls, record: BookRecord | None, walls: dict | None = None) -> "Bookkeeping":
+        """The bookkeeping as the table database holds it (a new table's when there is none yet)."""
+        book = cls()
+        if record is not None:
+            data = record.model_dump()
+            stacking = data.pop("stacking")
+            book = cls(**data)
+            book.stacking = StackingProgress(**stacking) if stacking else None
+        book.walls = {set_id: [list(row) for row in rows] for set_id, rows in (walls or {}).items()}
         return book
 
     def store_wall(self, set_id: str, wall: Wall) -> None:

@@ -1,42 +1,45 @@
 """The table controller: the state machine that runs a double-set table through its cycle.
 
 One ``transitions.Machine`` (enum states, ``auto_transitions=False``,
-``queued=True``; an exception in a callback latches the table) with the
-transition table of :mod:`firmware.controller.states`.  Entering a state
-starts an operation on the loop (:mod:`firmware.controller.jobs`); the
-operation's outcome fires the next trigger.  Stacking the used set is a
-background job that runs while a hand is played.  Keys come from the panel,
-faults from the event bus; every change of state or bookkeeping is written
-to the table database before anything else happens, so a power cut at any
-instant restarts from the last committed step.
+``queued=True``, ``send_event=True``) with the transition table of
+:mod:`firmware.controller.states`.  Entering a state starts an operation on
+the loop (:mod:`firmware.controller.jobs`); the operation's outcome fires the
+next trigger.  Stacking the used set is a background job
+(:mod:`firmware.controller.background_stacking`); keys mean what
+:mod:`firmware.controller.keys` says; faults are decided by
+:mod:`firmware.controller.fault_policy`, which every part calls directly, and
+an exception anywhere in the controller's code latches E99 with every output
+safe (the loop's and the machine's exception policy).  Every change of
+state or bookkeeping is written to the table database before anything else
+happens, related writes in one transaction, so a power cut at any instant
+restarts from the last committed step.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+from typing import Any, Callable
 
-from transitions import Machine
+from transitions import EventData, Machine
 
 from firmware.controller import jobs
-from firmware.controller.bookkeeping import UNKNOWN_SET, Bookkeeping, StackingProgress
+from firmware.controller.background_stacking import BackgroundStacking
+from firmware.controller.bookkeeping import Bookkeeping
 from firmware.controller.dice_roll import DiceRoll
+from firmware.controller.fault_policy import FaultPolicy
+from firmware.controller.keys import LIFT_KEYS, action_for, press_of
 from firmware.controller.lamps import DealerLamps
 from firmware.controller.next_step import NextStep, next_step
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
-from firmware.events import Event
-from firmware.faults import Fault, FaultCode, FaultTier
+from firmware.faults import Fault, FaultCode
 from firmware.game.scoreboard import HandRecord, Scoreboard
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
-from firmware.reader.verify import Verification
-from firmware.reader.wall_map import WallRead
-from firmware.reader.wall_session import WallSession
 from firmware.rules.rotation import Dealership, next_dealer
-from firmware.rules.ruleset import table_conflicts, RuleSetConfig
-from firmware.safety import SafetySupervisor
-from firmware.stacking import CycleResult, StackingCycle
+from firmware.rules.ruleset import RuleSetConfig, table_conflicts
+from firmware.stacking import StackingCycle
 from firmware.table import Table
 from firmware.tiles.dealing import deal
 from firmware.tiles.sets import tile_set
@@ -45,85 +48,126 @@ from firmware.tiles.tile import code
 log = logging.getLogger(__name__)
 
 S = TableState
-LIFT_KEYS = ("key_lift0", "key_lift1")
-# Recoverable faults that stop the table until the players (or a technician) act.
-HOLDING = {FaultCode.E02, FaultCode.E04, FaultCode.E62, FaultCode.E63}
+Reply = Callable[[dict[str, Any]], None]
+
+
+class ServiceTest:
+    """A technician's test in progress: answered exactly once, by its end or by the fault that stopped it."""
+
+    def __init__(self, reply: Reply, done: Callable[["ServiceTest"], None]) -> None:
+        self._reply = reply
+        self._done = done
+        self.answered = False
+
+    def answer(self, answer: dict[str, Any]) -> None:
+        if self.answered:
+            return
+        self.answered = True
+        self._done(self)
+        self._reply(answer)
+
+    def stop(self, fault: Fault) -> None:
+        why = fault.detail.get("interlock") or fault.code.text
+        self.answer({"ok": False, "stopped_by": fault.code.value, "reason": why, "hint": fault.code.hint,
+                     "error": f"stopped: {why} ({fault.code.value})"})
 
 
 class Controller:
     def __init__(self, table: Table, store: TableStore, registry: TileRegistry, rules: RuleSetConfig,
-                 safety: SafetySupervisor, dice_rng: random.Random) -> None:
+                 dice_rng: random.Random, store_problem: dict[str, str] | None = None) -> None:
         self.table = table
         self.loop = table.loop
         self.bus = table.bus
+        self.faults = table.faults
+        self.safety = table.safety
         self.store = store
         self.registry = registry
         self.rules = rules
-        self.safety = safety
         self.cfg = table.cfg
+        self.store_problem = store_problem            # the database was moved aside at power-on (E98)
+        self.policy = FaultPolicy(self)
+        store.on_failure = self.policy.storage_failed
+        store.on_recovered = self.policy.storage_ok
         self.tile_set = tile_set(self.cfg.table.tile_set)
         self.next_tile_set = self.tile_set
-        self.book = Bookkeeping.from_dict(store.get("book"), store.get("walls"))
-        self.scoreboard = Scoreboard.load(store, rules.rules.name, rules.scoreboard.chips)
+        self.book = Bookkeeping.from_record(store.book(), store.walls())
+        self.scoreboard = Scoreboard(store, rules.rules.name, rules.scoreboard.chips, first_hand=self.book.hand + 1)
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
-                               initial=S.BOOT.value, auto_transitions=False, queued=True,
-                               after_state_change="_state_changed", on_exception="_exception")
+                               initial=S.BOOT.value, auto_transitions=False, queued=True, send_event=True,
+                               after_state_change="_state_changed", on_exception="_machine_exception")
         self.fault: Fault | None = None
-        self.stacking: StackingCycle | None = None
-        self.session: WallSession | None = None
+        self.latched_from: str | None = None          # the state a latched fault stopped (service returns there)
+        self.pending_stop: str | None = None          # "hold" / "latch" queued, not yet entered
+        self.stacker = BackgroundStacking(self)
+        self.service_test: ServiceTest | None = None
         self._job: jobs.Job | None = None
         self.lamps = DealerLamps(table.panel, self.loop)
         self.missing_tiles: list[str] = []     # what E62 asked the players to look for
         self.check_hint = ""                    # what to check when E62 keeps coming back
-        self._e62_repeats, self._last_short = 0, None
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
         self.dice = DiceRoll(table.dice, dice_rng, self.bus, self.cfg.dice.electronic, rules.deal.throws, self._deal)
-        self.verifications: list[Verification] = []
         self._restore_nominal()
         table.panel.on_key(self._key)
-        self.bus.subscribe("fault", self._fault_event)
-        self.bus.subscribe("stacking.tile", self._stacking_progress)
-        self.bus.subscribe("stacking.stack", self._stacking_progress)
+        table.faults.attach(self.policy.handle)
+        self.loop.on_error = self.policy.software_error
 
     # -- life cycle -----------------------------------------------------------
     def start(self, service: bool = False) -> None:
-        """Power on: service mode when both lift keys are held (or ``service``: the technician's
-        own process, ``mjtable diag --direct``), else home and carry on."""
+        """Power on: service mode when both lift keys are held (or ``service``: the technician's own
+        process, ``mjtable diag --direct``); else check the interlocks, home and carry on."""
         self.table.reader.start()
         self.bus.publish("controller.boot", book=self.book.to_dict())
-        open_latched = [f for f in self.store.faults() if f["tier"] == "latched" and f["acknowledged_at_s"] is None]
+        if self.store_problem is not None:
+            self.faults.report(Fault(FaultCode.E98, self.loop.now(), "store", dict(self.store_problem)))
+            return
+        open_latched = self.store.open_latched()
         if open_latched:
             # A power cycle is not an acknowledge: the table stays latched until a technician says so.
             last = open_latched[-1]
             self.fault = Fault(FaultCode(last["code"]), self.loop.now(), last["source"], last["detail"])
+            self.latched_from = last["state"]
+            self.safety.shut_down(self.fault)
+            self.lamps.blink(self.fault.code.number)
+            self.pending_stop = "latch"
             self.latch()
-        elif service or all(self.table.panel.keys[k].active for k in LIFT_KEYS):
+        elif service or self.table.panel.held(*LIFT_KEYS):
             self.service()
-        else:
+        elif self.safety.check("power-on") is None:
             self.power_on()
 
     @property
     def table_state(self) -> TableState:
         return TableState(self.state)
 
+    @property
+    def stacking(self) -> StackingCycle | None:
+        """The stacking cycle under way, if any."""
+        return self.stacker.cycle
+
     def set_tile_count(self, tiles: int) -> None:
         """A change of tile set applies from the next stacking cycle."""
         self.next_tile_set = tile_set(tiles)
 
     # -- state entry ------------------------------------------------------------
-    def _state_changed(self) -> None:
-        self._persist()
+    def _state_changed(self, _event: EventData) -> None:
+        self.persist()
         self.bus.publish("controller.state", state=self.state)
 
-    def on_enter_homing(self) -> None:
-        self._stop_blink()
+    def _machine_exception(self, event: EventData) -> None:
+        self.policy.software_error(event.error, f"state {event.state.name if event.state else '?'}, "
+                                                f"trigger {event.event.name if event.event else '?'}")
+
+    def on_enter_homing(self, _event: EventData) -> None:
+        self.lamps.stop()
         problems = table_conflicts(self.rules, self.next_tile_set.size, str(self.cfg.source or "the table model"))
         if problems:
             # each file is valid on its own, but together they cannot run a game: nothing moves
-            self.bus.publish("fault", fault=Fault(FaultCode.E03, self.loop.now(), "config", {"problems": problems}))
+            self.faults.report(Fault(FaultCode.E03, self.loop.now(), "config", {"problems": problems}))
+            return
+        if self.safety.check("homing") is not None:
             return
         self._job = jobs.home_all(self.table, self._homed)
 
@@ -131,7 +175,7 @@ class Controller:
         if fault is None and self.state == S.HOMING.value:
             self.homed()
 
-    def on_enter_idle(self) -> None:
+    def on_enter_idle(self, _event: EventData) -> None:
         """Decide the next step from the bookkeeping alone (this is also the restart path)."""
         step = next_step(self.book, self._after_close)
         self._after_close = False
@@ -140,28 +184,28 @@ class Controller:
         else:
             getattr(self, step.value)()
 
-    def on_enter_stacking(self) -> None:
+    def on_enter_stacking(self, _event: EventData) -> None:
         if self.book.hand > 0 and self._wait_started_s is None:
             self._wait_started_s = self.loop.now()
-        if self.stacking is None:
-            self._start_stacking()
+        if not self.stacker.running:
+            self.stacker.start()
 
-    def on_enter_ready(self) -> None:
+    def on_enter_ready(self, _event: EventData) -> None:
         self.table.panel.lamp("led_ready", True)
 
-    def on_enter_paused(self) -> None:
-        if self.stacking is not None:
-            self.stacking.pause()
+    def on_enter_paused(self, _event: EventData) -> None:
+        self.stacker.pause()
         self._job = jobs.move_center(self.table, LiftStop.UP, lambda fault: None)
 
-    def on_exit_paused(self) -> None:
-        self._job = jobs.move_center(self.table, LiftStop.DOWN, self._resumed)
+    def on_exit_paused(self, event: EventData) -> None:
+        if event.transition is not None and event.transition.dest == S.STACKING.value:
+            self._job = jobs.move_center(self.table, LiftStop.DOWN, self._resumed)
 
     def _resumed(self, fault: Fault | None) -> None:
-        if fault is None and self.stacking is not None:
-            self.stacking.resume()
+        if fault is None:
+            self.stacker.resume()
 
-    def on_enter_raising(self) -> None:
+    def on_enter_raising(self, _event: EventData) -> None:
         waited_s = 0.0
         if self._wait_started_s is not None:
             waited_s = self.loop.now() - self._wait_started_s
@@ -172,7 +216,7 @@ class Controller:
             self.bus.publish("players.waited", waited_s=waited_s)
         self.table.panel.lamp("led_ready", False)
         self.book.raising = True
-        self._persist()
+        self.persist()
         self._job = jobs.raise_walls(self.table, self._raised)
 
     def _raised(self, fault: Fault | None) -> None:
@@ -181,26 +225,24 @@ class Controller:
         for set_id in self.book.sets_at(SetLocation.STACKED):
             self.book.put(set_id, SetLocation.TABLE)
         self.book.raising = False
-        self._persist()
+        self.persist()
         if self.book.rejected_on_table():
             self.reject()               # never dealt: the players take the named tiles out first
         else:
             self.raised()
-        if self.stacking is None and (self.book.sets_at(SetLocation.DISK) or self.book.unknown_on_disk
-                                      or self.book.stacking):
-            self._start_stacking()      # the used set, under the table, while the hand is played
+        b = self.book
+        if not self.stacker.running and (b.sets_at(SetLocation.DISK) or b.unknown_on_disk or b.stacking):
+            self.stacker.start()        # the used set, under the table, while the hand is played
 
-    def on_enter_dice(self) -> None:
+    def on_enter_dice(self, _event: EventData) -> None:
         self.dice.reset()
         self._dealer_lamps()
         self._continue_below()
 
-    def on_enter_in_play(self) -> None:
-        self.book.hand_open = True
-        self._persist()
+    def on_enter_in_play(self, _event: EventData) -> None:
         self._continue_below()
 
-    def on_enter_rejected(self) -> None:
+    def on_enter_rejected(self, _event: EventData) -> None:
         """Walls are up that must not be played: say why, blink E82, keep stacking the set below."""
         for set_id in self.book.rejected_on_table():
             problems = self.book.rejected[set_id]
@@ -208,36 +250,36 @@ class Controller:
                         "the centre to restack the set", FaultCode.E82.value, set_id, "; ".join(problems))
             self.bus.publish("walls.rejected", set_id=set_id, problems=problems)
         self.fault = Fault(FaultCode.E82, self.loop.now(), "controller", {"rejected": self.book.rejected_on_table()})
-        self._start_blink()
+        self.lamps.blink(FaultCode.E82.number)
         self._continue_below()
 
-    def on_exit_rejected(self) -> None:
+    def on_exit_rejected(self, _event: EventData) -> None:
         self._open_when_stacked = False
         if self.fault is not None and self.fault.code is FaultCode.E82 and self.fault.source == "controller":
             self.fault = None           # (a fault that ends this state keeps its own code)
-            self._stop_blink()
             self._dealer_lamps()
 
     def _continue_below(self) -> None:
         """After a restart with walls up: the set on the disk goes on stacking underneath."""
         b = self.book
-        if self.stacking is None and not b.sets_at(SetLocation.STACKED) and (
+        if not self.stacker.running and not b.sets_at(SetLocation.STACKED) and (
                 b.stacking or b.sets_at(SetLocation.DISK) or b.unknown_on_disk):
-            self._start_stacking()
+            self.stacker.start()
 
-    def on_exit_in_play(self) -> None:
+    def on_exit_in_play(self, _event: EventData) -> None:
         self._open_when_stacked = False
 
-    def on_enter_center_up(self) -> None:
+    def on_enter_center_up(self, _event: EventData) -> None:
         if self.book.hand_open:
             self.book.hand_open = False
             self.book.hand_over = True
-            self.store.end_hand(self.book.hand, self.loop.now(), {"result": "ended"})
-            self._persist()
+            with self.store.batch("end of hand"):
+                self.store.end_hand(self.book.hand, self.loop.now(), {"result": "ended"})
+                self.persist()
             self.bus.publish("hand.over", hand=self.book.hand)
         self._job = jobs.move_center(self.table, LiftStop.UP, self._center_moved("opened"))
 
-    def on_enter_center_down(self) -> None:
+    def on_enter_center_down(self, _event: EventData) -> None:
         self._job = jobs.move_center(self.table, LiftStop.DOWN, self._center_closed)
 
     def _center_closed(self, fault: Fault | None) -> None:
@@ -256,120 +298,43 @@ class Controller:
         else:
             b.unknown_on_disk = True          # opened to load: maybe a set was poured in
         self._after_close = True
-        self._persist()
+        self.persist()
         self.closed()
 
-    def _center_moved(self, trigger: str):
+    def _center_moved(self, trigger: str) -> Callable[[Fault | None], None]:
         def done(fault: Fault | None) -> None:
             if fault is None:
                 getattr(self, trigger)()
         return done
 
-    def on_enter_hold(self) -> None:
-        self._stop_motion()
-        self._start_blink()
+    def on_enter_hold(self, _event: EventData) -> None:
+        self.pending_stop = None
+        self.stop_motion()
+        self.lamps.blink(self.fault.code.number if self.fault else 0)
 
-    def on_enter_latched(self) -> None:
-        self._stop_motion()
-        self.table.safe_stop_all()
-        self._start_blink()
+    def on_enter_latched(self, _event: EventData) -> None:
+        self.pending_stop = None
+        self.stop_motion()
+        self.lamps.blink(self.fault.code.number if self.fault else 0)
 
-    def on_enter_service(self) -> None:
+    def on_enter_service(self, _event: EventData) -> None:
+        self.lamps.stop()
         self.table.panel.lamp("led_status", True)
 
-    # -- stacking ---------------------------------------------------------------------
-    def _start_stacking(self) -> None:
-        b = self.book
-        progress = b.stacking
-        if progress is None:
-            candidates = b.sets_at(SetLocation.DISK)
-            set_id = candidates[0] if candidates else None
-            if set_id == UNKNOWN_SET:
-                b.sets.pop(UNKNOWN_SET)         # a set no tag named yet: this cycle's tags will name it
-                set_id = None
-            self.tile_set = self.next_tile_set
-            progress = StackingProgress(set_id, [0] * 4, [0] * 4, [[] for _ in range(4)])
-            b.stacking = progress
-            b.unknown_on_disk = False
-            if set_id is not None:
-                b.put(set_id, SetLocation.STACKING)
-        per_side = self.tile_set.size // 4
-        read = WallRead(per_side, self.cfg.wall, self.cfg.reader.match_tolerance_s)
-        read.restore([[bytes.fromhex(u) if u else None for u in side] for side in progress.uids])
-        unplaced = [s for s in sorted(self.registry.sets) if b.where(s) is SetLocation.NONE]
-        self.session = WallSession(self.loop, self.bus, self.table.reader, self.registry, progress.set_id,
-                                   self.tile_set, read, self.cfg.reader.verification == "competition",
-                                   only_candidate=unplaced[0] if len(unplaced) == 1 else None)
-        self.session.start()
-        self.stacking = StackingCycle(self.table, per_side, self._stacked,
-                                      list(zip(progress.counted, progress.stacked)), probe=progress.set_id is None)
-        self._persist()
-        self.bus.publish("controller.stacking", set_id=progress.set_id, resumed=any(progress.counted))
-        self.stacking.start()
-
-    def _stacking_progress(self, event: Event) -> None:
-        progress = self.book.stacking
-        if progress is None or self.stacking is None:
-            return
-        side = event.data["side"]
-        head = self.table.heads[side]
-        progress.counted[side] = head.counted
-        progress.stacked[side] = head.stacked_tiles
-        if self.session is not None:
-            # (the session hears of this tile after us: pad every side to its count)
-            known = self.session.read.progress()
-            progress.uids = [([u.hex() if u else None for u in side] + [None] * progress.counted[i])[
-                :progress.counted[i]] for i, side in enumerate(known)]
-        self._persist(nominal=False)
-
-    def _stacked(self, result: CycleResult) -> None:
-        self.stacking = None
-        if result.empty:
-            # The centre was opened but nothing was poured in: nothing to stack.
-            if self.session is not None:
-                self.session.abandon()
-                self.session = None
-            self.book.stacking = None
-            self._persist()
-            self.bus.publish("controller.disk_empty")
-            if self.state == S.STACKING.value:
-                self.stacking_over()
-            return
-        if not result.ok:
-            return                              # the fault path decides (hold, latch)
-        session, self.session = self.session, None
-        if session is None:
-            return
-        session.finish(lambda verification: self._verified(session, verification))
-
-    def _verified(self, session: WallSession, verification: Verification) -> None:
-        b = self.book
-        set_id = session.set_id or UNKNOWN_SET
-        if b.stacking and b.stacking.set_id and b.stacking.set_id != set_id:
-            b.sets.pop(b.stacking.set_id, None)
-        b.stacking = None
-        b.put(set_id, SetLocation.STACKED)
-        b.store_wall(set_id, verification.wall)
-        self.store.put(walls=b.walls)
-        b.cycles += 1
-        self.verifications.append(verification)
-        self._persist()
+    # -- stacking outcomes (from the background stacking) --------------------------------
+    def set_stacked(self, set_id: str, may_rise: bool) -> None:
+        """A set's walls are complete and verified (``may_rise``: they may be dealt)."""
         self.table.panel.lamp("led_ready", True)
         self.table.panel.beep()
-        if verification.may_rise:
-            b.rejected.pop(set_id, None)
-        else:
-            b.rejected[set_id] = [str(p) for p in verification.problems]
-            self._persist()
-        self.bus.publish("controller.set_ready", set_id=set_id, may_rise=verification.may_rise)
-        if not verification.may_rise and self.cfg.reader.verification == "competition":
-            return                              # E82/E83 latch in competition mode (fault path)
+        self.bus.publish("controller.set_ready", set_id=set_id, may_rise=may_rise)
+        if self.state in (S.LATCHED.value, S.HOLD.value) or self.pending_stop is not None:
+            return                              # (E82/E83 latch in competition mode: the fault policy)
         if self._open_when_stacked and self.state in (S.IN_PLAY.value, S.REJECTED.value):
             self._open_when_stacked = False
             self.open_center()
             return
         if self.state == S.STACKING.value:
-            self._after_close = b.hand > 0
+            self._after_close = self.book.hand > 0
             self.stacking_over()        # IDLE decides: open for the used set, raise, or wait ready
 
     # -- dice and the deal -----------------------------------------------------------
@@ -378,13 +343,19 @@ class Controller:
         if self.state == S.DICE.value:
             self.dice.enter(faces)
 
+    def roll_dice(self) -> None:
+        self.dice.start()
+
     def _deal(self, dice: tuple[int, ...]) -> None:
         b = self.book
         on_table = b.sets_at(SetLocation.TABLE)
         set_id = on_table[0] if on_table else "?"
         wall = b.wall(set_id)
         b.hand += 1
-        self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
+        b.hand_open = True              # (kept with the hand's row: a restart goes on playing this hand)
+        with self.store.batch(f"deal of hand {b.hand}"):
+            self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
+            self.persist()
         hands = {}
         if wall is not None:
             d = deal(wall, self.rules.deal_rules, dice, b.dealer)
@@ -392,145 +363,118 @@ class Controller:
             first = [str(p) for p in d.live[:4]]
         else:
             first = []
-        self._persist()
         self.bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,
                          first_draws=first)
         self.dealt()
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str, pressed: bool) -> None:
-        if not pressed:
+        panel = self.table.panel
+        if not pressed or name in panel.stuck:
             return
-        state = self.state
-        both = all(self.table.panel.pressed[k] for k in LIFT_KEYS)
-        if name == "key_reset":
-            return                                   # the safety supervisor stops everything (E02)
-        if name in LIFT_KEYS:
-            if state == S.LATCHED.value:
-                if both:
-                    self.ack()
-            elif state == S.STACKING.value and both:
-                self.pause()
-            elif state == S.PAUSED.value and not both:
-                self.resume()
-            elif state == S.HOLD.value:
-                self.release()
-            elif state in (S.IN_PLAY.value, S.REJECTED.value):
-                if self.stacking is not None:
-                    # The other set is still on the disk: the centre may not open before it is stacked.
-                    self._open_when_stacked = True
-                    self.table.panel.beep(0.1)
-                else:
-                    self.open_center()
-            elif state == S.OPEN.value:
-                self.close_center()
-            elif state == S.READY.value:
-                self.open_center()      # closing again raises the ready set (a second set may be poured in)
-            elif state == S.IDLE.value:
-                self.open_center()
-            elif state == S.SERVICE.value:
-                self.leave_service()
-        elif name == f"key_dice{self.book.dealer}" and state == S.DICE.value:
-            self.dice.start()
+        both = all(panel.is_down(k) for k in LIFT_KEYS)
+        action = action_for(self.table_state, press_of(name, self.book.dealer, both))
+        if action is not None:
+            getattr(self, action)()
+
+    def end_hand(self) -> None:
+        """A lift key in play: the hand is over; the centre opens (once the set below is stacked)."""
+        if self.stacker.running:
+            # The other set is still on the disk: the centre may not open before it is stacked.
+            self._open_when_stacked = True
+            self.table.panel.beep(0.1)
+        else:
+            self.open_center()
+
+    def release_hold(self) -> None:
+        """A lift key in a hold: resume, but only once the cause is gone (the lamps show what remains)."""
+        if self.state != S.HOLD.value:
+            return
+        cause = self.safety.check("release")
+        if cause is not None:
+            self.fault = cause
+            self.lamps.blink(cause.code.number)
+            self.table.panel.beep(0.1)
+            self.bus.publish("hold.kept", code=cause.code.value, reason=cause.detail.get("interlock"))
+            return
+        self.fault = None
+        self.safety.resume()
+        self.release()
 
     def hand_result(self, winner: int | None, record: HandRecord | None = None) -> None:
         """The referee's verdict on the hand in play: the winning side (None for a drawn hand) and
-        the hand's payments, written to the scoreboard in the same breath as the bookkeeping."""
+        the hand's payments, written to the scoreboard in the same transaction as the bookkeeping."""
         self.book.last_winner = winner
-        if record is not None and all(h.hand != record.hand for h in self.scoreboard.history):
-            self.scoreboard.record(record)
-            self.scoreboard.save(self.store)
-            self.bus.publish("scoreboard", chips=list(self.scoreboard.chips), hand=record.hand)
-        self._persist()
+        recorded = False
+        with self.store.batch("hand result"):
+            if record is not None:
+                recorded = self.scoreboard.record(record)
+            self.persist(nominal=False)
+        if recorded and not self.store.failing:
+            self.bus.publish("scoreboard", chips=list(self.scoreboard.chips), hand=record.hand if record else None)
 
-    def ack(self) -> None:
-        """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``)."""
+    def ack(self) -> str | None:
+        """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``).  Refused,
+        with the reason returned, while an interlock is still there (the supply low, the lid open)."""
         if self.state != S.LATCHED.value:
-            return
+            return f"nothing to acknowledge (state {self.state})"
+        cause = self.safety.check("acknowledge")
+        if cause is not None:
+            self.lamps.blink(cause.code.number)
+            why = f"{cause.detail.get('interlock', cause.code.text)} ({cause.code.value})"
+            self.bus.publish("controller.ack_refused", code=cause.code.value, reason=why)
+            return f"refused: {why}"
         self.store.acknowledge_faults(self.loop.now())
         self.bus.publish("controller.acknowledged", at_s=self.loop.now())
+        back_to_service = self.latched_from == S.SERVICE.value
         self.fault = None
-        self.acknowledge()
+        self.latched_from = None
+        self.safety.resume()
+        if back_to_service:
+            self.acknowledge_service()
+        else:
+            self.acknowledge()
+        return None
 
-    # -- faults ------------------------------------------------------------------------------
-    def _fault_event(self, event: Event) -> None:
-        fault: Fault = event.data["fault"]
-        self.store.add_fault(fault.code.value, fault.tier.value, fault.at_s, self.state, fault.source, fault.detail)
-        latched = fault.tier is FaultTier.LATCHED or (
-            fault.code is FaultCode.E82 and self.cfg.reader.verification == "competition")
-        if latched:
-            if self.state != S.LATCHED.value:
-                self.fault = fault
-                self.latch()
-        elif fault.code in HOLDING and self.state not in (S.HOLD.value, S.LATCHED.value):
-            self.fault = fault
-            if fault.code is FaultCode.E62:
-                self._short_again(fault)
-                if self.session is not None:
-                    self._say_what_is_missing()
-            self.hold()
+    # -- service tests --------------------------------------------------------------------
+    def begin_service_test(self, reply: Reply) -> Reply:
+        """A service test starts: its answer goes through here, so that a fault can stop it and answer."""
+        test = ServiceTest(reply, self._service_test_done)
+        self.service_test = test
+        return test.answer
 
-    def _short_again(self, fault: Fault) -> None:
-        """The same sides short by the same count after the players resumed: not a lost tile but,
-        most likely, a side that does not count what it gets."""
-        short = fault.detail.get("missing_per_side")
-        self._e62_repeats = self._e62_repeats + 1 if short is not None and short == self._last_short else 0
-        self._last_short = short
-        if self._e62_repeats >= 2 and short:
-            sides = ", ".join(str(s) for s in sorted(short))
-            self.check_hint = (f"side {sides} short by the same count again: check that side's tile counter "
-                               f"(tile_in) and feed ramp")
-            log.warning("%s %s", FaultCode.E62.value, self.check_hint)
-            self.bus.publish("tiles.short_again", sides=sorted(short), times=self._e62_repeats + 1)
+    def _service_test_done(self, test: ServiceTest) -> None:
+        if self.service_test is test:
+            self.service_test = None
 
-    def _say_what_is_missing(self) -> None:
-        """E62: name the tiles to look for, from the tags read so far."""
-        assert self.session is not None
-        missing, unread = self.session.missing_faces()
-        faces = [code(k) for k in missing]
-        if len(faces) > 8:
-            return                          # not a few lost tiles: the set itself is short or elsewhere
-        self.missing_tiles = faces
-        log.warning("%s look for: %s%s", FaultCode.E62.value, " ".join(faces) or "(unknown)",
-                    f" ({unread} tiles counted but not read: it may be one of those)" if unread else "")
-        self.bus.publish("tiles.missing", faces=faces, unread=unread)
+    def service_test_stopped(self, fault: Fault) -> None:
+        """A fault stopped the table during a service test: the test's own answer if it has one by the
+        end of this tick (a jam in one of its mechanisms), else the fault and its reason."""
+        if self.service_test is not None:
+            self.loop.call_later(0.0, self.service_test.stop, fault)
 
-    def _exception(self, event_data) -> None:
-        error = event_data.error
-        log.exception("controller error in %s: %s", self.state, error)
-        fault = Fault(FaultCode.E03 if isinstance(error, ValueError) else FaultCode.E90, self.loop.now(),
-                      "controller", {"error": repr(error)})
-        self.table.safe_stop_all()
-        self.bus.publish("fault", fault=fault)
-
-    def _stop_motion(self) -> None:
+    # -- stopping ------------------------------------------------------------------------------
+    def stop_motion(self) -> None:
+        """Every operation abandoned and every output safe (a fault stopped the table)."""
         if self._job is not None:
             self._job.cancel()
             self._job = None
-        if self.stacking is not None:
-            self.stacking.abort()
-            self.stacking = None
-        if self.session is not None:
-            self.session.abandon()
-            self.session = None
+        self.stacker.stop()
+        self.dice.reset()
         self.table.safe_stop_all()
 
     # -- lamps -----------------------------------------------------------------------------------
     def _dealer_lamps(self) -> None:
         self.lamps.show_dealer(self.book.dealer, self.book.dealer_streak)
 
-    def _start_blink(self) -> None:
-        self.lamps.blink(self.fault.code.number if self.fault else 0)
-
-    def _stop_blink(self) -> None:
-        self.lamps.stop()
-
     # -- persistence -----------------------------------------------------------------------------
-    def _persist(self, nominal: bool = True) -> None:
+    def persist(self, nominal: bool = True, walls: bool = False) -> None:
+        docs: dict[str, Any] = {"book": self.book.to_dict()}
         if nominal:
-            self.store.put(book=self.book.to_dict(), state=self.state, nominal=self._nominal_samples())
-        else:
-            self.store.put(book=self.book.to_dict())
+            docs.update(state=self.state, nominal=self._nominal_samples())
+        if walls:
+            docs["walls"] = self.book.walls
+        self.store.put(**docs)
 
     def save_nominal(self) -> None:
         """Write the learned nominal times to the table database now (after ``mjtable diag learn``)."""
@@ -540,7 +484,7 @@ class Controller:
         return {m.name: list(m.nominal.samples) for m in self.table.mechanisms()}
 
     def _restore_nominal(self) -> None:
-        saved = self.store.get("nominal", {}) or {}
+        saved = self.store.nominal()
         for mechanism in self.table.mechanisms():
             if saved.get(mechanism.name):
                 mechanism.nominal.restore(saved[mechanism.name])

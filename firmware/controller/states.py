@@ -29,8 +29,8 @@ class TableState(enum.Enum):
     CENTER_UP = "center_up"          # hand over: the centre rises
     OPEN = "open"                    # centre up: players push the used set in; a lift key closes
     CENTER_DOWN = "center_down"      # the centre goes down
-    HOLD = "hold"                    # a recoverable fault waits for the players (a lift key resumes)
-    LATCHED = "latched"              # a latched fault: everything safe until a technician acknowledges
+    HOLD = "hold"                    # a holding fault: stopped until its cause is gone and a lift key resumes
+    LATCHED = "latched"              # a latched fault: every output safe until a technician acknowledges
 
 
 class SetLocation(enum.Enum):
@@ -42,7 +42,7 @@ class SetLocation(enum.Enum):
 
 
 S = TableState
-_ANY_ACTIVE = [s.value for s in S if s not in (S.LATCHED, S.BOOT)]
+_MAY_HOLD = [s.value for s in S if s not in (S.LATCHED, S.HOLD, S.SERVICE)]   # service mode stays in service
 
 # One row per transition: trigger, sources, destination, and what it means.
 TRANSITIONS: list[dict] = [
@@ -67,10 +67,11 @@ TRANSITIONS: list[dict] = [
     {"trigger": "opened", "source": S.CENTER_UP.value, "dest": S.OPEN.value},
     {"trigger": "close_center", "source": S.OPEN.value, "dest": S.CENTER_DOWN.value},
     {"trigger": "closed", "source": S.CENTER_DOWN.value, "dest": S.IDLE.value},
-    {"trigger": "hold", "source": _ANY_ACTIVE, "dest": S.HOLD.value},
+    {"trigger": "hold", "source": _MAY_HOLD, "dest": S.HOLD.value},
     {"trigger": "release", "source": S.HOLD.value, "dest": S.HOMING.value},
     {"trigger": "latch", "source": [s.value for s in S if s is not S.LATCHED], "dest": S.LATCHED.value},
     {"trigger": "acknowledge", "source": S.LATCHED.value, "dest": S.HOMING.value},
+    {"trigger": "acknowledge_service", "source": S.LATCHED.value, "dest": S.SERVICE.value},
 ]
 
 

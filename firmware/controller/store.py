@@ -1,102 +1,386 @@
-"""The table database: what must survive a power cut, in SQLite (WAL, one transaction per change).
+"""The table database: what must survive a power cut, in SQLite (WAL, ``synchronous=FULL``, versioned).
 
 Kept here: the controller's state and its bookkeeping (which set is where,
 stacking progress per side, the hand in play), learned nominal times, the
-fault history, counters, and the scoreboard's hands.  Every write is one
-transaction, so a power cut loses at most the change being written; on
-restart the controller reads the last committed bookkeeping and continues
-or repeats the interrupted step.
+fault history, every hand, and the scoreboard as rows (games, each hand's
+result, each payment, the chips kept incrementally).  Writes are
+transactions; with ``synchronous=FULL`` a commit is on the card before the
+call returns, so a power cut at any instant leaves the last committed state
+(``synchronous=NORMAL`` under WAL may lose the last commits).  Related
+writes go in one :meth:`TableStore.batch`, so a hand and its payments, or a
+deal and the bookkeeping that says it was dealt, are kept together or not at
+all.
+
+A write that fails (SQLite error, file system error) is rolled back and
+reported to ``on_failure`` (the controller latches E98) instead of raising
+into the caller.  Opening checks the file (SQLite header, ``quick_check``,
+schema version, every document against its typed model, the chips against
+the payments) and raises :class:`StoreUnreadable` when it cannot be used;
+:func:`open_table_store` then moves it aside and starts a fresh one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS faults (id INTEGER PRIMARY KEY, code TEXT NOT NULL, tier TEXT NOT NULL,
-    at_s REAL NOT NULL, state TEXT NOT NULL, source TEXT NOT NULL, detail TEXT NOT NULL,
-    acknowledged_at_s REAL);
-CREATE TABLE IF NOT EXISTS hands (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL, set_id TEXT NOT NULL,
-    dealer INTEGER NOT NULL, dice TEXT NOT NULL, started_s REAL NOT NULL, ended_s REAL, result TEXT);
-"""
+from firmware.controller import records as rec
+from firmware.controller.records import RecordError
+from firmware.controller.store_schema import CURRENT, MIGRATIONS, TABLES, create, tables
+from firmware.faults import FaultCode, FaultTier, TableError
+
+log = logging.getLogger(__name__)
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+CHECK_LAST_ROWS = 500          # rows of each history table validated at open (the newest)
+FailureHandler = Callable[[BaseException, str], None]
+
+
+class StorageError(TableError):
+    """A read or write of the table database failed."""
+
+
+class StoreUnreadable(TableError):
+    """The file cannot be used as this release's table database (the message says why)."""
 
 
 class TableStore:
     """One SQLite file per table; ``path=":memory:"`` for a throwaway store."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, on_failure: FailureHandler | None = None,
+                 connect: Callable[..., sqlite3.Connection] = sqlite3.connect) -> None:
         self.path = str(path)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        self.on_failure = on_failure
+        self.on_recovered: Callable[[], None] | None = None
+        self.failing = False
+        self._depth = 0
+        if self.path != ":memory:":
+            _check_header(Path(self.path))
+        try:
+            self._db = connect(self.path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreUnreadable(f"{self.path}: cannot open ({exc})") from None
+        try:
+            self._open()
+        except (sqlite3.DatabaseError, RecordError, StoreUnreadable) as exc:
+            self._db.close()
+            raise StoreUnreadable(f"{self.path}: {exc}") from None
+
+    def _open(self) -> None:
+        db = self._db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        check = db.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise StoreUnreadable(f"damaged ({check})")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > CURRENT:
+            raise StoreUnreadable(f"written by a newer release (schema {version}, this release reads up to "
+                                  f"{CURRENT})")
+        if version == 0 and not tables(db):
+            self._migrate(None)
+            version = CURRENT
+        while version < CURRENT:
+            self._migrate(version)
+            version += 1
+        missing = [t for t in TABLES if t not in tables(db)]
+        if missing:
+            raise StoreUnreadable(f"the table '{missing[0]}' is missing")
+        self._validate()
+
+    def _migrate(self, version: int | None) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if version is None:
+                create(db)
+            else:
+                log.warning("%s: upgrading the table database from schema %d to %d", self.path, version, version + 1)
+                MIGRATIONS[version](db)
+            db.execute(f"PRAGMA user_version = {CURRENT if version is None else version + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _validate(self) -> None:
+        """Every document and the newest rows against their models; the chips against the payments."""
+        self.book()
+        self.state()
+        self.nominal()
+        self.walls()
+        codes, tiers = {c.value for c in FaultCode}, {t.value for t in FaultTier}
+        for row in self.faults(limit=CHECK_LAST_ROWS):
+            if row["code"] not in codes or row["tier"] not in tiers:
+                raise RecordError(f"faults: unknown code or tier {row['code']!r}/{row['tier']!r}")
+        self.hands(limit=CHECK_LAST_ROWS)
+        bad = self._db.execute(
+            "SELECT (SELECT count(*) FROM payments WHERE typeof(amount) != 'integer' OR side NOT BETWEEN 0 AND 3)"
+            " + (SELECT count(*) FROM chips WHERE typeof(chips) != 'integer' OR side NOT BETWEEN 0 AND 3)"
+            " + (SELECT count(*) FROM games WHERE typeof(start_chips) != 'integer')").fetchone()[0]
+        if bad:
+            raise RecordError(f"scoreboard: {bad} rows with a wrong type")
+        for game, in self._db.execute("SELECT id FROM games").fetchall():
+            start, chips = self.game_start(game), self.chips(game)
+            paid = self.paid(game)
+            if chips != [start + p for p in paid]:
+                raise RecordError(f"scoreboard game {game}: chips {chips} are not the start {start} plus the "
+                                  f"payments {paid}")
+        self.hand_results(game=None, limit=CHECK_LAST_ROWS)
 
     def close(self) -> None:
         self._db.close()
 
-    # -- key/value documents (bookkeeping, nominal times, counters) ---------------
-    def get(self, key: str, default: Any = None) -> Any:
-        row = self._db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
-        return default if row is None else json.loads(row[0])
+    # -- writing ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def batch(self, what: str = "write") -> Iterator[None]:
+        """One transaction for every write inside (nested batches join the outer one).  A storage failure
+        rolls it back and goes to ``on_failure`` (the writes inside after the failing one do not run)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._depth = 1
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            yield
+            self._db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as exc:
+            self._rollback()
+            self._failed(exc, what)
+        except BaseException:
+            self._rollback()
+            raise
+        else:
+            if self.failing:
+                self.failing = False
+                log.warning("%s: writes succeed again", self.path)
+                if self.on_recovered is not None:
+                    self.on_recovered()
+        finally:
+            self._depth = 0
 
+    def _rollback(self) -> None:
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass                    # nothing to roll back (BEGIN failed), or the file is gone
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        self.failing = True
+        log.error("%s: writing %s failed: %s", self.path, what, exc)
+        if self.on_failure is None:
+            raise StorageError(f"{self.path}: writing {what} failed: {exc}") from exc
+        self.on_failure(exc, what)
+
+    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.path}: reading failed: {exc}") from exc
+
+    # -- documents (bookkeeping, state, nominal times, walls) ----------------------------------------
     def put(self, **values: Any) -> None:
-        """Write several keys in one transaction."""
-        with self._transaction():
+        """Write several documents in one transaction."""
+        with self.batch(", ".join(values)):
             for key, value in values.items():
                 self._db.execute("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
                                  "SET value = excluded.value", (key, json.dumps(value, sort_keys=True)))
 
-    # -- faults ----------------------------------------------------------------------
-    def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> int:
-        with self._transaction():
-            cur = self._db.execute("INSERT INTO faults (code, tier, at_s, state, source, detail) VALUES "
-                                   "(?, ?, ?, ?, ?, ?)", (code, tier, at_s, state, source,
-                                                          json.dumps(detail, default=str, sort_keys=True)))
-            return int(cur.lastrowid)
+    def _doc(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM kv WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
 
-    def acknowledge_faults(self, at_s: float) -> int:
-        with self._transaction():
-            cur = self._db.execute("UPDATE faults SET acknowledged_at_s = ? WHERE acknowledged_at_s IS NULL "
-                                   "AND tier = 'latched'", (at_s,))
-            return cur.rowcount
+    def book(self) -> rec.BookRecord | None:
+        text = self._doc("book")
+        return None if text is None else rec.from_json(rec.BOOK, text, "book")
 
-    def faults(self) -> list[dict]:
-        rows = self._db.execute("SELECT code, tier, at_s, state, source, detail, acknowledged_at_s FROM faults "
-                                "ORDER BY id").fetchall()
-        return [{"code": c, "tier": t, "at_s": a, "state": s, "source": src, "detail": json.loads(d),
-                 "acknowledged_at_s": ack} for c, t, a, s, src, d, ack in rows]
+    def state(self) -> str | None:
+        text = self._doc("state")
+        return None if text is None else rec.from_json(rec.STATE, text, "state")
 
-    # -- hands -------------------------------------------------------------------------
+    def nominal(self) -> dict[str, list[float]]:
+        text = self._doc("nominal")
+        return {} if text is None else rec.from_json(rec.NOMINAL, text, "nominal")
+
+    def walls(self) -> dict[str, list]:
+        text = self._doc("walls")
+        return {} if text is None else rec.from_json(rec.WALLS, text, "walls")
+
+    # -- faults ---------------------------------------------------------------------------------------
+    def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> None:
+        with self.batch(f"fault {code}"):
+            self._db.execute("INSERT INTO faults (code, tier, at_s, state, source, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                             (code, tier, at_s, state, source, json.dumps(detail, default=str, sort_keys=True)))
+
+    def acknowledge_faults(self, at_s: float) -> None:
+        with self.batch("acknowledge"):
+            self._db.execute("UPDATE faults SET acknowledged_at_s = ? WHERE acknowledged_at_s IS NULL "
+                             "AND tier = 'latched'", (at_s,))
+
+    def faults(self, limit: int | None = None) -> list[dict]:
+        """The fault history, oldest first (``limit``: only the newest that many)."""
+        rows = self._read("SELECT * FROM (SELECT id, code, tier, at_s, state, source, detail, acknowledged_at_s "
+                          "FROM faults ORDER BY id DESC LIMIT ?) ORDER BY id", (-1 if limit is None else limit,))
+        return [{"code": c, "tier": t, "at_s": a, "state": s, "source": src,
+                 "detail": rec.from_json(rec.DETAIL, d, f"fault {i} detail"), "acknowledged_at_s": ack}
+                for i, c, t, a, s, src, d, ack in rows]
+
+    def open_latched(self) -> list[dict]:
+        """Latched faults nobody has acknowledged (a power cycle is not an acknowledge)."""
+        return [f for f in self.faults(limit=CHECK_LAST_ROWS)
+                if f["tier"] == "latched" and f["acknowledged_at_s"] is None]
+
+    # -- hands ------------------------------------------------------------------------------------------
     def start_hand(self, hand: int, set_id: str, dealer: int, dice: list, started_s: float) -> None:
-        with self._transaction():
-            self._db.execute("INSERT INTO hands (hand, set_id, dealer, dice, started_s) VALUES (?, ?, ?, ?, ?)",
-                             (hand, set_id, dealer, json.dumps(dice), started_s))
+        """A hand is dealt (once per hand number: a repeated start after a power cut is ignored)."""
+        with self.batch(f"hand {hand}"):
+            self._db.execute("INSERT OR IGNORE INTO hands (hand, set_id, dealer, dice, started_s) "
+                             "VALUES (?, ?, ?, ?, ?)", (hand, set_id, dealer, json.dumps(dice), started_s))
 
     def end_hand(self, hand: int, ended_s: float, result: dict) -> None:
-        with self._transaction():
+        with self.batch(f"end of hand {hand}"):
             self._db.execute("UPDATE hands SET ended_s = ?, result = ? WHERE hand = ? AND ended_s IS NULL",
                              (ended_s, json.dumps(result, sort_keys=True), hand))
 
-    def hands(self) -> list[dict]:
-        rows = self._db.execute("SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands "
-                                "ORDER BY id").fetchall()
-        return [{"hand": h, "set_id": s, "dealer": d, "dice": json.loads(dice), "started_s": st, "ended_s": en,
-                 "result": json.loads(r) if r else None} for h, s, d, dice, st, en, r in rows]
+    def hands(self, since: int = 0, limit: int | None = None) -> list[dict]:
+        rows = self._read("SELECT * FROM (SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands "
+                          "WHERE hand > ? ORDER BY hand DESC LIMIT ?) ORDER BY hand",
+                          (since, -1 if limit is None else limit))
+        return [{"hand": h, "set_id": s, "dealer": d, "dice": rec.from_json(rec.DICE, dice, f"hand {h} dice"),
+                 "started_s": st, "ended_s": en,
+                 "result": rec.from_json(rec.DETAIL, r, f"hand {h} result") if r else None}
+                for h, s, d, dice, st, en, r in rows]
 
-    def _transaction(self):
-        return _Transaction(self._db)
+    # -- the scoreboard's rows ------------------------------------------------------------------------------
+    def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:
+        """The game being played under ``rules`` (a new one, with its chips, if the last was another)."""
+        rows = self._read("SELECT id, rules FROM games ORDER BY id DESC LIMIT 1")
+        if rows and rows[0][1] == rules:
+            return int(rows[0][0])
+        if rows:
+            log.warning("rules changed from %s to %s: a new game starts with %d chips each", rows[0][1], rules,
+                        start_chips)
+        with self.batch("new game"):
+            game = self._db.execute("INSERT INTO games (rules, start_chips, first_hand) VALUES (?, ?, ?)",
+                                    (rules, start_chips, first_hand)).lastrowid
+            self._db.executemany("INSERT INTO chips (game, side, chips) VALUES (?, ?, ?)",
+                                 [(game, s, start_chips) for s in range(4)])
+        rows = self._read("SELECT id FROM games WHERE rules = ? ORDER BY id DESC LIMIT 1", (rules,))
+        return int(rows[0][0]) if rows else 0
+
+    def game_start(self, game: int) -> int:
+        rows = self._read("SELECT start_chips FROM games WHERE id = ?", (game,))
+        return int(rows[0][0]) if rows else 0
+
+    def chips(self, game: int) -> list[int]:
+        by_side = dict(self._read("SELECT side, chips FROM chips WHERE game = ?", (game,)))
+        return [int(by_side.get(s, 0)) for s in range(4)]
+
+    def paid(self, game: int) -> list[int]:
+        """Each side's payments summed over the game (independently of the kept chips)."""
+        by_side = dict(self._read("SELECT side, sum(amount) FROM payments WHERE game = ? GROUP BY side", (game,)))
+        return [int(by_side.get(s, 0)) for s in range(4)]
+
+    def record_result(self, game: int, hand: int, dealer: int, winners: list[int], drawn: bool,
+                      payments: list[tuple[int, int, str]], fans: list, note: str, round_wind: int) -> bool:
+        """A hand's result and its payments ``(side, amount, reason)``, with the chips, in one transaction
+        (join an outer :meth:`batch` to keep more with it).  False: this hand was recorded before."""
+        with self.batch(f"result of hand {hand}"):
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (hand, game, dealer, json.dumps(winners), int(drawn),
+                                                    json.dumps(fans, ensure_ascii=False), note, round_wind))
+            if cur.rowcount == 0:
+                return False
+            for side, amount, reason in payments:
+                self._db.execute("INSERT INTO payments (hand, game, side, amount, reason) VALUES (?, ?, ?, ?, ?)",
+                                 (hand, game, side, amount, reason))
+                self._db.execute("UPDATE chips SET chips = chips + ? WHERE game = ? AND side = ?",
+                                 (amount, game, side))
+        return not self.failing
+
+    def has_result(self, hand: int) -> bool:
+        return bool(self._read("SELECT 1 FROM hand_results WHERE hand = ?", (hand,)))
+
+    def hand_results(self, game: int | None, since: int = 0, limit: int | None = None) -> list[dict]:
+        """Recorded hands with their payments by side, oldest first."""
+        rows = self._read("SELECT * FROM (SELECT hand, game, dealer, winners, drawn, fans, note, round_wind "
+                          "FROM hand_results WHERE (? IS NULL OR game = ?) AND hand > ? ORDER BY hand DESC LIMIT ?) "
+                          "ORDER BY hand", (game, game, since, -1 if limit is None else limit))
+        out = []
+        for hand, g, dealer, winners, drawn, fans, note, round_wind in rows:
+            paid = [0] * 4
+            for side, amount in self._read("SELECT side, amount FROM payments WHERE hand = ?", (hand,)):
+                paid[side] += amount
+            out.append({"hand": hand, "game": g, "dealer": dealer,
+                        "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
+                        "fans": rec.from_json(rec.FANS, fans, f"hand {hand} fans"), "note": note,
+                        "round_wind": round_wind, "payments": paid})
+        return out
 
 
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+def _check_header(path: Path) -> None:
+    """A file that exists must be an SQLite database (a typo'd path to another file is not opened as one)."""
+    if path.is_dir():
+        raise StoreUnreadable(f"{path}: a folder, not a table database")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise StorageError(f"{path}: the folder {path.parent} does not exist") from None
+        return
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read ({exc.strerror})") from None
+    if head and head != SQLITE_HEADER:
+        raise StoreUnreadable(f"{path}: not an SQLite database")
 
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+def open_table_store(path: str | Path, on_failure: FailureHandler | None = None,
+                     connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+                     ) -> tuple[TableStore, dict[str, str] | None]:
+    """Open the table database; one that cannot be used is moved aside and a fresh one started.
+
+    Returns the store and, when a file was moved aside, what the controller
+    latches as E98 (``file``, ``moved_to``, ``reason``).  A table never
+    boot-loops on its database: if even a fresh file cannot be made there (a
+    read-only or missing card), the store is in memory and E98 says so.
+    """
+    path = Path(path)
+    try:
+        return TableStore(path, on_failure, connect), None
+    except StoreUnreadable as exc:
+        reason = str(exc)
+    moved: Path | None = None
+    try:
+        moved = _move_aside(path)
+        log.error("%s: %s; moved aside to %s, starting from a fresh table database", path, reason, moved)
+        return TableStore(path, on_failure, connect), {"file": str(path), "moved_to": str(moved), "reason": reason}
+    except (OSError, TableError) as again:
+        log.error("%s: %s; and no fresh database can be made there (%s): running from memory", path, reason, again)
+        return TableStore(":memory:", on_failure, connect), {
+            "file": str(path), "moved_to": str(moved) if moved else "", "reason": f"{reason}; {again}"}
+
+
+def _move_aside(path: Path) -> Path:
+    """``table.db`` -> ``table.db.bad1`` (``bad2``, ...), with its WAL and shared-memory files."""
+    n = 1
+    while path.with_name(f"{path.name}.bad{n}").exists():
+        n += 1
+    target = path.with_name(f"{path.name}.bad{n}")
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        if companion.exists():
+            os.replace(companion, target.with_name(target.name + suffix))
+    return target

@@ -1,11 +1,14 @@
 """What a technician may ask of the running controller, as JSON requests and replies.
 
 Read-only requests (``state``, ``faults``, ``counters``, ``sensors``,
-``reader``) are always answered.  ``ack`` acknowledges a latched fault.  Service tests move
-motors, so they are refused unless the table is in service mode (both lift
-keys at power-on) with the lid closed; each runs on the loop through the
-same mechanism objects as the cycle (so a jam in a test raises the same
-fault code) and replies when it is done.
+``reader``) are always answered.  ``ack`` acknowledges a latched fault
+(refused, with the reason, while an interlock is still there).  Service
+tests move motors, so they are refused unless the table is in service mode
+(both lift keys at power-on) and no interlock is present (the safety
+supervisor checks the levels); each runs on the loop through the same
+mechanism objects as the cycle (so a jam in a test raises the same fault
+code) and replies when it is done, or at once with the reason when an
+interlock or a fault stops it (the table stays in service mode).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class DiagCommands:
         c = self.controller
         reply({"ok": True, "state": c.state, "book": c.book.to_dict(), "chips": c.scoreboard.chips,
                "fault": c.fault.code.value if c.fault else None,
+               "interlocks": [f"{f.detail['interlock']} ({f.code.value})" for f in c.safety.active()],
+               "stuck_keys": sorted(c.table.panel.stuck),
                **({"look_for": c.missing_tiles, "check": c.check_hint}
                   if c.fault and c.fault.code.value == "E62" else {})})
 
@@ -103,11 +108,8 @@ class DiagCommands:
 
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller
-        if c.state != TableState.LATCHED.value:
-            reply({"ok": False, "error": f"nothing to acknowledge (state {c.state})"})
-            return
-        c.ack()
-        reply({"ok": True, "state": c.state})
+        refused = c.ack()
+        reply({"ok": False, "error": refused} if refused else {"ok": True, "state": c.state})
 
     # -- service tests ------------------------------------------------------------------
     def _cmd_test(self, request: dict, reply: Reply) -> None:
@@ -115,32 +117,35 @@ class DiagCommands:
         if name not in GROUP_TESTS:
             reply({"ok": False, "error": f"unknown test {name!r}; tests: {', '.join(GROUP_TESTS)}"})
         elif self._may_move(reply):
-            self.tests.group(name, reply)
+            self.tests.group(name, self.controller.begin_service_test(reply))
 
     def _cmd_jog(self, request: dict, reply: Reply) -> None:
         if self._may_move(reply):
-            self.tests.jog(str(request.get("mechanism")), reply, seconds=request.get("seconds"), to=request.get("to"))
+            self.tests.jog(str(request.get("mechanism")), self.controller.begin_service_test(reply),
+                           seconds=request.get("seconds"), to=request.get("to"))
 
     def _cmd_learn(self, request: dict, reply: Reply) -> None:
         if self._may_move(reply):
-            self.tests.learn(reply, int(request.get("runs", LEARN_RUNS)))
+            self.tests.learn(self.controller.begin_service_test(reply), int(request.get("runs", LEARN_RUNS)))
 
     def _cmd_burn_in(self, request: dict, reply: Reply) -> None:
         if self._may_move(reply):
-            self.tests.burn_in(reply, int(request.get("cycles", BURN_IN_CYCLES)))
+            self.tests.burn_in(self.controller.begin_service_test(reply), int(request.get("cycles", BURN_IN_CYCLES)))
 
     def _may_move(self, reply: Reply) -> bool:
-        """Motors move only in service mode with the lid closed, and one test at a time."""
+        """Motors move only in service mode with no interlock present, and one test at a time."""
         c = self.controller
         if c.state != TableState.SERVICE.value:
             reply({"ok": False, "error": f"motor tests need service mode (both lift keys at power-on); "
                                          f"the table is {c.state}"})
             return False
-        if c.table.lid is not None and c.table.lid.active:
-            reply({"ok": False, "error": "close the service lid first (E04)"})
+        cause = c.safety.check("service test")
+        if cause is not None:
+            reply({"ok": False, "error": f"refused: {cause.detail['interlock']} ({cause.code.value}); "
+                                         f"{cause.code.hint}", "fault": cause.code.value})
             return False
         busy = [m.name for m in c.table.mechanisms() if m.busy] + (["turntable"] if c.table.turntable.running else [])
-        if busy:
-            reply({"ok": False, "error": f"still moving: {', '.join(busy)}; wait for the running test"})
+        if busy or c.service_test is not None:
+            reply({"ok": False, "error": f"still moving: {', '.join(busy) or 'a test'}; wait for the running test"})
             return False
         return True

@@ -5,7 +5,9 @@ test stops the motor and raises the same fault code (with the same hint) as
 it would in a game.  Tests run one step after another on the loop and stop
 at the first failed step; the reply lists every step that ran.  The caller
 (:class:`firmware.diagnostics.commands.DiagCommands`) has already checked
-that the table is in service mode with the lid closed.
+that the table is in service mode with no interlock present; an interlock
+or a fault during the test stops it and answers it through the controller
+(:meth:`firmware.controller.controller.Controller.begin_service_test`).
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ class ServiceTests:
             return
         disk = self.table.turntable
         start_revs = disk.revolutions
-        disk.start()
+        if not disk.start():
+            return                  # refused: the interlock's report stopped the test and answered it
 
         def stop() -> None:
             stopped_by_fault = not disk.running

@@ -1,11 +1,15 @@
 """Supervised movements: start, complete on a sensor, warn at 2T, fault at 3T.
 
-A :class:`Mechanism` runs at most one movement at a time.  Starting one
-arms two loop timers from its learned nominal time; the sensor that ends
-the movement calls :meth:`Mechanism._complete`; a timer or an impossible
-sensor state calls :meth:`Mechanism._fail`, which first drives every output
-of the mechanism to its safe value.  The outcome goes to the caller's
-``done`` callback as a :class:`MoveResult` and to the event bus.
+A :class:`Mechanism` runs at most one movement at a time.  Before it starts
+one it asks its ``permit`` (the safety supervisor: lid, supply, reset key,
+a stopped table); a refused movement never drives its motor and ends at once
+with the refusal as its result.  Starting arms two loop timers from the
+learned nominal time; the sensor that ends the movement calls
+:meth:`Mechanism._complete`; a timer or an impossible sensor state calls
+:meth:`Mechanism._fail`, which first drives every output of the mechanism to
+its safe value and reports the fault (a direct call to the fault policy).
+The outcome goes to the caller's ``done`` callback as a :class:`MoveResult`
+and to the event bus.
 """
 
 from __future__ import annotations
@@ -14,8 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from firmware.events import EventBus
-from firmware.faults import Fault, FaultCode
+from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.nominal import NominalTime
 from hal.interfaces import DigitalOutput
@@ -31,19 +34,28 @@ class MoveResult:
     elapsed_s: float
     fault: Fault | None = None
     warned: bool = False
+    refused: bool = False          # never started: an interlock (or a stopped table) refused it
 
 
 DoneCallback = Callable[[MoveResult], None]
+Permit = Callable[[str], "Fault | None"]     # mechanism name -> None (may move) or the refusal
+
+
+def always_permitted(_mechanism: str) -> Fault | None:
+    """A permit for a mechanism on a test bench, with no safety supervisor."""
+    return None
 
 
 class Mechanism:
     """Base of every mechanism: outputs with safe values plus movement supervision."""
 
-    def __init__(self, name: str, loop: Loop, bus: EventBus, nominal: NominalTime,
-                 fault_code: FaultCode) -> None:
+    def __init__(self, name: str, loop: Loop, faults: FaultReporter, nominal: NominalTime,
+                 fault_code: FaultCode, permit: Permit) -> None:
         self.name = name
         self.loop = loop
-        self.bus = bus
+        self.faults = faults
+        self.bus = faults.bus
+        self.permit = permit
         self.nominal = nominal
         self.fault_code = fault_code
         self.outputs: list[DigitalOutput] = []
@@ -77,9 +89,16 @@ class Mechanism:
         return all(o.active == o.safe_value for o in self.outputs)
 
     # -- movement supervision ---------------------------------------------
-    def _begin(self, done: DoneCallback, learn: bool = True) -> None:
+    def _begin(self, done: DoneCallback, learn: bool = True) -> bool:
+        """Start supervising a movement; False (and ``done`` already called) when it is refused."""
         if self._done is not None:
             raise RuntimeError(f"{self.name} is already moving")
+        refusal = self.permit(self.name)
+        if refusal is not None:
+            now = self.loop.now()
+            self.bus.publish("move.refused", mechanism=self.name, code=refusal.code.value)
+            done(MoveResult(self.name, False, now, 0.0, refusal, refused=True))
+            return False
         self._done = done
         self._learn = learn
         self._warned = False
@@ -88,6 +107,7 @@ class Mechanism:
             self.loop.call_later(self.nominal.warn_after_s, self._warn),
             self.loop.call_later(self.nominal.fault_after_s, self._timeout),
         ]
+        return True
 
     def _arm(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> None:
         """An extra supervision timer, cancelled with the movement."""
@@ -131,8 +151,7 @@ class Mechanism:
         self._done = None
         now = self.loop.now()
         fault = Fault(code, now, self.name, detail)
-        log.error("%s", fault)
-        self.bus.publish("fault", fault=fault)
+        self.faults.report(fault)
         if done is not None:
             done(MoveResult(self.name, False, self._started_s, now - self._started_s, fault, self._warned))
 

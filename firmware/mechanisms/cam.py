@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from firmware.events import EventBus
-from firmware.faults import FaultCode
+from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
-from firmware.mechanisms.base import DoneCallback, Mechanism
+from firmware.mechanisms.base import DoneCallback, Mechanism, Permit
 from firmware.mechanisms.nominal import NominalTime
 from hal.interfaces import DigitalInput, DigitalOutput
 
 
 class CamMechanism(Mechanism):
-    def __init__(self, name: str, loop: Loop, bus: EventBus, nominal: NominalTime, fault_code: FaultCode,
-                 motor: DigitalOutput, home: DigitalInput, home_window: float) -> None:
-        super().__init__(name, loop, bus, nominal, fault_code)
+    def __init__(self, name: str, loop: Loop, faults: FaultReporter, nominal: NominalTime, fault_code: FaultCode,
+                 permit: Permit, motor: DigitalOutput, home: DigitalInput, home_window: float) -> None:
+        super().__init__(name, loop, faults, nominal, fault_code, permit)
         self.motor = motor
         self.home = home
         self.home_window = home_window
@@ -39,7 +38,8 @@ class CamMechanism(Mechanism):
 
     def turn(self, done: DoneCallback) -> None:
         """One full turn, home to home (or to home, if the cam is off home)."""
-        self._begin(done)
+        if not self._begin(done):
+            return
         self._left_home = not self.home.active
         if self._left_home:
             self._learn = False   # a partial turn says nothing of the nominal time

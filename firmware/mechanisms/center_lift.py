@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import enum
 
-from firmware.events import EventBus
-from firmware.faults import FaultCode
+from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
-from firmware.mechanisms.base import DoneCallback, Mechanism
+from firmware.mechanisms.base import DoneCallback, Mechanism, Permit
 from firmware.mechanisms.nominal import NominalTime
 from hal.interfaces import DigitalInput, DigitalOutput
 
@@ -24,9 +23,10 @@ class LiftStop(enum.Enum):
 
 
 class CenterLift(Mechanism):
-    def __init__(self, loop: Loop, bus: EventBus, nominal: NominalTime, up_motor: DigitalOutput,
-                 down_motor: DigitalOutput, up_sensor: DigitalInput, down_sensor: DigitalInput) -> None:
-        super().__init__("center_lift", loop, bus, nominal, FaultCode.E10)
+    def __init__(self, loop: Loop, faults: FaultReporter, nominal: NominalTime, permit: Permit,
+                 up_motor: DigitalOutput, down_motor: DigitalOutput, up_sensor: DigitalInput,
+                 down_sensor: DigitalInput) -> None:
+        super().__init__("center_lift", loop, faults, nominal, FaultCode.E10, permit)
         self.up_motor, self.down_motor = up_motor, down_motor
         self.up_sensor, self.down_sensor = up_sensor, down_sensor
         self.outputs = [up_motor, down_motor]
@@ -48,7 +48,8 @@ class CenterLift(Mechanism):
         """Drive to ``stop``; ``done`` gets the result (at once if already there)."""
         self.fault_code = FaultCode.E10 if stop is LiftStop.UP else FaultCode.E11
         self.target = stop
-        self._begin(done)
+        if not self._begin(done):
+            return
         if self.up_sensor.active and self.down_sensor.active:
             self._fail(FaultCode.E12, reason="both sensors active")
             return

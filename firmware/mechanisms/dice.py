@@ -12,10 +12,9 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from firmware.events import EventBus
-from firmware.faults import FaultCode
+from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
-from firmware.mechanisms.base import Mechanism, MoveResult
+from firmware.mechanisms.base import Mechanism, MoveResult, Permit
 from firmware.mechanisms.nominal import NominalTime
 from hal.interfaces import DigitalInput, DigitalOutput
 
@@ -23,9 +22,10 @@ SENSOR_GRACE_S = 0.5
 
 
 class Dice(Mechanism):
-    def __init__(self, loop: Loop, bus: EventBus, rng: random.Random, motor: DigitalOutput,
+    def __init__(self, loop: Loop, faults: FaultReporter, permit: Permit, rng: random.Random, motor: DigitalOutput,
                  sensor: DigitalInput | None, spin_min_s: float, spin_max_s: float, electronic: bool) -> None:
-        super().__init__("dice", loop, bus, NominalTime(spin_max_s, spin_max_s * 3, 2.0, 3.0), FaultCode.E70)
+        super().__init__("dice", loop, faults, NominalTime(spin_max_s, spin_max_s * 3, 2.0, 3.0), FaultCode.E70,
+                         permit)
         self.rng = rng
         self.motor = motor
         self.sensor = sensor
@@ -52,7 +52,8 @@ class Dice(Mechanism):
                 self.bus.publish("dice.rolled", faces=None, electronic=False, spin_s=result.elapsed_s)
             done(result, None)
 
-        self._begin(finished, learn=False)
+        if not self._begin(finished, learn=False):
+            return
         self.motor.set(True)
         self._arm(spin_s, self._complete)
         if self.sensor is not None:

@@ -154,6 +154,6 @@ class StackingHead:
     def _fault(self, code: FaultCode, **detail) -> None:
         self.stop()
         fault = Fault(code, self.loop.now(), f"stacker{self.side}", detail)
-        self.cam.bus.publish("fault", fault=fault)
+        self.cam.faults.report(fault)
         if self.on_fault is not None:
             self.on_fault(fault)

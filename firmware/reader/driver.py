@@ -21,8 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from firmware.config import ReaderSection
-from firmware.events import EventBus
-from firmware.faults import Fault, FaultCode
+from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.reader.codec import REPLY, BoardError, Cmd, DecoderCounters, Frame, FrameDecoder, Status, encode
 from firmware.reader.link import LinkState, ReaderCounters, Reply
@@ -50,11 +49,12 @@ class _Command:
 
 
 class ReaderDriver:
-    def __init__(self, loop: Loop, open_port: Callable[[], SerialPort], cfg: ReaderSection, bus: EventBus,
+    def __init__(self, loop: Loop, open_port: Callable[[], SerialPort], cfg: ReaderSection, faults: FaultReporter,
                  poll_s: float = POLL_S, reconnect_first_s: float = 0.5, reconnect_max_s: float = 8.0) -> None:
         self.loop = loop
         self.cfg = cfg
-        self.bus = bus
+        self.faults = faults
+        self.bus = faults.bus
         self._open_port = open_port
         self.poll_s = poll_s
         self.reconnect_first_s = reconnect_first_s
@@ -298,7 +298,7 @@ class ReaderDriver:
             self._counters.link_losses += 1
         if not self._outage_reported:
             self._outage_reported = True
-            self.bus.publish("fault", fault=Fault(FaultCode.E80, self.loop.now(), "reader", {"reason": reason}))
+            self.faults.report(Fault(FaultCode.E80, self.loop.now(), "reader", {"reason": reason}))
         self._set_state(LinkState.DOWN)
         if self._reopen_timer is None:
             self._reopen_timer = self.loop.call_later(self._backoff_s, self._open)
@@ -430,7 +430,7 @@ class ReaderDriver:
         self.faulty_antennas.add(antenna)
         self._counters.antenna_faults += 1
         where = f"head of side {antenna}" if antenna < 4 else f"seat pad of side {antenna - 4}"
-        self.bus.publish("fault", fault=Fault(FaultCode.E81, self.loop.now(), "reader",
+        self.faults.report(Fault(FaultCode.E81, self.loop.now(), "reader",
                                               {"antenna": antenna, "where": where}))
 
     def _stream_started(self, reply: Reply) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from firmware.reader.codec import Cmd, Status
+from firmware.reader.codec import BoardError, Cmd, Status
 
 UID_BYTES = 8
 UID_FIRST_BYTE = 0xE0          # ISO 15693: a UID with another first byte is not a tile
@@ -81,6 +81,9 @@ class ErrorReport:
     def unpack(cls, payload: bytes, counter: int) -> "ErrorReport":
         if len(payload) != 2:
             raise PayloadError(f"ERROR payload of {len(payload)} bytes, expected 2")
+        if payload[0] == BoardError.ANTENNA_FAULT and payload[1] >= ANTENNAS:
+            # an antenna the board does not have: a garbled frame, never a fault of a real antenna
+            raise PayloadError(f"ERROR antenna fault of antenna {payload[1]}; the board has {ANTENNAS}")
         return cls(payload[0], payload[1], counter)
 
 

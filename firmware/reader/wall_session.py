@@ -1,8 +1,9 @@
 """Read one set's walls while it is stacked, then verify them: the reader's part of a cycle.
 
 ``start()`` before the stacking cycle starts: the session streams TAGs from
-the four head antennas and takes every ``stacking.tile`` count from the
-bus.  ``finish(done)`` after the cycle: it stops the stream (whose reply
+the four head antennas, and its owner hands it every counted tile
+(``tile_counted``, a direct call from the stacking cycle).  ``finish(done)``
+after the cycle: it stops the stream (whose reply
 tells how many TAGs the board sent, so a last loss is caught), builds the
 wall map, verifies it against the registry and the tile set, publishes
 ``wall.verified`` (and E82 / E83 with every problem when there are any), and
@@ -16,8 +17,7 @@ from collections import Counter
 import logging
 from typing import Callable
 
-from firmware.events import Event, EventBus
-from firmware.faults import Fault
+from firmware.faults import Fault, FaultReporter
 from firmware.loop import Loop
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.registry import TileRegistry
@@ -31,12 +31,14 @@ HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
 
 
 class WallSession:
-    def __init__(self, loop: Loop, bus: EventBus, reader: ReaderDriver, registry: TileRegistry, set_id: str | None,
+    def __init__(self, loop: Loop, faults: FaultReporter, reader: ReaderDriver, registry: TileRegistry,
+                 set_id: str | None,
                  tile_set: TileSet, read: WallRead, competition: bool, only_candidate: str | None = None) -> None:
         """``set_id`` None: the set is recognised from its tags (the set most of them belong to), or, when
         no tag at all was read, is ``only_candidate`` (the one registered set that is nowhere else)."""
         self.loop = loop
-        self.bus = bus
+        self.faults = faults
+        self.bus = faults.bus
         self.reader = reader
         self.registry = registry
         self.set_id = set_id
@@ -50,7 +52,6 @@ class WallSession:
     def start(self) -> None:
         self.reader.on_tag.append(self.read.tag)
         self.reader.on_events_lost.append(self.read.events_lost)
-        self.bus.subscribe("stacking.tile", self._counted)
         self.reader.stream_start(HEAD_MASK, self._stream_started)
 
     def missing_faces(self) -> tuple[list[int], int]:
@@ -69,16 +70,15 @@ class WallSession:
             # Without a stream no tile of this cycle is read; the map will say which.
             log.warning("wall read: stream did not start (%s)", reply.error or reply.status)
 
-    def _counted(self, event: Event) -> None:
-        self.read.tile_counted(event.data["side"], event.at_s)
+    def tile_counted(self, side: int, at_s: float) -> None:
+        """A head's optic counted a tile at ``at_s`` (its tag is paired with it by order, or by time)."""
+        self.read.tile_counted(side, at_s)
 
     def finish(self, done: Callable[[Verification], None]) -> None:
-        self.bus.unsubscribe(self._counted)
         self.reader.stream_stop(lambda reply: self._stopped(done))
 
     def abandon(self) -> None:
         """Stop listening without a verdict (the cycle was aborted)."""
-        self.bus.unsubscribe(self._counted)
         for listeners, fn in ((self.reader.on_tag, self.read.tag), (self.reader.on_events_lost, self.read.events_lost)):
             if fn in listeners:
                 listeners.remove(fn)
@@ -95,7 +95,7 @@ class WallSession:
                          problems=[str(p) for p in result.problems])
         code = result.fault_code
         if code is not None:
-            self.bus.publish("fault", fault=Fault(code, self.loop.now(), "reader", {
+            self.faults.report(Fault(code, self.loop.now(), "reader", {
                 "set": self.set_id, "problems": [str(p) for p in result.problems][:12],
                 "accepted": result.may_rise}))
         log.info("set %s: %s", self.set_id, result.summary())

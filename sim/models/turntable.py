@@ -5,7 +5,8 @@ the heads at random instants (a Poisson stream of ``tile_rate_per_s`` for
 all sides together, from the seeded generator).  A tile is lifted at a
 random point of the ring and falls into the first head it passes whose gate
 is open and whose track has room; if none has, it stays on the ring.  The disk's index sensor pulses once a
-revolution.  A stall stops the disk: no index pulses, no tiles.
+revolution: the disk keeps its angle when it stops, so short runs (back-pressure) add up to revolutions as
+on a real table.  A stall stops the disk: no index pulses, no tiles.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class TurntableModel:
         self._index_timer: Handle | None = None
         self._drop_timer: Handle | None = None
         self.drops = 0
+        self.angle = 0.0                 # fraction of a revolution past the index mark
+        self._turning_since_s: float | None = None
 
     @property
     def turning(self) -> bool:
@@ -63,10 +66,15 @@ class TurntableModel:
 
     def _update(self) -> None:
         if self.turning and self._index_timer is None:
-            self._index_timer = self._loop.call_later(self.revolution_s, self._index_pulse)
+            self._turning_since_s = self._loop.now()
+            self._index_timer = self._loop.call_later(self.revolution_s * (1.0 - self.angle), self._index_pulse)
         elif not self.turning and self._index_timer is not None:
             self._index_timer.cancel()
             self._index_timer = None
+            if self._turning_since_s is not None:
+                turned = (self._loop.now() - self._turning_since_s) / self.revolution_s
+                self.angle = (self.angle + turned) % 1.0
+                self._turning_since_s = None
         if self.feeding and self._drop_timer is None:
             self._schedule_drop()
         elif not self.feeding and self._drop_timer is not None:
@@ -74,6 +82,8 @@ class TurntableModel:
             self._drop_timer = None
 
     def _index_pulse(self) -> None:
+        self.angle = 0.0
+        self._turning_since_s = self._loop.now()
         self._index.set(True)
         self._loop.call_later(self.revolution_s * INDEX_PULSE_FRACTION, self._index.set, False)
         self._index_timer = self._loop.call_later(self.revolution_s, self._index_pulse)

@@ -1,0 +1,80 @@
+"""The typed shapes of what the table database keeps: every document is validated when it is read.
+
+A record that does not fit its model (a wrong type, a missing key, ``null``
+where a document must be) is never replaced by defaults: reading it raises
+:class:`RecordError`, and the composition root moves the database aside
+with a latched E98 that names the file.  Shapes change only with the schema
+version (:mod:`firmware.controller.store_schema`), whose migrations turn
+the previous version's documents into these.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from firmware.faults import TableError
+
+Side = Annotated[int, Field(ge=0, le=3)]
+Count = Annotated[int, Field(ge=0, le=1000)]
+
+
+class RecordError(TableError):
+    """A stored document or row does not have the shape of this release."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class StackingRecord(_Record):
+    set_id: str | None
+    counted: Annotated[list[Count], Field(min_length=4, max_length=4)]
+    stacked: Annotated[list[Count], Field(min_length=4, max_length=4)]
+    uids: Annotated[list[list[Annotated[str, Field(pattern="^[0-9a-f]{16}$")] | None]],
+                    Field(min_length=4, max_length=4)]
+
+
+class BookRecord(_Record):
+    """The set bookkeeping (:class:`firmware.controller.bookkeeping.Bookkeeping`) as stored."""
+
+    sets: dict[str, Literal["none", "disk", "stacking", "stacked", "table"]]
+    unknown_on_disk: bool
+    stacking: StackingRecord | None
+    hand: Annotated[int, Field(ge=0)]
+    dealer: Side
+    dealer_streak: Annotated[int, Field(ge=0)]
+    long_hair: Annotated[int, Field(ge=0)]
+    last_winner: Side | None
+    hand_open: bool
+    hand_over: bool
+    raising: bool
+    players_waited_s: Annotated[float, Field(ge=0)]
+    cycles: Annotated[int, Field(ge=0)]
+    rejected: dict[str, list[str]]
+
+
+_STRICT = ConfigDict(strict=True)
+WallRow = tuple[Side, Annotated[int, Field(ge=1, le=18)], Literal["bottom", "top"], Annotated[int, Field(ge=0)] | None]
+StateName = Literal["boot", "service", "homing", "idle", "stacking", "paused", "ready", "raising", "dice", "in_play",
+                    "rejected", "center_up", "open", "center_down", "hold", "latched"]
+
+BOOK = TypeAdapter(BookRecord)
+NOMINAL = TypeAdapter(dict[str, list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]], config=_STRICT)
+WALLS = TypeAdapter(dict[str, list[WallRow]], config=_STRICT)
+STATE = TypeAdapter(StateName, config=_STRICT)
+DETAIL = TypeAdapter(dict[str, Any], config=_STRICT)
+FANS = TypeAdapter(list[tuple[str, int, int]], config=_STRICT)
+SIDES = TypeAdapter(list[Side], config=_STRICT)
+DICE = TypeAdapter(list[Annotated[int, Field(ge=1, le=6)]], config=_STRICT)
+
+
+def from_json(adapter: TypeAdapter, text: str, what: str) -> Any:
+    """The stored JSON ``text`` as ``adapter``'s type, or :class:`RecordError` naming what and why."""
+    try:
+        return adapter.validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(the whole record)"
+        raise RecordError(f"{what}: {where}: {first['msg']} (got {str(first.get('input'))[:60]!r})") from None

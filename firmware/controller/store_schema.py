@@ -1,0 +1,113 @@
+"""The table database's schema, its version (``PRAGMA user_version``) and one migration per change.
+
+Version 0 is the first release's unversioned file (a key/value table with
+the bookkeeping and the whole scoreboard as one rewritten document, faults,
+hands).  Version 1 keeps the scoreboard as rows: one per game, per hand's
+result and per payment, with the chips kept incrementally, and one row per
+hand number.  A migration runs inside the transaction that sets the new
+version, so a power cut during an upgrade leaves the old file as it was.
+A file from a newer release is never opened for writing: the caller moves
+it aside.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Callable
+
+from firmware.controller.records import RecordError
+
+CURRENT = 1
+
+SCHEMA_1 = """
+CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE faults (id INTEGER PRIMARY KEY, code TEXT NOT NULL, tier TEXT NOT NULL, at_s REAL NOT NULL,
+    state TEXT NOT NULL, source TEXT NOT NULL, detail TEXT NOT NULL, acknowledged_at_s REAL);
+CREATE TABLE hands (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL UNIQUE, set_id TEXT NOT NULL,
+    dealer INTEGER NOT NULL, dice TEXT NOT NULL, started_s REAL NOT NULL, ended_s REAL, result TEXT);
+CREATE TABLE games (id INTEGER PRIMARY KEY, rules TEXT NOT NULL, start_chips INTEGER NOT NULL,
+    first_hand INTEGER NOT NULL);
+CREATE TABLE chips (game INTEGER NOT NULL, side INTEGER NOT NULL, chips INTEGER NOT NULL, PRIMARY KEY (game, side));
+CREATE TABLE hand_results (hand INTEGER PRIMARY KEY, game INTEGER NOT NULL, dealer INTEGER NOT NULL,
+    winners TEXT NOT NULL, drawn INTEGER NOT NULL, fans TEXT NOT NULL, note TEXT NOT NULL,
+    round_wind INTEGER NOT NULL);
+CREATE TABLE payments (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL, game INTEGER NOT NULL, side INTEGER NOT NULL,
+    amount INTEGER NOT NULL, reason TEXT NOT NULL);
+CREATE INDEX payments_by_game ON payments (game, side);
+"""
+
+TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments")
+
+
+def tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Each statement on its own (``executescript`` would commit the transaction a migration runs in)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def create(db: sqlite3.Connection) -> None:
+    """A new, empty database of the current version."""
+    run_script(db, SCHEMA_1)
+
+
+def _migrate_0_to_1(db: sqlite3.Connection) -> None:
+    """The scoreboard document becomes rows; hand numbers become unique (the first row of a hand is kept)."""
+    have = tables(db)
+    for name in ("kv", "faults", "hands"):
+        if name not in have:
+            raise RecordError(f"schema 0: the table '{name}' is missing")
+    db.execute("ALTER TABLE hands RENAME TO hands_0")
+    db.execute("ALTER TABLE kv RENAME TO kv_0")
+    db.execute("ALTER TABLE faults RENAME TO faults_0")
+    run_script(db, SCHEMA_1)
+    db.execute("INSERT INTO kv SELECT key, value FROM kv_0 WHERE key != 'scoreboard'")
+    db.execute("INSERT INTO faults SELECT * FROM faults_0")
+    db.execute("INSERT OR IGNORE INTO hands (hand, set_id, dealer, dice, started_s, ended_s, result) "
+               "SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands_0 ORDER BY id")
+    row = db.execute("SELECT value FROM kv_0 WHERE key = 'scoreboard'").fetchone()
+    if row is not None:
+        _scoreboard_0(db, row[0])
+    for name in ("hands_0", "kv_0", "faults_0"):
+        db.execute(f"DROP TABLE {name}")
+
+
+def _scoreboard_0(db: sqlite3.Connection, text: str) -> None:
+    try:
+        doc = json.loads(text)
+        rules, chips, history = doc["rules"], doc["chips"], doc["history"]
+        if not (isinstance(rules, str) and isinstance(chips, list) and len(chips) == 4
+                and all(type(c) is int for c in chips) and isinstance(history, list)):
+            raise TypeError("rules, chips or history of the wrong type")
+        paid = [0] * 4
+        rows = []
+        for h in history:
+            payments = h["payments"]
+            if not (isinstance(payments, list) and len(payments) == 4 and all(type(p) is int for p in payments)):
+                raise TypeError(f"hand {h.get('hand')}: payments of the wrong shape")
+            paid = [a + b for a, b in zip(paid, payments)]
+            rows.append(h)
+        start = chips[0] - paid[0]
+        if any(chips[s] - paid[s] != start for s in range(4)):
+            raise ValueError(f"chips {chips} do not follow from the payments from one start")
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RecordError(f"schema 0 scoreboard: {exc}") from None
+    first = min((h["hand"] for h in rows), default=1)
+    game = db.execute("INSERT INTO games (rules, start_chips, first_hand) VALUES (?, ?, ?)",
+                      (rules, start, first)).lastrowid
+    db.executemany("INSERT INTO chips (game, side, chips) VALUES (?, ?, ?)", [(game, s, chips[s]) for s in range(4)])
+    for h in rows:
+        db.execute("INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (h["hand"], game, h["dealer"], json.dumps(h["winners"]), int(bool(h["drawn"])),
+                    json.dumps(h.get("fans", []), ensure_ascii=False), h.get("note", ""), h.get("round_wind", 0)))
+        db.executemany("INSERT INTO payments (hand, game, side, amount, reason) VALUES (?, ?, ?, ?, ?)",
+                       [(h["hand"], game, s, amount, "hand") for s, amount in enumerate(h["payments"]) if amount])
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1}

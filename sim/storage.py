@@ -1,0 +1,49 @@
+"""The simulated table's SD card: the table database's file system, which a fault can make fail.
+
+A real card fails by refusing writes (a worn card, a full or read-only file
+system): SQLite then raises ``disk I/O error`` on a write or a commit while
+reads from the cache still work.  ``disk-fail@WHEN`` does that to the
+simulated card; the controller must latch E98 and keep the table safe.
+The card belongs to the table, not the controller: it keeps failing across
+power cuts until a technician replaces it (``repair``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+# what still works on a failing card: reads from the cache, and starting or abandoning a transaction
+STILL_WORKS = ("SELECT", "PRAGMA QUICK_CHECK", "PRAGMA USER_VERSION", "PRAGMA JOURNAL_MODE", "PRAGMA SYNCHRONOUS",
+               "BEGIN", "ROLLBACK")
+
+
+class SimStorage:
+    def __init__(self) -> None:
+        self.failing = False
+        self.failed_writes = 0
+
+    def connect(self, path: str, **kwargs: Any) -> sqlite3.Connection:
+        """``sqlite3.connect`` for the table database on this card."""
+        db = sqlite3.connect(path, factory=_CardConnection, **kwargs)
+        db.card = self          # type: ignore[attr-defined]
+        return db
+
+    def repair(self) -> None:
+        self.failing = False
+
+
+class _CardConnection(sqlite3.Connection):
+    card: SimStorage
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if self.card.failing and not sql.lstrip().upper().startswith(STILL_WORKS):
+            self.card.failed_writes += 1
+            raise sqlite3.OperationalError("disk I/O error")
+        return super().execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if self.card.failing:
+            self.card.failed_writes += 1
+            raise sqlite3.OperationalError("disk I/O error")
+        return super().executemany(sql, *args)
