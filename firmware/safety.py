@@ -60,6 +60,7 @@ class SafetySupervisor:
         supply_ok.on_edge(self._supply_edge)
         if lid is not None:
             lid.on_edge(self._lid_edge)
+        panel.keys["key_reset"].on_edge(self._reset_edge)     # raw: the stop does not wait for the debounce
         panel.on_key(self._key)
         panel.on_stuck(self._stuck)
 
@@ -137,13 +138,13 @@ class SafetySupervisor:
         elif self._moving():
             self._trip(self._fault(Interlock.LID, self.loop.now(), edge="lid opened with motors running"))
 
-    def _key(self, name: str, pressed: bool) -> None:
-        if name != "key_reset":
-            return
+    def _reset_edge(self, pressed: bool) -> None:
         if pressed:
             self._trip(self._fault(Interlock.RESET, self.loop.now(), edge="reset key pressed"))
-        else:
-            self._cleared(Interlock.RESET)
+
+    def _key(self, name: str, pressed: bool) -> None:
+        if name == "key_reset" and not pressed:
+            self._cleared(Interlock.RESET)      # (debounced: a bounce of the release is not a release)
 
     def _stuck(self, name: str, stuck: bool) -> None:
         if stuck:
@@ -162,6 +163,8 @@ class SafetySupervisor:
     def _trip(self, fault: Fault) -> None:
         """Every output safe now; the fault reported once per activation of its interlock."""
         self._stop_all()
+        present = {self._activation(f) for f in self.active()}
+        self._reported &= present | {self._activation(fault)}    # an activation that ended (even unseen) is over
         activation = self._activation(fault)
         if activation in self._reported:
             return

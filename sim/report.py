@@ -64,6 +64,7 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "faults": [{"code": f["code"], "tier": f["tier"], "at_s": round(f["at_s"], 3), "state": f["state"],
                     "detail": f["detail"], "acknowledged_at_s": f["acknowledged_at_s"]} for f in faults],
         "power_cuts": sum(1 for e in events if e.topic == "power.cut"),
+        "motor_s_under_interlock": run.interlocks.finish(),
         "final_state": run.state.value if run.state else None,
         "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
         "speedup": round(run.loop.now() / wall_s, 1) if wall_s > 0 else None,
@@ -117,6 +118,10 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
     lines.append(f"reader: {r['tiles_read']} tags, {r['frames_ok']} frames ok, {r['crc_errors']} CRC errors, "
                  f"{r['resyncs']} resyncs, {r['drops']} drops, {r['events_lost']} events lost, "
                  f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, rejected {r['sets_rejected']}")
+    under = {k: v for k, v in report["motor_s_under_interlock"].items() if v}
+    if under:
+        lines.append("SAFETY: motors ran while an interlock was active: "
+                     + ", ".join(f"{k} {v:g} s" for k, v in under.items()))
     if report["power_cuts"]:
         lines.append(f"power cuts: {report['power_cuts']} (the controller restarted from its database)")
     for f in report["faults"]:

@@ -22,7 +22,10 @@ A scenario file (``config/scenarios/*.toml``)::
     end_state = "in_play"          # optional
 
 ``run_scenario`` also checks, for every latched or holding fault, that no
-motor output is still on one loop tick after the fault was detected.
+motor output is still on one loop tick after the fault was detected, and
+that no motor ran at all while an interlock was active (the lid open, the
+supply low, the reset key or a stuck key down), measured on the simulated
+pins by :class:`sim.interlock_watch.InterlockWatch`.
 """
 
 from __future__ import annotations
@@ -31,11 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from firmware.config import config_dir, read_toml
-from firmware.faults import ConfigError, FaultCode, FaultTier
+from firmware.faults import ConfigError
 from sim.faults import parse_fault
 from sim.table_run import SimRun
-
-STOPPING = {FaultCode.E02, FaultCode.E04, FaultCode.E62, FaultCode.E63}
 
 
 @dataclass
@@ -74,7 +75,7 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
 
     def on_fault(event) -> None:
         fault = event.data["fault"]
-        if fault.tier is FaultTier.LATCHED or fault.code in STOPPING:
+        if fault.tier.stops_table:
             run.loop.call_later(0.0, check_motors, fault.code.value, fault.at_s)
 
     run.bus.subscribe("fault", on_fault)
@@ -94,6 +95,10 @@ def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:
     missed = sorted(run.cut_in_states - set(run.cut_states))
     if missed:
         problems.append(f"never reached, so no power cut in: {', '.join(missed)}")
+    under = {k: v for k, v in run.interlocks.finish().items() if v}
+    if under:
+        problems.append("motors ran while an interlock was active: " + ", ".join(
+            f"{k} {v:g} s (e.g. {run.interlocks.worst[k]})" for k, v in under.items()))
     end_state = run.state.value if run.state else None
     if "end_state" in expect and end_state != expect["end_state"]:
         problems.append(f"end state {end_state}, expected {expect['end_state']}")

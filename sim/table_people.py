@@ -51,8 +51,11 @@ class TablePeople:
         self.stale_hand = 0           # a hand left in play by an earlier run on the same database
         self.hand_over_pending = False
         self.holds_in_a_row = 0       # holds that resuming did not cure: then they call the technician
+        self.away = False             # nobody at the table (a test drives the keys itself)
 
     def on_event(self, event: Event) -> None:
+        if self.away:
+            return
         if event.topic == "controller.state":
             self.state = TableState(event.data["state"])
             self._gen += 1
@@ -74,7 +77,7 @@ class TablePeople:
 
     def _later(self, delay_s: float, fn, *args) -> None:
         gen = self._gen
-        self.loop.call_later(delay_s, lambda: fn(*args) if gen == self._gen else None)
+        self.loop.call_later(delay_s, lambda: fn(*args) if gen == self._gen and not self.away else None)
 
     def _react(self, state: TableState) -> None:
         if state is S.IDLE:

@@ -25,6 +25,7 @@ from firmware.table import Table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
 from sim.game_runner import GameRunner
+from sim.interlock_watch import InterlockWatch
 from sim.table_people import TablePeople
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
@@ -54,6 +55,7 @@ class SimRun:
         if self._world_file is not None and self._world_file.exists():
             restore_world(self.world, self.players, self._world_file)     # the tiles where the last run left them
         apply_faults(self.world, faults)
+        self.interlocks = InterlockWatch(self.world)      # motor time while an interlock is active (must be 0)
         self._tmp = None
         if state_path is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="mjtable-")

@@ -89,3 +89,26 @@ def test_bad_toml_names_the_file(tmp_path):
     path.write_text("[table\n")
     with pytest.raises(ConfigError, match="broken.toml: not valid TOML"):
         load_table_config(path)
+
+
+def test_two_banks_on_one_gpiochip_are_refused():
+    data = _data()
+    data["backend"]["banks"]["exp1"] = 0                   # the Pi header's own chip, already bank 'main'
+    assert "table [backend] key 'banks.exp1': gpiochip 0 is already bank 'main'" in _error(data)
+
+
+@pytest.mark.parametrize("key, pin, bus", [("up_motor_pin", "GPIO2", "I2C"), ("down_motor_pin", "GPIO3", "I2C"),
+                                           ("up_sensor_pin", "!GPIO14", "UART"), ("down_sensor_pin", "GPIO15", "UART")])
+def test_the_i2c_and_uart_lines_are_not_io(key, pin, bus):
+    data = _data()
+    data["center_lift"][key] = pin
+    message = _error(data)
+    assert f"t.toml: table [center_lift] key '{key}': pin {pin} is already used by" in message and bus in message
+
+
+def test_a_table_without_expanders_may_free_the_i2c_lines():
+    data = _data()
+    data["backend"]["i2c_pins"] = []
+    data["center_lift"]["up_motor_pin"] = "GPIO2"
+    data["dice"]["motor_pin"] = "GPIO3"
+    parse_table_config(data, Path("t.toml"))

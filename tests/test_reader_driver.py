@@ -185,3 +185,19 @@ def test_line_noise_never_crashes_and_the_link_survives():
     c = sim.table.reader.counters
     assert c.crc_errors > 0 and c.resyncs > 0
     assert c.heartbeats > 40
+
+
+def test_an_antenna_fault_of_an_antenna_the_board_does_not_have_is_a_protocol_error():
+    """ERROR 0x10 with detail 200 once raised E81 "seat pad of side 196": it is a garbled frame, dropped
+    and counted, never a fault of a real antenna."""
+    from firmware.reader.codec import BoardError
+    from firmware.reader.messages import ErrorReport
+
+    sim = _up()
+    assert _call(sim, sim.table.reader.stream_start, 0x0F).ok
+    before = sim.table.reader.counters.bad_payloads
+    sim.world.reader._unsolicited(Cmd.ERROR, ErrorReport(BoardError.ANTENNA_FAULT, 200).pack())
+    sim.world.reader._unsolicited(Cmd.ERROR, ErrorReport(BoardError.ANTENNA_FAULT, 8).pack())
+    sim.loop.run_for(0.5)
+    assert FaultCode.E81 not in _codes(sim) and sim.table.reader.faulty_antennas == set()
+    assert sim.table.reader.counters.bad_payloads == before + 2

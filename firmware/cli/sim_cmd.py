@@ -162,9 +162,12 @@ def run_game(args: argparse.Namespace) -> int:
     if not completed:
         print(f"mjtable sim: the run did not complete (state {report['final_state']})", file=sys.stderr)
     if not report["chips_conserved"]:
-        print("mjtable sim: INVARIANT BROKEN: the payments of a hand do not sum to zero", file=sys.stderr)
+        print("mjtable sim: INVARIANT BROKEN: the stored payments and chips do not add up", file=sys.stderr)
+    unsafe = any(report["motor_s_under_interlock"].values())
+    if unsafe:
+        print("mjtable sim: INVARIANT BROKEN: a motor ran while an interlock was active", file=sys.stderr)
     latched = report["final_state"] == "latched"
-    return 1 if latched or not completed or not report["chips_conserved"] else 0
+    return 1 if latched or not completed or not report["chips_conserved"] or unsafe else 0
 
 
 def _run_service(run, pacer, args: argparse.Namespace) -> bool:

@@ -441,6 +441,7 @@ class Controller:
         """A service test starts: its answer goes through here, so that a fault can stop it and answer."""
         test = ServiceTest(reply, self._service_test_done)
         self.service_test = test
+        self.lamps.stop()               # (an interlock's code blinked until now: nothing is in the way any more)
         return test.answer
 
     def _service_test_done(self, test: ServiceTest) -> None:

@@ -39,6 +39,7 @@ class FaultPolicy:
         self.recent: deque[Fault] = deque(maxlen=RECENT_FAULTS)
         self.storage_error: str | None = None   # the last write failure, until a write succeeds again
         self._handling_error = False
+        self._handling: Fault | None = None      # the fault being handled (a storage failure then follows it)
         self._e62_repeats = 0
         self._last_short: dict | None = None
 
@@ -54,12 +55,16 @@ class FaultPolicy:
         state_then = c.state
         tier = self.tier(fault)
         self.recent.append(fault)
-        if tier is FaultTier.LATCHED:
-            self._latch(fault, state_then)
-        elif tier is FaultTier.HOLD:
-            self._hold(fault)
-        if fault.code is not FaultCode.E98 or self.storage_error is None:
-            c.store.add_fault(fault.code.value, tier.value, fault.at_s, state_then, fault.source, fault.detail)
+        outer, self._handling = self._handling, fault
+        try:
+            if tier is FaultTier.LATCHED:
+                self._latch(fault, state_then)
+            elif tier is FaultTier.HOLD:
+                self._hold(fault)
+            if fault.code is not FaultCode.E98 or self.storage_error is None:
+                c.store.add_fault(fault.code.value, tier.value, fault.at_s, state_then, fault.source, fault.detail)
+        finally:
+            self._handling = outer
 
     def _latch(self, fault: Fault, state_then: str) -> None:
         c = self.c
@@ -83,6 +88,7 @@ class FaultPolicy:
             c.table.safe_stop_all()
             c.stop_motion()
             c.service_test_stopped(fault)
+            c.lamps.blink(fault.code.number)    # until the next test starts with nothing in the way
             return
         if c.state == S.LATCHED.value or c.pending_stop == "latch":
             return                          # already stopped; the acknowledge re-checks the interlocks
@@ -143,7 +149,12 @@ class FaultPolicy:
             return
         fault = Fault(FaultCode.E98, self.c.loop.now(), "store",
                       {"error": self.storage_error[:300], "writing": what, "file": str(self.c.store.path)})
-        self.c.faults.report(fault)
+        if self._handling is not None:
+            # a write failed while a fault was being handled: that fault is latched or held in memory already,
+            # E98 follows it
+            self.c.loop.call_later(0.0, self.c.faults.report, fault)
+        else:
+            self.c.faults.report(fault)
 
     def storage_ok(self) -> None:
         self.storage_error = None

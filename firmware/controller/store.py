@@ -67,7 +67,7 @@ class TableStore:
             raise StoreUnreadable(f"{self.path}: cannot open ({exc})") from None
         try:
             self._open()
-        except (sqlite3.DatabaseError, RecordError, StoreUnreadable) as exc:
+        except (sqlite3.DatabaseError, RecordError, StoreUnreadable, StorageError) as exc:
             self._db.close()
             raise StoreUnreadable(f"{self.path}: {exc}") from None
 
@@ -149,24 +149,27 @@ class TableStore:
                 self._depth -= 1
             return
         self._depth = 1
+        failure: BaseException | None = None
         try:
             self._db.execute("BEGIN IMMEDIATE")
             yield
             self._db.execute("COMMIT")
         except (sqlite3.Error, OSError) as exc:
             self._rollback()
-            self._failed(exc, what)
+            failure = exc
         except BaseException:
             self._rollback()
             raise
-        else:
-            if self.failing:
-                self.failing = False
-                log.warning("%s: writes succeed again", self.path)
-                if self.on_recovered is not None:
-                    self.on_recovered()
         finally:
             self._depth = 0
+        # (outside the transaction: whoever hears of the failure may write again, e.g. the fault it raises)
+        if failure is not None:
+            self._failed(failure, what)
+        elif self.failing:
+            self.failing = False
+            log.warning("%s: writes succeed again", self.path)
+            if self.on_recovered is not None:
+                self.on_recovered()
 
     def _rollback(self) -> None:
         try:
@@ -331,7 +334,7 @@ class TableStore:
 def _check_header(path: Path) -> None:
     """A file that exists must be an SQLite database (a typo'd path to another file is not opened as one)."""
     if path.is_dir():
-        raise StoreUnreadable(f"{path}: a folder, not a table database")
+        raise StorageError(f"{path}: a folder, not a table database")
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -341,7 +344,9 @@ def _check_header(path: Path) -> None:
         return
     except OSError as exc:
         raise StorageError(f"{path}: cannot read ({exc.strerror})") from None
-    if head and head != SQLITE_HEADER:
+    if not head:
+        raise StoreUnreadable(f"{path}: empty (the table's data is gone)")
+    if head != SQLITE_HEADER:
         raise StoreUnreadable(f"{path}: not an SQLite database")
 
 
@@ -361,6 +366,10 @@ def open_table_store(path: str | Path, on_failure: FailureHandler | None = None,
         return TableStore(path, on_failure, connect), None
     except StoreUnreadable as exc:
         reason = str(exc)
+    except StorageError as exc:
+        # not a damaged file but no place for one (a folder, a missing folder, no permission): nothing to move
+        log.error("%s: running from memory", exc)
+        return TableStore(":memory:", on_failure, connect), {"file": str(path), "moved_to": "", "reason": str(exc)}
     moved: Path | None = None
     try:
         moved = _move_aside(path)

@@ -17,12 +17,13 @@ from sim.pin_factory import SimPinFactory
 class SimSensor:
     """A sensor line driven by a mechanics model."""
 
-    def __init__(self, name: str, pin, active_low: bool) -> None:
+    def __init__(self, name: str, pin, active_low: bool, changed: Callable[[bool], None] | None = None) -> None:
         self.name = name
         self._pin = pin
         self._active_low = active_low
         self._model_active = False
         self.stuck: bool | None = None  # None, or the level (active) it is stuck at
+        self._changed = changed
         self._apply()
 
     def set(self, active: bool) -> None:
@@ -39,7 +40,11 @@ class SimSensor:
         return self._model_active if self.stuck is None else self.stuck
 
     def _apply(self) -> None:
+        if self._changed is not None:
+            self._changed(False)        # before the level changes: observers close the interval up to now
         self._pin.drive(self.active != self._active_low)
+        if self._changed is not None:
+            self._changed(True)
 
 
 class SimIO:
@@ -49,12 +54,17 @@ class SimIO:
         self.factories = {bank: SimPinFactory(loop, bank) for bank in banks}
         self.sensors: dict[str, SimSensor] = {}
         self.output_levels: dict[str, bool] = {}
+        self.observers: list[Callable[[bool], None]] = []   # told before (False) and after (True) any change
 
     def sensor(self, name: str, spec: str) -> SimSensor:
         bank, line, active_low = pin_line(spec)
-        sensor = SimSensor(name, self.factories[bank].sim_pin(line), active_low)
+        sensor = SimSensor(name, self.factories[bank].sim_pin(line), active_low, self._changing)
         self.sensors[name] = sensor
         return sensor
+
+    def _changing(self, after: bool) -> None:
+        for observer in self.observers:
+            observer(after)
 
     def watch(self, name: str, spec: str, on_change: Callable[[bool], None]) -> None:
         """Call ``on_change(active)`` whenever the firmware changes this output."""
@@ -64,7 +74,9 @@ class SimIO:
         def listener(value: float) -> None:
             active = (value >= 0.5) != active_low
             if self.output_levels.get(name) != active:
+                self._changing(False)
                 self.output_levels[name] = active
+                self._changing(True)
                 on_change(active)
 
         self.factories[bank].listen(line, listener)

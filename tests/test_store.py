@@ -1,0 +1,148 @@
+"""The table database: durable, versioned, migrated, and never silently reset when it is damaged."""
+
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from firmware.controller.states import TableState
+from firmware.controller.store import TableStore, open_table_store
+from firmware.controller.store_schema import CURRENT
+from firmware.faults import FaultCode
+from firmware.game.scoreboard import Scoreboard
+from sim.table_run import SimRun
+
+DATA = Path(__file__).parent / "data"
+SCHEMA_0 = DATA / "table-schema0.db"      # written by the first release (see git log of the file)
+
+
+def _copy_schema0(tmp_path: Path) -> Path:
+    path = tmp_path / "table.db"
+    shutil.copy(SCHEMA_0, path)
+    shutil.copy(DATA / "table-schema0.db.world.json", tmp_path / "table.db.world.json")
+    return path
+
+
+def test_writes_are_durable_and_the_schema_is_versioned(tmp_path):
+    store = TableStore(tmp_path / "t.db")
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2          # FULL
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == CURRENT
+    store.close()
+
+
+def test_the_first_release_database_loads_after_every_migration(tmp_path):
+    path = _copy_schema0(tmp_path)
+    store = TableStore(path)
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == CURRENT
+    book = store.book()
+    assert book.hand == 3 and book.sets == {"A": "table", "B": "stacked"}
+    board = Scoreboard(store, "mcr", None)
+    assert board.chips == [516, 462, 549, 473] and board.conserved()
+    assert [h.hand for h in board.hands()] == [1, 2, 3]
+    assert [h["hand"] for h in store.hands()] == [1, 2, 3]
+    faults = store.faults()
+    assert faults[0]["code"] == "E22" and faults[0]["acknowledged_at_s"] is not None
+    assert store.nominal()["center_lift"] and store.walls()["A"]
+    store.close()
+
+
+def test_a_table_from_the_first_release_resumes_its_game(tmp_path):
+    path = _copy_schema0(tmp_path)
+    run = SimRun(hands=1, state_path=path, play=True)
+    assert run.start_hand == 3
+    assert run.run(timeout_s=3000)
+    board = run.controller.scoreboard
+    assert [h.hand for h in board.hands()] == [1, 2, 3, 4] and board.conserved()
+    run.close()
+
+
+def _valid_db(tmp_path: Path) -> Path:
+    path = _copy_schema0(tmp_path)
+    TableStore(path).close()                  # migrated to the current schema
+    return path
+
+
+def _mutate_sql(path: Path, sql: str) -> None:
+    db = sqlite3.connect(path)
+    db.execute(sql)
+    db.commit()
+    db.close()
+
+
+CORRUPTIONS = {
+    "book set to null": lambda p: _mutate_sql(p, "UPDATE kv SET value = 'null' WHERE key = 'book'"),
+    "book of the wrong type": lambda p: _mutate_sql(p, "UPDATE kv SET value = '[1, 2]' WHERE key = 'book'"),
+    "a book key of the wrong type": lambda p: _mutate_sql(
+        p, "UPDATE kv SET value = json_set(value, '$.dealer', 'two') WHERE key = 'book'"),
+    "a book key missing": lambda p: _mutate_sql(
+        p, "UPDATE kv SET value = json_remove(value, '$.hand') WHERE key = 'book'"),
+    "state unknown": lambda p: _mutate_sql(p, "UPDATE kv SET value = '\"flying\"' WHERE key = 'state'"),
+    "nominal times not numbers": lambda p: _mutate_sql(
+        p, "UPDATE kv SET value = '{\"stacker0\": [\"x\"]}' WHERE key = 'nominal'"),
+    "chips of the wrong type": lambda p: _mutate_sql(p, "UPDATE chips SET chips = 'lots' WHERE side = 2"),
+    "a payment lost": lambda p: _mutate_sql(p, "DELETE FROM payments WHERE id = (SELECT min(id) FROM payments)"),
+    "fault detail not JSON": lambda p: _mutate_sql(p, "UPDATE faults SET detail = '{oops'"),
+    "hands table dropped": lambda p: _mutate_sql(p, "DROP TABLE hands"),
+    "scoreboard dropped": lambda p: _mutate_sql(p, "DROP TABLE hand_results"),
+    "a newer release": lambda p: _mutate_sql(p, "PRAGMA user_version = 99"),
+    "not SQLite": lambda p: p.write_text("table, chips\n1, 500\n"),
+    "emptied": lambda p: p.write_bytes(b""),
+    "truncated to a page": lambda p: p.write_bytes(p.read_bytes()[:4096]),
+    "truncated to half": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+    "header only": lambda p: p.write_bytes(p.read_bytes()[:100]),
+}
+
+
+@pytest.mark.parametrize("name", CORRUPTIONS)
+def test_a_damaged_database_is_moved_aside_with_a_latched_e98(tmp_path, name):
+    path = _valid_db(tmp_path)
+    CORRUPTIONS[name](path)
+    again = tmp_path / "again" / "table.db"
+    again.parent.mkdir()
+    shutil.copy(path, again)
+    store, problem = open_table_store(path)
+    assert problem is not None, "the damage went unnoticed"
+    assert problem["file"] == str(path) and Path(problem["moved_to"]).exists() and problem["reason"]
+    assert store.book() is None and store.hands() == []          # a fresh database, the old one kept aside
+    store.close()
+    run = SimRun(hands=1, state_path=again)           # the table powered on with that file: latched, safe
+    assert run.state is TableState.LATCHED and run.controller.fault.code is FaultCode.E98
+    assert "moved_to" in run.controller.fault.detail
+    assert not any(run.world.motors_running().values())
+    run.close()
+
+
+def test_flipped_bytes_never_crash_and_never_silently_reset(tmp_path):
+    """Random damage: the file either loads with the same game (the bytes hit nothing that matters, or only
+    what cannot be checked) or is moved aside with E98; never a traceback, never an empty table."""
+    rng = random.Random(7)
+    original = _valid_db(tmp_path)
+    pristine = original.read_bytes()
+    outcomes = {"loaded": 0, "moved aside": 0}
+    for trial in range(40):
+        path = tmp_path / f"flip{trial}.db"
+        data = bytearray(pristine)
+        for _ in range(rng.choice([1, 4, 32])):
+            i = rng.randrange(len(data))
+            data[i] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(data))
+        store, problem = open_table_store(path)
+        if problem is None:
+            outcomes["loaded"] += 1
+            assert store.book() is not None and len(store.hands()) == 3, "silently reset"
+        else:
+            outcomes["moved aside"] += 1
+            assert Path(problem["moved_to"]).exists()
+        store.close()
+    assert outcomes["moved aside"] > 0, outcomes
+
+
+def test_a_folder_or_an_unwritable_place_never_boot_loops(tmp_path):
+    folder = tmp_path / "a-folder.db"
+    folder.mkdir()
+    store, problem = open_table_store(folder)
+    assert problem is not None and store.path == ":memory:"
+    store.close()
