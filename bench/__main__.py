@@ -6,16 +6,18 @@ import json
 import platform
 from pathlib import Path
 
-from bench import games, hands, reader, scoring
+from bench import durability, games, hands, reader, scoring
 
 
 def main() -> None:
     results = {"machine": platform.machine(), "python": platform.python_version(), "hands": hands.run(),
-               "reader": reader.run(), "scoring": scoring.run(), "games": games.run()}
+               "reader": reader.run(), "scoring": scoring.run(), "games": games.run(),
+               "durability": durability.run()}
     hands.print_table(results["hands"])
     reader.print_table(results["reader"])
     scoring.print_table(results["scoring"])
     games.print_table(results["games"])
+    durability.print_table(results["durability"])
     out = Path(__file__).resolve().parent / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"written: {out}")

@@ -26,13 +26,14 @@ def run(hands: int = HANDS) -> dict:
         game = SimRun(rules=rules, hands=hands, play=True, seed=7)
         game.run(timeout_s=hands * 900.0)
         g = game.game
+        board = game.controller.scoreboard
         won = len({w["hand"] for w in g.wins})
-        played = len(g.scoreboard.history)
+        played = len(board.hands())
         fans = Counter(f["name"] for w in g.wins for f in w["fans"])
         results[rules] = {"hands": played, "won": won, "drawn": g.drawn, "false_wins": g.false_wins,
                           "win_rate": round(won / played, 3) if played else 0.0,
                           "target_met": played > 0 and won / played >= TARGET_WIN_RATE,
-                          "chips_conserved": g.scoreboard.conserved, "chips": g.scoreboard.chips,
+                          "chips_conserved": board.conserved(), "chips": board.chips,
                           "fans": dict(fans.most_common()),
                           "simulated_s": round(game.loop.now(), 1), "wall_s": round(time.perf_counter() - start, 2)}
         game.close()

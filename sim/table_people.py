@@ -63,6 +63,8 @@ class TablePeople:
         elif event.topic == "deal":
             self.hands_started = event.data["hand"]
             self.dealer = event.data["dealer"]
+        elif event.topic == "controller.boot":
+            self.dealer = event.data["book"]["dealer"]      # (a table resumed from its database)
         elif event.topic in ("stacking.done", "deal"):
             self.holds_in_a_row = 0
         elif event.topic == "walls.rejected":
@@ -109,8 +111,11 @@ class TablePeople:
             self.enter_dice(self.world.dice.result)
 
     def _dealer_side(self) -> int:
-        lamps = [s for s in range(4) if self.world.lamps.get(f"led_dealer{s}")]
-        return lamps[0] if len(lamps) == 1 else self.dealer
+        """The dealer, as the lamps show it: the first lamp of the lit run (a streak lights the next ones
+        counter-clockwise); all four lit (a long streak): the dealer they remember."""
+        lit = {s for s in range(4) if self.world.lamps.get(f"led_dealer{s}")}
+        firsts = [s for s in sorted(lit) if (s - 1) % 4 not in lit]
+        return firsts[0] if len(firsts) == 1 else self.dealer
 
     def _press(self, key: str) -> None:
         if key == "key_lift0" and self.world.keys[key].stuck is not None:

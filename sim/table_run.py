@@ -29,7 +29,7 @@ from sim.interlock_watch import InterlockWatch
 from sim.table_people import TablePeople
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
-from sim.world_state import restore_world, save_world, world_file
+from sim.world_state import restore_world, restore_world_json, save_world, world_file, world_json
 
 
 class SimRun:
@@ -37,7 +37,10 @@ class SimRun:
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
                  cut_in_states: set[str] | None = None, play: bool = False, service: bool = False,
-                 fit_tile_set: bool = True) -> None:
+                 fit_tile_set: bool = True, world_in_store: bool = False) -> None:
+        """``world_in_store``: keep the simulated tiles in the table database itself, written in every
+        transaction the controller commits (so that a process killed at any instant leaves the tiles and the
+        controller's knowledge at the same commit; the power-cut campaign needs that)."""
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
         if fit_tile_set and self.rules.rules.tile_set != self.cfg.table.tile_set:
@@ -51,9 +54,14 @@ class SimRun:
         sets = sets if sets is not None else (("A", "B") if self.cfg.table.double_set else ("A",))
         self.players = TablePeople(self.world, hands, sets, hand_s=None if play else hand_s,
                                           auto_ack_s=auto_ack_s)
-        self._world_file = world_file(Path(state_path)) if state_path is not None else None
+        self.world_in_store = world_in_store
+        self._world_file = world_file(Path(state_path)) if state_path is not None and not world_in_store else None
         if self._world_file is not None and self._world_file.exists():
             restore_world(self.world, self.players, self._world_file)     # the tiles where the last run left them
+        elif world_in_store and state_path is not None and Path(state_path).exists():
+            saved = _world_in(Path(state_path))
+            if saved is not None:
+                restore_world_json(self.world, self.players, saved, str(state_path))
         apply_faults(self.world, faults)
         self.interlocks = InterlockWatch(self.world)      # motor time while an interlock is active (must be 0)
         self._tmp = None
@@ -105,10 +113,17 @@ class SimRun:
         self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
         self.safety = self.table.safety
         self.store, problem = open_table_store(self.state_path, connect=self.world.storage.connect)
+        if self.world_in_store:
+            self.store.before_commit.append(self._world_into)
         self.controller = Controller(self.table, self.store, self.world.registry, self.rules,
                                      random.Random(self.seed * 13 + self.boots), store_problem=problem)
         self.players.enter_dice = self.tell_controller(Controller.enter_dice)
         self.controller.start()
+
+    def _world_into(self, db) -> None:
+        db.execute(f"CREATE TABLE IF NOT EXISTS {WORLD_TABLE} (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)")
+        db.execute(f"INSERT OR REPLACE INTO {WORLD_TABLE} (id, doc) VALUES (1, ?)",
+                   (world_json(self.world, self.players),))
 
     def tell_controller(self, method):
         """A call from the people at the table into the controller, as the real table gets it: an input
@@ -190,3 +205,20 @@ class SimRun:
         self.backend.close()
         if self._tmp is not None:
             self._tmp.cleanup()
+
+
+WORLD_TABLE = "sim_world"
+
+
+def _world_in(path: Path) -> str | None:
+    """The simulated tiles saved in a table database by a run with ``world_in_store``."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        row = db.execute(f"SELECT doc FROM {WORLD_TABLE} WHERE id = 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    return row[0] if row else None

@@ -40,7 +40,8 @@ def _unstacks(rows: list) -> list[tuple[SimTile, ...]]:
     return [tuple(_untile(t) for t in stack) for stack in rows]
 
 
-def save_world(world, players, path: Path) -> None:
+def world_json(world, players) -> str:
+    """Where every tile is (and what the people still hold), as JSON text."""
     data: dict[str, Any] = {
         "version": VERSION,
         "tile_set": world.tile_set.size,
@@ -54,28 +55,54 @@ def save_world(world, players, path: Path) -> None:
         "found": [_tile(t) for t in world.found],
         "set_aside": [_tile(t) for t in world.set_aside],
     }
+    return json.dumps(data)
+
+
+def save_world(world, players, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.write_text(world_json(world, players), encoding="utf-8")
     tmp.replace(path)
 
 
 def restore_world(world, players, path: Path) -> None:
     """Put every tile back where ``save_world`` found it (the file must match this table model)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("version") != VERSION or len(data["walls"]) != len(world.walls):
-        raise ValueError(f"{path}: not a saved simulated table of this model (delete it to start afresh)")
-    if data.get("tile_set") != world.tile_set.size:
-        raise ValueError(f"{path}: the saved table plays {data.get('tile_set')}-tile sets, this run "
-                         f"{world.tile_set.size} (another rule set?): use another --state file")
-    world.walls = [_unstacks(side) for side in data["walls"]]
-    for head, groove, track in zip(world.heads, data["grooves"], data["tracks"]):
-        head.groove = _unstacks(groove)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorldFileError(f"{path}: cannot read ({exc.strerror})") from None
+    restore_world_json(world, players, text, str(path))
+
+
+class WorldFileError(ValueError):
+    """A saved simulated table that does not fit this run; the message names the file and why."""
+
+
+def restore_world_json(world, players, text: str, where: str) -> None:
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("version") != VERSION or len(data["walls"]) != len(world.walls):
+            raise WorldFileError(f"{where}: not a saved simulated table of this model (delete it to start afresh)")
+        if data.get("tile_set") != world.tile_set.size:
+            raise WorldFileError(f"{where}: the saved table plays {data.get('tile_set')}-tile sets, this run "
+                                 f"{world.tile_set.size} (another rule set?): use another --state file")
+        walls = [_unstacks(side) for side in data["walls"]]
+        grooves = [_unstacks(groove) for groove in data["grooves"]]
+        tracks = [[_untile(t) for t in track] for track in data["tracks"]]
+        disk = [_untile(t) for t in data["disk"]]
+        boxes = {set_id: [_untile(t) for t in tiles] for set_id, tiles in data["boxes"].items()}
+        extra = {k: [_untile(t) for t in data[k]] for k in ("removed", "found", "set_aside")}
+        to_pour = list(data["to_pour"])
+    except WorldFileError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise WorldFileError(f"{where}: damaged ({type(exc).__name__}: {exc})") from None
+    world.walls = walls
+    for head, groove, track in zip(world.heads, grooves, tracks):
+        head.groove = groove
         head.track.clear()
-        head.track.extend(_untile(t) for t in track)
+        head.track.extend(track)
         head.settle()
-    world.turntable.hopper[:] = [_untile(t) for t in data["disk"]]
-    world.sets = {set_id: [_untile(t) for t in tiles] for set_id, tiles in data["boxes"].items()}
-    players.to_pour = list(data["to_pour"])
-    world.removed_tiles = [_untile(t) for t in data["removed"]]
-    world.found = [_untile(t) for t in data["found"]]
-    world.set_aside = [_untile(t) for t in data["set_aside"]]
+    world.turntable.hopper[:] = disk
+    world.sets = boxes
+    players.to_pour = to_pour
+    world.removed_tiles, world.found, world.set_aside = extra["removed"], extra["found"], extra["set_aside"]

@@ -1,5 +1,6 @@
 """CLI: ``mjtable sim`` with the reader, ``mjtable diag`` reader tools and enrollment, ``reader-sim`` on a pty."""
 
+import pytest
 import json
 import threading
 import time
@@ -53,12 +54,14 @@ def test_enroll_on_the_simulator_writes_the_registry(tmp_path, capsys):
     assert "exists; add --force" in capsys.readouterr().err
 
 
+@pytest.mark.slow          # real time
 def test_a_board_that_is_not_there_is_e80_in_one_line(capsys):
     assert main(["diag", "--port", "/dev/nonexistent-reader", "--link-timeout-s", "0.3", "reader", "ping"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("mjtable: E80 reader on /dev/nonexistent-reader not answering")
 
 
+@pytest.mark.slow          # real time
 def test_diag_talks_to_the_board_over_a_pseudo_terminal(capsys):
     loop = RealTimeLoop(time.monotonic)
     server = PtyReader(loop)
@@ -84,6 +87,7 @@ def test_diag_counters_show_line_quality(capsys):
     assert int(rows["heartbeats"]) >= 10 and int(rows["crc_errors"]) > 0 and int(rows["resyncs"]) > 0
 
 
+@pytest.mark.slow          # real time
 def test_reader_sim_command_serves_and_stops(capsys):
     assert main(["reader-sim", "--seconds", "0.2"]) == 0
     assert "simulated reader board on /dev/pts/" in capsys.readouterr().out

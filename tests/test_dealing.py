@@ -139,3 +139,11 @@ def test_deal_command_prints_walls_hands_and_draws(capsys):
 def test_deal_command_rejects_wrong_dice(capsys):
     assert main(["deal", "--rules", "mcr", "--dice", "3,4"]) == 2
     assert "two throws" in capsys.readouterr().err
+
+
+def test_a_wall_with_no_stacks_cannot_be_dealt_it_never_loops():
+    from firmware.tiles.dealing import Break, live_sequence
+    from firmware.tiles.wall import Wall
+
+    with pytest.raises(ValueError, match="no stacks"):
+        live_sequence(Wall(0, 0), Break((3, 4), 0, 0, 2, 7))

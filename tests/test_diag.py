@@ -147,6 +147,7 @@ def test_a_long_test_waits_as_long_as_the_client_asks(tmp_path):
         run.close()
 
 
+@pytest.mark.slow          # real time
 def test_run_opens_the_diag_socket(tmp_path, monkeypatch):
     """``mjtable run`` serves the socket while the controller runs on the real-time loop."""
     import hal.diag_socket

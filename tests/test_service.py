@@ -76,6 +76,7 @@ def test_install_with_another_rule_set_checks_it_against_the_table(tmp_path, cap
     assert "plays 136 tiles" in capsys.readouterr().err
 
 
+@pytest.mark.slow          # real time
 def test_run_dry_on_mock_pins(tmp_path):
     db = tmp_path / "state" / "table.db"
     assert main(["run", "--pin-factory", "mock", "--seconds", "0.5", "--state", str(db)]) == 0

@@ -167,7 +167,7 @@ def test_a_saved_table_of_another_tile_set_is_refused(tmp_path, capsys):
     state = tmp_path / "table.db"
     assert main(["sim", "--hands", "1", "--state", str(state), "--quiet"]) == 0
     assert main(["sim", "--hands", "1", "--state", str(state), "--quiet", "--rules", "jinzhou"]) == 2
-    assert "plays 144-tile sets, this run 112" in capsys.readouterr().err
+    assert "the saved table plays mcr; run it with --rules mcr" in capsys.readouterr().err
 
 
 def test_verbose_levels(capsys):
@@ -191,3 +191,59 @@ def test_ctrl_c_while_watching_still_prints_the_summary(monkeypatch, capsys):
     assert main(["sim", "--hands", "4"]) == 1
     captured = capsys.readouterr()
     assert "stopped by Ctrl-C" in captured.err and "hands: " in captured.out
+
+
+def _one_line_exit_2(capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_a_saved_table_that_cannot_be_resumed_is_refused_before_anything_is_played(tmp_path, capsys):
+    state = tmp_path / "t.db"
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(tmp_path / "no" / "t.db")], "does not exist")
+    state.write_text("not a database")
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(state)], "not a table database")
+    assert state.read_text() == "not a database"                    # refused, not moved or overwritten
+    state.unlink()
+    assert main(["sim", "--hands", "1", "--state", str(state), "--quiet"]) == 0
+    capsys.readouterr()
+    world = tmp_path / "t.db.world.json"
+    saved = world.read_text()
+    world.unlink()
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(state)], "world.json is missing")
+    world.write_text(saved.replace('"tile_set": 144', '"tile_set": 136'))
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(state)], "136-tile sets")
+    data = json.loads(saved)
+    data["walls"] = [[], [], [], []]
+    world.write_text(json.dumps(data))
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(state)], "does not match its table database")
+    world.write_text(saved)
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--state", str(state), "--rules", "jinzhou"], "--rules mcr")
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--report", str(tmp_path / "no" / "r.json")], "--report")
+    _one_line_exit_2(capsys, ["sim", "--hands", "1", "--report", str(tmp_path)], "a folder")
+
+
+def _resumed_runs(tmp_path, runs, seed):
+    """Runs on one saved table, one after another, each with a power cut at a random instant."""
+    import random
+
+    rng = random.Random(seed)
+    rules = rng.choice(["mcr", "competition", "liaoning", "jinzhou"])
+    state = tmp_path / "table.db"
+    for i in range(runs):
+        argv = ["sim", "--quiet", "--state", str(state), "--rules", rules, "--seed", str(rng.randrange(1000)),
+                "--hands", str(rng.choice([1, 2])), "--inject", f"power-cut@{rng.uniform(5, 400):.1f}s"]
+        assert main(argv) == 0, (i, argv)
+
+
+def test_resumed_runs_with_power_cuts_all_complete(tmp_path, capsys):
+    _resumed_runs(tmp_path, 6, seed=3)
+
+
+@pytest.mark.slow
+def test_two_hundred_resumed_runs_with_power_cuts_all_complete(tmp_path, capsys):
+    for table in range(20):
+        folder = tmp_path / f"t{table}"
+        folder.mkdir()
+        _resumed_runs(folder, 10, seed=table)

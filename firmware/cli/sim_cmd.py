@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
     if args.tiles:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
     faults = [parse_fault(spec) for spec in args.inject]
+    if args.report:
+        from sim.resume import check_writable
+        check_writable(args.report, "--report")
     watch = Stopwatch()
     sim = SimTable(cfg, seed=args.seed, faults=faults)
     result, verification = sim.stack_and_read("A")
@@ -114,9 +117,11 @@ def _rfid_report(sim, verification) -> dict:
 
 def run_game(args: argparse.Namespace) -> int:
     from firmware.config import default_table_path, load_table_config
+    from firmware.rules.ruleset import load_ruleset
     from sim.faults import parse_fault
     from sim.pacer import Pacer, Stopwatch
     from sim.report import build_report, summary_lines
+    from sim.resume import check_resume, check_writable
     from sim.table_run import SimRun
 
     cfg = load_table_config(args.table or default_table_path())
@@ -129,6 +134,10 @@ def run_game(args: argparse.Namespace) -> int:
     if args.service and args.speed is None and args.until_s is None:
         raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
     faults = [parse_fault(spec) for spec in args.inject]
+    if args.report:
+        check_writable(args.report, "--report")
+    if args.state:
+        check_resume(args.state, args.rules, load_ruleset(args.rules).rules.tile_set)
     watch = Stopwatch()
     run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
                  state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)

@@ -71,6 +71,8 @@ def find_break(rules: DealRules, dice: tuple[int, ...], dealer_side: int) -> Bre
 def live_sequence(wall: Wall, brk: Break) -> list[Position]:
     """Every position in drawing order from the break (top before bottom), round the table."""
     order: list[Position] = []
+    if wall.stacks_per_side < 1:
+        raise ValueError("a wall with no stacks cannot be dealt")     # (counting round it would never end)
     side, stack = brk.wall_side, brk.stack
     while stack > wall.stacks_per_side:          # a long count runs on into the next wall clockwise
         stack -= wall.stacks_per_side

@@ -1,0 +1,45 @@
+"""Power cuts that cut: SIGKILL at random instants, then the table restarts from its database and plays on."""
+
+import pytest
+
+from tests.power_cut_campaign import run_campaign
+
+
+@pytest.mark.parametrize("seed, rules", [(11, "mcr"), (12, "competition")])
+def test_sigkill_at_random_instants_loses_nothing(tmp_path, seed, rules):
+    """A fast subset: a few cuts of one game each (the slow campaign below makes 200)."""
+    result = run_campaign(tmp_path, seed, rules, cuts=6)
+    assert result.cuts >= 5
+    assert not result.problems, result.problems
+
+
+@pytest.mark.slow
+def test_two_hundred_sigkills_lose_nothing(tmp_path):
+    rules = ["mcr", "competition", "liaoning", "jinzhou"]
+    cuts = 0
+    for game in range(20):
+        folder = tmp_path / f"game{game}"
+        folder.mkdir()
+        result = run_campaign(folder, 100 + game, rules[game % 4], cuts=11)
+        assert not result.problems, (game, result.problems)
+        cuts += result.cuts
+    assert cuts >= 200
+
+
+def test_the_campaign_checks_can_fail(tmp_path):
+    """Each final check finds what it looks for in a database where it was planted."""
+    from firmware.controller.store import TableStore
+    from firmware.game.scoreboard import HandRecord, Scoreboard
+    from tests.power_cut_campaign import OK, Campaign, final_checks
+
+    state = tmp_path / "table.db"
+    store = TableStore(state)
+    board = Scoreboard(store, "mcr")
+    store.start_hand(1, "A", 0, [1, 2], 10.0)
+    board.record(HandRecord(1, 2, [1], False, [-8, 24, -8, -8]))                # dealer 2, dealt by 0
+    board.record(HandRecord(2, 0, [1], False, [-8, 24, -8, -8]))                # never dealt
+    store._db.execute("INSERT INTO payments (hand, game, side, amount, reason) VALUES (1, 1, 0, 5, 'x')")
+    store.close()
+    problems = " | ".join(final_checks(state, Campaign(final_exit=OK, lost_or_changed=["hand 3: ..."])))
+    for words in ("results whose dealer", "never dealt", "not summing to zero", "chips", "lost or changed"):
+        assert words in problems, words
