@@ -100,3 +100,15 @@ def test_journal_lines_carry_their_priority():
     record.levelno = logging.INFO
     assert JournalFormatter().format(record).startswith("<6>")
     assert not log_to_journal_if_there({})
+
+
+@pytest.mark.slow          # real time
+@pytest.mark.parametrize("content", [b"this is not a database", b""])
+def test_run_on_an_unreadable_database_moves_it_aside_and_latches_e98(tmp_path, caplog, content):
+    """The service never boot-loops on its database: the file is moved aside, the table latched with E98."""
+    db = tmp_path / "table.db"
+    db.write_bytes(content)
+    assert main(["run", "--pin-factory", "mock", "--seconds", "0.5", "--state", str(db), "--diag-socket",
+                 "none"]) == 0
+    assert (tmp_path / "table.db.bad1").read_bytes() == content
+    assert any("E98" in r.getMessage() and "moved" in r.getMessage() for r in caplog.records)

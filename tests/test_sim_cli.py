@@ -60,6 +60,7 @@ def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, words", [
     (["--speed", "0"], "--speed must be positive"),
+    (["--inject", "power-cut"], "a power cut needs a time or an event"),
     (["--speed", "fast"], "'max' or a factor"),
     (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),
     (["--rules", "riichi"], "invalid choice"),
@@ -247,3 +248,13 @@ def test_two_hundred_resumed_runs_with_power_cuts_all_complete(tmp_path, capsys)
         folder = tmp_path / f"t{table}"
         folder.mkdir()
         _resumed_runs(folder, 10, seed=table)
+
+
+@pytest.mark.parametrize("spec", ["power-cut@stacking1", "power-cut@stacking2", "power-cut@hand1",
+                                  "power-cut@hand2", "power-cut@hand3=10s", "power-cut@95s"])
+def test_a_power_cut_at_every_kind_of_instant_completes_the_game(tmp_path, spec):
+    """The event forms once cut the power from inside the controller's own step (a closed database, then a
+    TypeError); the cut now falls right after that step."""
+    data = _report(tmp_path, "--hands", "3", "--inject", spec, "--quiet")
+    assert data["power_cuts"] == 1 and data["hands_played"] == 3 and data["chips_conserved"]
+    assert not [f for f in data["faults"] if f["code"] in ("E98", "E99")]
