@@ -94,9 +94,11 @@ _TABLE: dict[str, FaultInfo] = {
                      "Let the table cool; a motor ran longer than its duty limit allows."),
     "E98": FaultInfo("E98", L, "table database unavailable (a write failed, or an unreadable database was moved "
                                 "aside)",
-                     "The SD card or its file system failed, or the database could not be read and was moved aside "
-                     "(the fault names both files): check the card ('dmesg', 'df'), replace it if this comes back; "
-                     "send the moved file with the log. The table runs from a fresh database after the acknowledge."),
+                     "The SD card or its file system failed (the SQLite error is in the detail), or the database "
+                     "could not be read and was moved aside (the detail names both files): check the card ('dmesg', "
+                     "'df') and replace it if this comes back; send a moved file with the log. After a move the "
+                     "table goes on from a fresh database once acknowledged; if no database could be opened at "
+                     "all, restart the table once the card is fixed."),
     "E99": FaultInfo("E99", L, "controller software error",
                      "A bug in the controller, not a hardware fault: send the log ('journalctl -u mjtable', it has "
                      "the traceback) to the firmware team, then acknowledge; the table re-homes and carries on."),

@@ -7,9 +7,10 @@ full (back-pressure).  The cycle watches the whole: no tile anywhere for
 without tiles while the others progress is starved (E41..E44, reported,
 stacking goes on); a cycle past ``cycle_limit_s`` is too slow (E61, reported).
 A fault of a mechanism stops every motor of the cycle and ends it.  The
-owner hears of every counted tile and every stack through ``on_tile`` and
-``on_stack`` (direct calls, in that order, before observers hear of them on
-the bus): that is what it persists and reads tags against.
+owner hears of every counted tile (``on_tile``) and of every stack as its
+cam turn starts (``on_stack``, with the tiles the side will then hold), by
+direct calls before observers hear of them on the bus: that is what it
+persists and reads tags against.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class CycleResult:
 
 
 TileCallback = Callable[[int, int, float], None]    # (side, count, at_s)
-StackCallback = Callable[[int, int], None]          # (side, stacked tiles)
+StackCallback = Callable[[int, int], None]          # (side, tiles stacked once the stack begun now is made)
 
 
 class StackingCycle:
@@ -88,6 +89,7 @@ class StackingCycle:
             head.on_fault = self._fault
             head.on_feed_full = self._feed_full
             head.on_stack = self._stack
+            head.on_turn_start = self._turn_start
             counted, stacked = self.progress[head.side]
             head.start(self.target_tiles, counted, stacked)
         if all(h.complete for h in t.heads):
@@ -154,9 +156,11 @@ class StackingCycle:
             if timer:
                 timer.cancel()
 
-    def _stack(self, side: int, index: int, tiles: int) -> None:
+    def _turn_start(self, side: int, stacked_after: int) -> None:
         if self.on_stack is not None:
-            self.on_stack(side, self.table.heads[side].stacked_tiles)
+            self.on_stack(side, stacked_after)
+
+    def _stack(self, side: int, index: int, tiles: int) -> None:
         self.table.bus.publish("stacking.stack", side=side, index=index, tiles=tiles,
                                stacked=self.table.heads[side].stacked_tiles)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter, deque
 from typing import TYPE_CHECKING
 
 from firmware.game.hand import HandPlay, Phase
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SIDES = 4
+WINS_KEPT = 1000
 
 
 class GameRunner:
@@ -45,7 +47,9 @@ class GameRunner:
         self.play: HandPlay | None = None
         self.hand_no = 0
         self.dealer = 0
-        self.wins: list[dict] = []
+        self.wins: deque[dict] = deque(maxlen=WINS_KEPT)      # the most recent wins, for the report
+        self.hands_won = 0
+        self.fans: Counter[str] = Counter()                  # every fan scored over the game
         self.drawn = 0
         self.false_wins = 0
 
@@ -147,6 +151,9 @@ class GameRunner:
             for wind, amount in enumerate(verdict.payments):
                 by_side[(wind + self.dealer) % SIDES] += amount
             if verdict.legal:
+                if winner_side is None:
+                    self.hands_won += 1
+                self.fans.update(name for name, _, _ in verdict.fans)
                 winner_side = side if winner_side is None else winner_side
                 fans += [[name, points, count] for name, points, count in verdict.fans]
                 self.wins.append({"hand": self.hand_no, "winner_side": side, "winner_seat": "ESWN"[seat.wind],

@@ -8,6 +8,7 @@ survives gpiozero re-applying the pull when a device is created on the pin.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
@@ -15,6 +16,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 from firmware.loop import Loop
 
 OutputListener = Callable[[float], None]
+STATES_KEPT = 32          # recent level changes kept per pin
 
 
 class SimPin(MockPWMPin):
@@ -23,6 +25,7 @@ class SimPin(MockPWMPin):
     def __init__(self, factory: "SimPinFactory", info) -> None:
         self._driven: bool | None = None
         super().__init__(factory, info)
+        self.states = deque(self.states, maxlen=STATES_KEPT)     # (gpiozero keeps every change: bounded here)
 
     def _change_state(self, value):
         if self._state == value:
@@ -37,7 +40,7 @@ class SimPin(MockPWMPin):
 
     def clear_states(self) -> None:
         self._last_change = self.factory.ticks()
-        self.states = [PinState(0.0, self._state)]
+        self.states = deque([PinState(0.0, self._state)], maxlen=STATES_KEPT)
 
     def _set_pull(self, value) -> None:
         super()._set_pull(value)

@@ -9,8 +9,6 @@ its acknowledge, the final state and the run's speed.
 
 from __future__ import annotations
 
-import math
-import statistics
 from typing import Any
 
 from firmware.faults import FaultCode
@@ -18,52 +16,41 @@ from firmware.faults import FaultCode
 VERSION = 1
 
 
-def _stats(values: list[float], p95: bool = True) -> dict[str, float | None]:
-    if not values:
-        return {"mean": None, **({"p95": None} if p95 else {}), "max": None}
-    ordered = sorted(values)
-    out: dict[str, float | None] = {"mean": round(statistics.mean(ordered), 2)}
-    if p95:
-        out["p95"] = round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2)     # nearest rank
-    out["max"] = round(ordered[-1], 2)
-    return out
-
-
 def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[str, Any]:
     """Everything a bench tester asks of a run, from the run's events, game and table database."""
-    events = run.events
-    stack_s = [e.data["duration_s"] for e in events if e.topic == "stacking.done" and e.data["ok"]]
-    waits = [e.data["waited_s"] for e in events if e.topic == "players.waited"]
-    verified = [e for e in events if e.topic == "wall.verified"]
+    record = run.record
     counters = run.table.reader.counters
     game = run.game
     scoreboard = run.controller.scoreboard if run.controller else None
     start_hand = getattr(run, "start_hand", 0)
     history = scoreboard.hands(since=start_hand) if scoreboard is not None else []
     wins = game.wins if game is not None else []
-    faults = run.store.faults() if run.controller else []
+    faults = run.controller.policy.history(after_id=run.faults_before) if run.controller else []
     return {
         "version": VERSION, "seed": run.seed, "rules": rules, "table": run.cfg.table.name,
         "tile_set": run.cfg.table.tile_set, "hands_requested": hands_requested,
         "resumed_after_hand": start_hand,
         "hands_played": len(history),
-        "hands_won": len({w["hand"] for w in wins}), "hands_drawn": game.drawn if game is not None else 0,
+        "hands_won": game.hands_won if game is not None else 0,
+        "hands_drawn": game.drawn if game is not None else 0,
         "false_wins": game.false_wins if game is not None else 0,
-        "wins": wins,
+        "wins": list(wins),                                 # (the most recent ones, at most sim.game_runner.WINS_KEPT)
+        "fan_counts": dict(game.fans.most_common()) if game is not None else {},
         "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
         # checked on the stored rows, independently of how they were recorded: every hand's payments sum to
         # zero and each side's chips are its start plus its payments
         "chips_conserved": scoreboard.conserved() if scoreboard is not None else False,
-        "cycle": {"sets_stacked": len(stack_s), "stack_s": _stats(stack_s),
-                  "wait_for_ready_s": _stats(waits, p95=False)},
+        "cycle": {"sets_stacked": record.stack_s.count, "stack_s": record.stack_s.stats(),
+                  "wait_for_ready_s": record.waits_s.stats(p95=False)},
         "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,
                  "reconnects": counters.reconnects, "tiles_read": counters.tags, "drops": counters.drops,
                  "events_lost": counters.events_lost,
-                 "sets_verified": sum(1 for e in verified if e.data["may_rise"]),
-                 "sets_rejected": sum(1 for e in verified if not e.data["may_rise"])},
+                 "sets_verified": record.walls_verified, "sets_rejected": record.walls_rejected},
         "faults": [{"code": f["code"], "tier": f["tier"], "at_s": round(f["at_s"], 3), "state": f["state"],
-                    "detail": f["detail"], "acknowledged_at_s": f["acknowledged_at_s"]} for f in faults],
-        "power_cuts": sum(1 for e in events if e.topic == "power.cut"),
+                    "detail": f["detail"], "written": f.get("written", True),
+                    "acknowledged_at_s": None if f["acknowledged_at_s"] is None else round(f["acknowledged_at_s"], 3)}
+                   for f in faults],
+        "power_cuts": record.power_cuts,
         "motor_s_under_interlock": run.interlocks.finish(),
         "final_state": run.state.value if run.state else None,
         "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
@@ -75,27 +62,25 @@ def _s(value: float | None) -> str:
     return "-" if value is None else f"{value:g} s"
 
 
-def fan_counts(wins: list[dict[str, Any]]) -> list[tuple[str, int]]:
-    """How often each fan was scored over the game's wins, most frequent first."""
-    counts: dict[str, int] = {}
-    for win in wins:
-        for fan in win["fans"]:
-            counts[fan["name"]] = counts.get(fan["name"], 0) + 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: bool = False) -> list[str]:
-    """The end-of-run summary a bench tester reads; ``verbose`` adds every hand."""
+def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: bool = False,
+                  results: dict[int, Any] | None = None) -> list[str]:
+    """The end-of-run summary a bench tester reads; ``verbose`` adds every hand of this run (``hands``, with
+    the scoreboard's ``results`` by hand number)."""
     lines = [f"table {report['table']}, {report['tile_set']}-tile set, rules {report['rules']}, seed {report['seed']}"]
     if verbose:
         by_hand: dict[int, list[dict]] = {}
         for win in report["wins"]:
             by_hand.setdefault(win["hand"], []).append(win)
         for h in hands:
+            recorded = (results or {}).get(h["hand"])
             result = "; ".join(
                 f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}"
                 f"{' self-drawn' if w['self_drawn'] else ''}: " + " ".join(f["name"] for f in w["fans"])
-                for w in by_hand.get(h["hand"], [])) or "drawn"
+                for w in by_hand.get(h["hand"], []))
+            if not result:
+                result = ("not scored (its result was not recorded)" if recorded is None else
+                          recorded.note if recorded.note.startswith("false win") else
+                          "drawn" if recorded.drawn or not recorded.winners else "won (see the scoreboard)")
             lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
                          f"{result}")
     if report.get("resumed_after_hand"):
@@ -103,7 +88,7 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
     lines.append(f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
                  f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
                                                      else ""))
-    fans = fan_counts(report["wins"])
+    fans = sorted(report["fan_counts"].items(), key=lambda kv: (-kv[1], kv[0]))
     if fans:
         lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))
     chips = report["chips"]

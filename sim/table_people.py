@@ -7,7 +7,8 @@ their own set, pick stray tiles off a disk before pouring a set onto it, put
 a missing tile back when the table asks (E62), resume after a hold (again,
 a while later, when the table keeps holding because its cause is still
 there: the lid, a stuck key), and, as a technician, fix what keeps the table
-held or latched and acknowledge latched faults.  A lift key that does not
+held or latched and acknowledge latched faults (``auto_ack_s`` None: no
+technician comes).  A lift key that does not
 work (stuck) makes them use the other one.  Without the game (``hand_s``) a
 hand is a timed wait: after ``hand_s`` someone presses a lift key to end it.
 Used only by the simulator and its tests.
@@ -64,7 +65,11 @@ class TablePeople:
             self.hands_started = event.data["hand"]
             self.dealer = event.data["dealer"]
         elif event.topic == "controller.boot":
-            self.dealer = event.data["book"]["dealer"]      # (a table resumed from its database)
+            book = event.data["book"]
+            self.dealer = book["dealer"]                    # (a table resumed from its database)
+            if book["hand_open"] and self.hands_ended >= book["hand"] > 0:
+                # the walls of a hand they had already ended are still up (the key went while the power was off)
+                self.stale_hand = book["hand"]
         elif event.topic in ("stacking.done", "deal"):
             self.holds_in_a_row = 0
         elif event.topic == "walls.rejected":
@@ -92,7 +97,7 @@ class TablePeople:
             self._later(self.push_s, self._fill_center)
         elif state is S.DICE:
             self._later(self.reaction_s, lambda: self._press(f"key_dice{self._dealer_side()}"))
-        elif state is S.IN_PLAY and self.stale_hand and self.hands_started < self.stale_hand:
+        elif state is S.IN_PLAY and self.stale_hand and self.hands_started <= self.stale_hand:
             self._later(self.reaction_s, self._end_stale_hand)
         elif state is S.IN_PLAY and self.hand_over_pending:
             self._later(self.reaction_s, self._end_hand)
@@ -202,7 +207,7 @@ class TablePeople:
     def _resume_after_hold(self) -> None:
         # E62: the players find the missing tile and put it back through the centre first.
         world = self.world
-        if self.holds_in_a_row >= CALL_TECHNICIAN_AFTER:
+        if self.holds_in_a_row >= CALL_TECHNICIAN_AFTER and self.auto_ack_s is not None:
             # the same hold again and again: a sensor, not a tile; the technician finds it and, a moment
             # later (a key just freed needs to come up first), resumes
             world.repair()

@@ -26,6 +26,7 @@ from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
 from sim.game_runner import GameRunner
 from sim.interlock_watch import InterlockWatch
+from sim.run_record import RunRecord
 from sim.table_people import TablePeople
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
@@ -69,7 +70,8 @@ class SimRun:
             self._tmp = tempfile.TemporaryDirectory(prefix="mjtable-")
             state_path = Path(self._tmp.name) / "table.db"
         self.state_path = Path(state_path)
-        self.events: list[Event] = []
+        self.record = RunRecord()
+        self.events = self.record.events            # the most recent events (bounded)
         self.game = GameRunner(self, seed) if play else None
         self.boots = 0
         self.controller: Controller | None = None
@@ -88,6 +90,7 @@ class SimRun:
             for key in ("key_lift0", "key_lift1"):
                 self.world.keys[key].set(True)
                 self.loop.call_later(1.0, self.world.keys[key].set, False)
+        self.faults_before = 0
         self._boot()
         # A run on an existing database goes on from where that table is: ``hands`` more hands, and a
         # hand that was in play when the last run stopped is ended by the players (its tiles are gone).
@@ -103,7 +106,7 @@ class SimRun:
         self.fw_loop = ScopedLoop(self.loop)
         self.backend = SimBackend(self.cfg, self.fw_loop, self.world)
         self.bus = EventBus(self.fw_loop.now)
-        self.bus.subscribe("", self.events.append)
+        self.bus.subscribe("", self.record)
         self.bus.subscribe("", self.players.on_event)
         self.bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
         self.bus.subscribe("deal", lambda e: self.world.event("hand"))
@@ -115,6 +118,8 @@ class SimRun:
         self.store, problem = open_table_store(self.state_path, connect=self.world.storage.connect)
         if self.world_in_store:
             self.store.before_commit.append(self._world_into)
+        if self.boots == 1:
+            self.faults_before = self.store.last_fault_id()     # (a resumed table's earlier faults are not this run's)
         self.controller = Controller(self.table, self.store, self.world.registry, self.rules,
                                      random.Random(self.seed * 13 + self.boots), store_problem=problem)
         self.players.enter_dice = self.tell_controller(Controller.enter_dice)
@@ -143,7 +148,7 @@ class SimRun:
         """The controller dies now (relays drop, every firmware timer is gone) and restarts after ``off_s``."""
         if self.controller is None:
             return                      # the power is already off
-        self.events.append(Event("power.cut", self.loop.now(), {"off_s": off_s}))
+        self.record(Event("power.cut", self.loop.now(), {"off_s": off_s}))
         self.table.safe_stop_all()
         self.fw_loop.kill()
         self.table.reader.stop()
@@ -194,7 +199,7 @@ class SimRun:
         return server
 
     def faults(self) -> list:
-        return [e.data["fault"] for e in self.events if e.topic == "fault"]
+        return list(self.record.faults)
 
     def close(self) -> None:
         if self._world_file is not None:

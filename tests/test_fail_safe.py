@@ -165,3 +165,40 @@ def test_a_latched_fault_ignores_stray_timers(caplog):
     assert done and done[0].refused and not any(run.world.motors_running().values())
     caplog.set_level(logging.WARNING)
     run.close()
+
+
+def test_a_card_that_fails_at_power_on_latches_e98_and_no_acknowledge_plays_on_from_memory():
+    """The SD card refuses writes from the start: nothing is moved aside (the file is fine), the table runs
+    latched from memory, and the acknowledge is refused: scores that a power cut would lose are never played."""
+    run = SimRun(hands=2, faults=[parse_fault("disk-fail")], auto_ack_s=None)
+    assert run.state is S.LATCHED and run.controller.fault.code is FaultCode.E98
+    assert run.store.path == ":memory:" and not list(run.state_path.parent.glob("*.bad*"))
+    run.world.storage.failing = False
+    from firmware.diagnostics.commands import DiagCommands
+    answers = []
+    DiagCommands(run.controller).handle({"cmd": "ack"}, answers.append)
+    assert not answers[0]["ok"] and "restart the table" in answers[0]["error"]
+    DiagCommands(run.controller).handle({"cmd": "faults"}, answers.append)
+    assert [f["code"] for f in answers[1]["faults"]] == ["E98"] and answers[1]["faults"][0]["written"] is False
+    run.close()
+
+
+def test_a_resumed_table_on_a_failing_card_latches_without_a_software_error(tmp_path):
+    state = tmp_path / "t.db"
+    SimRun(hands=1, state_path=state).close()
+    run = SimRun(hands=1, state_path=state, faults=[parse_fault("disk-fail")], auto_ack_s=None)
+    run.loop.run_for(30.0)
+    assert run.state is S.LATCHED and [f.code for f in run.faults()] == [FaultCode.E98]
+    run.close()
+
+
+def test_faults_the_database_could_not_take_are_still_reported(tmp_path, capsys):
+    import json
+
+    from firmware.cli.main import main
+
+    report = tmp_path / "r.json"
+    assert main(["sim", "--hands", "1", "--inject", "disk-fail@hand1", "--auto-ack-s", "none", "--quiet",
+                 "--report", str(report)]) == 1
+    faults = json.loads(report.read_text())["faults"]
+    assert [f["code"] for f in faults] == ["E98"] and faults[0]["written"] is False

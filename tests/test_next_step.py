@@ -36,7 +36,7 @@ def test_next_step(b, just_closed, step):
 
 def test_a_stacking_cycle_in_progress_goes_on():
     b = book(A=L.TABLE, hand_open=True)
-    b.stacking = StackingProgress("B", [10, 9, 9, 8], [10, 8, 8, 8], [[], [], [], []])
+    b.stacking = StackingProgress("B", 1, [10, 9, 9, 8], [10, 8, 8, 8], [[], [], [], []])
     assert next_step(b, False) is NextStep.PLAY
     b.sets.pop("A")
     assert next_step(b, False) is NextStep.STACK

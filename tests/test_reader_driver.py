@@ -84,7 +84,7 @@ def test_heartbeat_loss_is_link_loss_and_a_rebooted_board_resumes_streaming():
     sim = _up()
     reader = sim.table.reader
     tags = []
-    reader.on_tag.append(tags.append)
+    reader.on_tag.add(tags.append)
     assert _call(sim, reader.stream_start, 0x0F).ok
     sim.world.reader.hang(6.0)
     sim.loop.run_until(lambda: reader.state is LinkState.DOWN, 5.0)
@@ -104,7 +104,7 @@ def test_port_vanishing_is_reported_once_and_reopened_with_capped_backoff():
     reader = sim.table.reader
     sim.loop.run_until(lambda: reader.state is LinkState.DOWN, 5.0)
     downs = []
-    reader.on_link.append(downs.append)
+    reader.on_link.add(downs.append)
     sim.loop.run_until(lambda: reader.state is LinkState.UP, 40.0)
     assert _codes(sim).count(FaultCode.E80) == 1
     assert reader.counters.link_losses == 1 and reader.counters.reconnects == 1
@@ -122,7 +122,7 @@ def test_commands_fail_fast_while_the_link_is_down():
 def test_dropped_frames_are_counted_as_event_counter_gaps():
     sim = _up("rfid-drop=0.3", seed=4)
     lost = []
-    sim.table.reader.on_events_lost.append(lambda n, why: lost.append((n, why)))
+    sim.table.reader.on_events_lost.add(lambda n, why: lost.append((n, why)))
     sim.loop.run_for(30.0)
     c = sim.table.reader.counters
     assert c.event_gaps > 0 and c.events_lost >= c.event_gaps
@@ -150,7 +150,7 @@ def test_board_overflow_is_reported_as_lost_events():
     sim = _up()
     sim.world.reader.queue_frames = 4
     lost = []
-    sim.table.reader.on_events_lost.append(lambda n, why: lost.append(why))
+    sim.table.reader.on_events_lost.add(lambda n, why: lost.append(why))
     assert _call(sim, sim.table.reader.stream_start, 0x0F).ok
     for tile in sim.world.sets["A"][:40]:        # a burst faster than the UART can carry
         sim.world.reader.tile_passed(0, tile.uid)
@@ -164,7 +164,7 @@ def test_garbage_and_strange_frames_are_dropped_and_counted():
     sim = _up()
     reader = sim.table.reader
     tags = []
-    reader.on_tag.append(tags.append)
+    reader.on_tag.add(tags.append)
     line = sim.world.reader_line
     line.to_host += b"\x00\xa5\x07garbage\xff"
     line.to_host += encode(200, Cmd.PING | REPLY, bytes(9))                      # nobody asked

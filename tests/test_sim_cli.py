@@ -258,3 +258,28 @@ def test_a_power_cut_at_every_kind_of_instant_completes_the_game(tmp_path, spec)
     data = _report(tmp_path, "--hands", "3", "--inject", spec, "--quiet")
     assert data["power_cuts"] == 1 and data["hands_played"] == 3 and data["chips_conserved"]
     assert not [f for f in data["faults"] if f["code"] in ("E98", "E99")]
+
+
+def test_a_resumed_run_reports_its_own_hands_and_faults(tmp_path, capsys):
+    state = tmp_path / "t.db"
+    first = _report(tmp_path, "--hands", "2", "--state", str(state), "--inject", "jam:lift1@hand1", "--quiet")
+    assert [f["code"] for f in first["faults"]] == ["E22"]
+    capsys.readouterr()
+    second = _report(tmp_path, "--hands", "1", "--state", str(state), "-v")
+    assert second["faults"] == []
+    out = capsys.readouterr().out
+    listed = [line for line in out.splitlines() if line.lstrip().startswith("hand ")]
+    assert len(listed) == 1 and listed[0].lstrip().startswith("hand  3:")
+
+
+@pytest.mark.parametrize("at", ["0.5s", "1s", "3s"])
+def test_a_power_cut_right_after_resuming_still_completes(tmp_path, capsys, at):
+    """The key that ends the hand left on the table went while the power was off: the players press again."""
+    state = tmp_path / "t.db"
+    assert main(["sim", "--hands", "2", "--state", str(state), "--quiet"]) == 0
+    assert main(["sim", "--hands", "1", "--state", str(state), "--quiet", "--inject", f"power-cut@{at}"]) == 0
+
+
+def test_no_technician_means_nobody_frees_a_stuck_lid(capsys):
+    assert main(["sim", "--hands", "1", "--inject", "stuck-on:lid", "--auto-ack-s", "none", "--quiet"]) == 1
+    assert "did not complete (state hold)" in capsys.readouterr().err

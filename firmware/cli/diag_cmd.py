@@ -263,7 +263,7 @@ def _enroll(args: argparse.Namespace) -> int:
                 last_tile[0] = s.loop.now()
                 print(f"  {len(enrollment.tiles):3d}/{chosen.size} {code(entry[1]):3} {entry[0].hex()}")
 
-        s.reader.on_tag.append(on_tag)
+        s.reader.on_tag.add(on_tag)
         s.reader.stream_start(1 << args.antenna, lambda reply: None)
         if s.sim is not None:
             # on the bench: the simulated technician feeds the set, sorted, over the antenna

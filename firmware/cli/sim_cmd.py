@@ -159,14 +159,15 @@ def run_game(args: argparse.Namespace) -> int:
             _show(bar, run, pacer, args)
         run.settle()
         report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
-        hands = run.store.hands() if run.controller else []
+        hands = run.store.hands(since=run.start_hand) if run.controller else []
+        results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand)} if run.controller else {}
     finally:
         if server is not None:
             server.stop()
         run.close()
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
-    lines = summary_lines(report, hands, verbose=args.verbose > 0)
+    lines = summary_lines(report, hands, verbose=args.verbose > 0, results=results)
     print("\n".join(lines[-1:] if args.quiet else lines))
     if not completed:
         print(f"mjtable sim: the run did not complete (state {report['final_state']})", file=sys.stderr)

@@ -3,13 +3,18 @@
 A stacking cycle (:class:`firmware.stacking.StackingCycle`) shuffles the set
 on the disk into four walls in the grooves; a wall session
 (:class:`firmware.reader.wall_session.WallSession`) reads every tile's tag
-as it passes its head.  This room keeps the two together: it continues an
-interrupted cycle from the persisted progress (counts per side and the UIDs
-read so far), hears of every counted tile and stack by a direct call (it
-feeds the count to the wall read and persists the progress), and when the
-walls are complete it has them verified, records where the set is and tells
-the controller (ready, or rejected walls).  The controller stops it on any
-stopping fault (:meth:`BackgroundStacking.stop`).
+as it passes its head.  This room keeps the two together.  It hears of every
+counted tile and every stack by a direct call: a tile's count goes to the
+wall read, and each stack (a cam turn) is one small row in the table
+database (the side, how many tiles its groove holds, the stack's UIDs): an
+SD card is written once per stack, not once per tile with the whole
+bookkeeping.  The tiles counted since a side's last stack wait in its feed
+track; after a power cut they are found there by an inventory of the head's
+antenna before the cycle goes on (if the reader cannot answer, the counts of
+the last stack are used and the verification of the walls catches what is
+off).  When the walls are complete it has them verified, records where the
+set is and tells the controller.  The controller stops it on any stopping
+fault (:meth:`BackgroundStacking.stop`).
 """
 
 from __future__ import annotations
@@ -19,8 +24,12 @@ from typing import TYPE_CHECKING
 
 from firmware.controller.bookkeeping import UNKNOWN_SET, StackingProgress
 from firmware.controller.states import SetLocation, TableState
+from firmware.listeners import Listening
+from firmware.loop import Handle
+from firmware.reader.driver import LinkState, Reply
+from firmware.reader.messages import InventoryPart, PayloadError
 from firmware.reader.verify import Verification
-from firmware.reader.wall_map import WallRead
+from firmware.reader.wall_map import HEAD_ANTENNAS, WallRead
 from firmware.reader.wall_session import WallSession
 from firmware.stacking import CycleResult, StackingCycle
 
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 S = TableState
+READER_WAIT_S = 5.0         # after a restart: how long to wait for the reader to find the tiles in the tracks
 
 
 class BackgroundStacking:
@@ -36,13 +46,14 @@ class BackgroundStacking:
         self.c = controller
         self.cycle: StackingCycle | None = None
         self.session: WallSession | None = None
+        self._resuming: _TrackSearch | None = None
 
     @property
     def running(self) -> bool:
-        return self.cycle is not None
+        return self.cycle is not None or self._resuming is not None
 
     def start(self) -> None:
-        """Stack the set on the disk (or continue the interrupted cycle of the bookkeeping)."""
+        """Stack the set on the disk, or go on with the interrupted cycle of the bookkeeping."""
         c, b = self.c, self.c.book
         progress = b.stacking
         if progress is None:
@@ -52,15 +63,25 @@ class BackgroundStacking:
                 b.sets.pop(UNKNOWN_SET)         # a set no tag named yet: this cycle's tags will name it
                 set_id = None
             c.tile_set = c.next_tile_set
-            progress = StackingProgress(set_id, [0] * 4, [0] * 4, [[] for _ in range(4)])
+            progress = StackingProgress.new(set_id, b.cycles + 1)
             b.stacking = progress
             b.unknown_on_disk = False
             if set_id is not None:
                 b.put(set_id, SetLocation.STACKING)
+            self._begin(progress)
+        elif any(progress.counted):
+            self._resuming = _TrackSearch(self, progress)
+            self._resuming.start()
+        else:
+            self._begin(progress)
+
+    def _begin(self, progress: StackingProgress) -> None:
+        c, b = self.c, self.c.book
+        self._resuming = None
         per_side = c.tile_set.size // 4
         cfg = c.cfg
         read = WallRead(per_side, cfg.wall, cfg.reader.match_tolerance_s)
-        read.restore([[bytes.fromhex(u) if u else None for u in side] for side in progress.uids])
+        read.restore(progress.uids)
         unplaced = [s for s in sorted(c.registry.sets) if b.where(s) is SetLocation.NONE]
         self.session = WallSession(c.loop, c.table.faults, c.table.reader, c.registry, progress.set_id, c.tile_set,
                                    read, cfg.reader.verification == "competition",
@@ -74,11 +95,21 @@ class BackgroundStacking:
             self.stop()                 # refused (an interlock, a stopped table): the progress says where to go on
 
     def stop(self) -> None:
-        """Stop now (a fault stopped the table); the persisted progress says where to go on from."""
+        """Stop now (a fault stopped the table); the progress says where to go on from (in memory the tags read
+        so far too, for a resume without a power cut)."""
+        if self._resuming is not None:
+            self._resuming.cancel()
+            self._resuming = None
+        progress = self.c.book.stacking
         if self.cycle is not None:
             self.cycle.abort()
             self.cycle = None
+            if progress is not None:
+                progress.counted = [h.counted for h in self.c.table.heads]
+                progress.counts_known = True
         if self.session is not None:
+            if progress is not None:
+                progress.uids = [list(side) for side in self.session.read.progress()]
             self.session.abandon()
             self.session = None
 
@@ -98,23 +129,20 @@ class BackgroundStacking:
     def _tile(self, side: int, count: int, at_s: float) -> None:
         if self.session is not None:
             self.session.tile_counted(side, at_s)
-        self._progress(side)
+        progress = self.c.book.stacking
+        if progress is not None:
+            progress.counted[side] = count          # (in memory: the track is searched after a restart)
 
-    def _stack(self, side: int, _stacked: int) -> None:
-        self._progress(side)
-
-    def _progress(self, side: int) -> None:
+    def _stack(self, side: int, stacked: int) -> None:
+        """A cam turn is about to start: its stack counts from now (one row, written before the motor runs)."""
         progress = self.c.book.stacking
         if progress is None or self.cycle is None:
             return
-        head = self.c.table.heads[side]
-        progress.counted[side] = head.counted
-        progress.stacked[side] = head.stacked_tiles
-        if self.session is not None:
-            known = self.session.read.progress()
-            progress.uids = [([u.hex() if u else None for u in uids] + [None] * progress.counted[i])[
-                :progress.counted[i]] for i, uids in enumerate(known)]
-        self.c.persist(nominal=False)
+        known = self.session.read.progress()[side] if self.session is not None else []
+        uids = (known + [None] * stacked)[:stacked]
+        counted = self.c.table.heads[side].counted
+        progress.set_side(side, stacked, counted, uids)
+        self.c.store.save_side(progress.cycle, side, stacked, counted, uids)
 
     # -- the outcome ----------------------------------------------------------------------
     def _stacked(self, result: CycleResult) -> None:
@@ -126,7 +154,9 @@ class BackgroundStacking:
                 self.session.abandon()
                 self.session = None
             c.book.stacking = None
-            c.persist()
+            with c.store.batch("empty disk"):
+                c.persist()
+                c.store.forget_sides()
             c.bus.publish("controller.disk_empty")
             if c.state == S.STACKING.value:
                 c.stacking_over()
@@ -140,15 +170,114 @@ class BackgroundStacking:
     def _verified(self, session: WallSession, verification: Verification) -> None:
         c, b = self.c, self.c.book
         set_id = session.set_id or UNKNOWN_SET
+        cycle = b.stacking.cycle if b.stacking else b.cycles + 1
         if b.stacking and b.stacking.set_id and b.stacking.set_id != set_id:
             b.sets.pop(b.stacking.set_id, None)
         b.stacking = None
         b.put(set_id, SetLocation.STACKED)
         b.store_wall(set_id, verification.wall)
-        b.cycles += 1
+        b.cycles = max(b.cycles + 1, cycle)
         if verification.may_rise:
             b.rejected.pop(set_id, None)
         else:
             b.rejected[set_id] = [str(p) for p in verification.problems]
-        c.persist(walls=True)
+        with c.store.batch(f"set {set_id} stacked"):
+            c.persist(wall_of=set_id)
+            c.store.forget_sides()
         c.set_stacked(set_id, verification.may_rise)
+
+
+class _TrackSearch:
+    """After a restart: which tiles wait in each feed track (counted before the cut, not yet stacked)?
+
+    The reader's inventory of each head antenna lists the tiles in its
+    field, the feed track; the side then goes on from its last stack plus
+    those.  Their order in the track is not known, so their places in the
+    wall are left unread (the verification says so).  Without the reader
+    within ``READER_WAIT_S`` the counts of the last stack stand.
+    """
+
+    def __init__(self, owner: BackgroundStacking, progress: StackingProgress) -> None:
+        self.owner = owner
+        self.progress = progress
+        self.reader = owner.c.table.reader
+        self.found: dict[int, list[bytes] | None] = {}
+        self._link: Listening | None = None
+        self._timer: Handle | None = None
+        self._cancelled = False
+
+    def start(self) -> None:
+        if self.reader.state is LinkState.UP:
+            self._ask()
+            return
+        self._link = self.reader.on_link.add(self._link_changed)
+        self._timer = self.owner.c.loop.call_later(READER_WAIT_S, self._give_up)
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._quiet()
+
+    def _quiet(self) -> None:
+        if self._link is not None:
+            self._link.cancel()
+            self._link = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _link_changed(self, state: LinkState) -> None:
+        if state is LinkState.UP:
+            self._quiet()
+            self._ask()
+
+    def _give_up(self) -> None:
+        self._timer = None
+        log.warning("restart during stacking: the reader did not answer; going on from the last stacks")
+        self._quiet()
+        self._done()
+
+    def _ask(self) -> None:
+        for antenna in HEAD_ANTENNAS:
+            self.reader.inventory(antenna, lambda reply, side=antenna: self._got(side, reply))
+
+    def _got(self, side: int, reply: Reply) -> None:
+        uids: list[bytes] | None = None
+        if reply.ok:
+            try:
+                uids = [uid for frame in reply.frames for uid in InventoryPart.unpack(frame.payload).uids]
+            except PayloadError:
+                uids = None
+        self.found[side] = uids
+        if len(self.found) == len(HEAD_ANTENNAS):
+            self._done()
+
+    def _done(self) -> None:
+        if self._cancelled:
+            return
+        p = self.progress
+        for side, uids in self.found.items():
+            if uids is None:
+                continue
+            waiting = p.uids[side][p.stacked[side]:p.counted[side]]
+            if len(waiting) == len(uids) and {u for u in waiting if u} <= set(uids):
+                continue                # (no power cut: the tags read in count order still stand)
+            if p.counts_known and len(uids) > p.counted[side] - p.stacked[side]:
+                self._uncounted(side, len(uids) - (p.counted[side] - p.stacked[side]))
+            p.counted[side] = p.stacked[side] + len(uids)
+            p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * len(uids)
+            if uids:
+                log.info("side %d: %d tiles found waiting in the track (their order there is not known)", side,
+                         len(uids))
+        for side in range(len(p.counted)):
+            if side not in self.found or self.found[side] is None:
+                p.uids[side] = (p.uids[side] + [None] * p.counted[side])[:p.counted[side]]
+        p.counts_known = False
+        self.owner._begin(p)
+
+    def _uncounted(self, side: int, tiles: int) -> None:
+        """More tiles wait in a track than its counter counted: the optic misses tiles (they are counted now)."""
+        c = self.owner.c
+        c.check_hint = (f"side {side}: {tiles} tiles in the feed track that its tile counter (tile_in) did not count: "
+                        f"clean or replace side {side}'s counter optic")
+        log.warning("%s", c.check_hint)
+        c.bus.publish("tiles.uncounted", side=side, tiles=tiles)

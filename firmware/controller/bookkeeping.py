@@ -18,10 +18,24 @@ from firmware.tiles.wall import Position, Wall
 
 @dataclass
 class StackingProgress:
+    """A stacking cycle under way.  Only ``set_id`` and ``cycle`` are in the bookkeeping document; the
+    counts and UIDs are the cycle's progress rows (one per side, written per stack), read back after a restart."""
+
     set_id: str | None                 # None until the tags say which set it is
+    cycle: int                         # the cycle's number (its rows in the table database)
     counted: list[int]
     stacked: list[int]
-    uids: list[list[str | None]]       # per side, in count order (hex; None unknown)
+    uids: list[list[bytes | None]]     # per side, in count order (None: not read)
+    counts_known: bool = False         # counted and uids are this process's own (no power cut since)
+
+    @classmethod
+    def new(cls, set_id: str | None, cycle: int) -> "StackingProgress":
+        return cls(set_id, cycle, [0] * 4, [0] * 4, [[] for _ in range(4)])
+
+    def set_side(self, side: int, stacked: int, counted: int, uids: list[bytes | None]) -> None:
+        """A side's progress: tiles stacked (their UIDs in order) and counted."""
+        self.stacked[side], self.counted[side] = stacked, max(counted, stacked)
+        self.uids[side] = list(uids)[:stacked]
 
 
 UNKNOWN_SET = "?"       # a stacked set none of whose tags could be read (it is named at its next stacking)
@@ -32,7 +46,7 @@ class Bookkeeping:
     sets: dict[str, str] = field(default_factory=dict)          # set id -> SetLocation value
     unknown_on_disk: bool = False      # tiles poured in that no tag has named yet
     stacking: StackingProgress | None = None
-    walls: dict[str, list] = field(default_factory=dict)        # set id -> [[side, stack, level, kind|None], ...]
+    walls: dict[str, list] = field(default_factory=dict)        # set id -> sides -> stacks -> [bottom, top]
     hand: int = 0                      # hands started
     dealer: int = 0                    # physical side of the dealer
     dealer_streak: int = 0             # hands the dealer has kept the seat
@@ -59,36 +73,38 @@ class Bookkeeping:
         return sorted(s for s, where in self.sets.items() if where == location.value)
 
     def to_dict(self) -> dict:
-        """Everything but the walls (written once per stacked set, see ``walls``), shallowly."""
+        """Everything but the walls (written once per stacked set, see ``walls``) and a cycle's progress
+        (its stack rows), shallowly."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("walls", "stacking")}
-        out["stacking"] = dict(vars(self.stacking)) if self.stacking else None
+        out["stacking"] = {"set_id": self.stacking.set_id, "cycle": self.stacking.cycle} if self.stacking else None
         return out
 
     @classmethod
-    def from_record(cls, record: BookRecord | None, walls: dict | None = None) -> "Bookkeeping":
-        """The bookkeeping as the table database holds it (a new table's when there is none yet)."""
+    def from_record(cls, record: BookRecord | None, walls: dict | None = None,
+                    stacks: list[tuple[int, int, int, list[bytes | None]]] | None = None) -> "Bookkeeping":
+        """The bookkeeping as the table database holds it (a new table's when there is none yet); ``stacks``:
+        the progress rows of the cycle under way, one per side."""
         book = cls()
         if record is not None:
             data = record.model_dump()
             stacking = data.pop("stacking")
             book = cls(**data)
-            book.stacking = StackingProgress(**stacking) if stacking else None
-        book.walls = {set_id: [list(row) for row in rows] for set_id, rows in (walls or {}).items()}
+            if stacking:
+                book.stacking = StackingProgress.new(stacking["set_id"], stacking["cycle"])
+                for side, stacked, counted, uids in stacks or []:
+                    book.stacking.set_side(side, stacked, counted, uids)
+        book.walls = {set_id: [[list(stack) for stack in side] for side in sides]
+                      for set_id, sides in (walls or {}).items()}
         return book
 
     def store_wall(self, set_id: str, wall: Wall) -> None:
-        self.walls[set_id] = [[p.side, p.stack, p.level, wall[p]] for p in wall.positions()]
+        """Keep a verified set's wall as sides of stacks, stack 1 first, each [bottom, top] (or [bottom])."""
+        self.walls[set_id] = [[[wall[Position(side, stack, level)] for level in ("bottom", "top")
+                                if Position(side, stack, level) in wall]
+                               for stack in range(1, wall.stacks_per_side + 1)] for side in range(4)]
 
     def wall(self, set_id: str) -> Wall | None:
-        rows = self.walls.get(set_id)
-        if not rows:
+        sides = self.walls.get(set_id)
+        if not sides or not any(sides):
             return None
-        sides: list[list[tuple]] = [[] for _ in range(4)]
-        by_pos = {Position(s, st, lv): kind for s, st, lv, kind in rows}
-        stacks = max(p.stack for p in by_pos)
-        for side in range(4):
-            for stack in range(1, stacks + 1):
-                bottom = by_pos.get(Position(side, stack, "bottom"))
-                top = Position(side, stack, "top")
-                sides[side].append((bottom, by_pos[top]) if top in by_pos else (bottom,))
-        return Wall.from_sides(sides)
+        return Wall.from_sides([[tuple(stack) for stack in side] for side in sides])

@@ -17,11 +17,12 @@ restarts from the last committed step.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from typing import Any, Callable
 
-from transitions import EventData, Machine
+from transitions import EventData, Machine, MachineError
 
 from firmware.controller import jobs
 from firmware.controller.background_stacking import BackgroundStacking
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 
 S = TableState
 Reply = Callable[[dict[str, Any]], None]
+NOMINAL_EVERY_HANDS = 10      # learned movement times are written this often (and after 'diag learn')
 
 
 class ServiceTest:
@@ -90,7 +92,10 @@ class Controller:
         store.on_recovered = self.policy.storage_ok
         self.tile_set = tile_set(self.cfg.table.tile_set)
         self.next_tile_set = self.tile_set
-        self.book = Bookkeeping.from_record(store.book(), store.walls())
+        record = store.book()
+        self.book = Bookkeeping.from_record(record, store.walls(),
+                                            store.sides(record.stacking.cycle) if record and record.stacking else None)
+        self._book_written = json.dumps(self.book.to_dict(), sort_keys=True) if record is not None else ""
         self.scoreboard = Scoreboard(store, rules.rules.name, rules.scoreboard.chips, first_hand=self.book.hand + 1)
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
@@ -157,8 +162,13 @@ class Controller:
         self.bus.publish("controller.state", state=self.state)
 
     def _machine_exception(self, event: EventData) -> None:
+        trigger = event.event.name if event.event else "?"
+        if isinstance(event.error, MachineError) and self.state in (S.HOLD.value, S.LATCHED.value):
+            # a step queued during a transition was overtaken by a stop queued in the same breath: the stop wins
+            log.info("step %r dropped: the table stopped first (%s)", trigger, self.state)
+            return
         self.policy.software_error(event.error, f"state {event.state.name if event.state else '?'}, "
-                                                f"trigger {event.event.name if event.event else '?'}")
+                                                f"trigger {trigger}")
 
     def on_enter_homing(self, _event: EventData) -> None:
         self.lamps.stop()
@@ -356,6 +366,8 @@ class Controller:
         with self.store.batch(f"deal of hand {b.hand}"):
             self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
             self.persist()
+            if b.hand % NOMINAL_EVERY_HANDS == 1:
+                self.save_nominal()     # what the mechanisms learned (their medians move slowly)
         hands = {}
         if wall is not None:
             d = deal(wall, self.rules.deal_rules, dice, b.dealer)
@@ -409,15 +421,20 @@ class Controller:
         with self.store.batch("hand result"):
             if record is not None:
                 recorded = self.scoreboard.record(record)
-            self.persist(nominal=False)
+            self.persist()
         if recorded and not self.store.failing:
             self.bus.publish("scoreboard", chips=list(self.scoreboard.chips), hand=record.hand if record else None)
 
     def ack(self) -> str | None:
         """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``).  Refused,
-        with the reason returned, while an interlock is still there (the supply low, the lid open)."""
+        with the reason returned, while an interlock is still there (the supply low, the lid open) or while
+        the table runs without its database (it could not be opened at power-on)."""
         if self.state != S.LATCHED.value:
             return f"nothing to acknowledge (state {self.state})"
+        if self.store.path == ":memory:" and self.store_problem is not None:
+            # nothing would be kept: a table never plays on with scores that a power cut would lose
+            return (f"refused: the table database could not be opened ({self.store_problem['reason']}); fix the "
+                    f"card or the path, then restart the table")
         cause = self.safety.check("acknowledge")
         if cause is not None:
             self.lamps.blink(cause.code.number)
@@ -469,13 +486,20 @@ class Controller:
         self.lamps.show_dealer(self.book.dealer, self.book.dealer_streak)
 
     # -- persistence -----------------------------------------------------------------------------
-    def persist(self, nominal: bool = True, walls: bool = False) -> None:
-        docs: dict[str, Any] = {"book": self.book.to_dict()}
-        if nominal:
-            docs.update(state=self.state, nominal=self._nominal_samples())
-        if walls:
-            docs["walls"] = self.book.walls
-        self.store.put(**docs)
+    def persist(self, wall_of: str | None = None) -> None:
+        """Write the bookkeeping if it changed since it was last written (with the state it was written in),
+        and the wall of a set just stacked (``wall_of``): an SD card is written only when there is news."""
+        book = self.book.to_dict()
+        text = json.dumps(book, sort_keys=True)
+        docs: dict[str, Any] = {}
+        if text != self._book_written:
+            docs.update(book=book, state=self.state)
+        if wall_of is not None:
+            docs[f"wall.{wall_of}"] = self.book.walls[wall_of]
+        if docs:
+            self.store.put(**docs)
+            if not self.store.failing:
+                self._book_written = text
 
     def save_nominal(self) -> None:
         """Write the learned nominal times to the table database now (after ``mjtable diag learn``)."""

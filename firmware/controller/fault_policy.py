@@ -21,7 +21,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from firmware.controller.states import TableState
-from firmware.faults import Fault, FaultCode, FaultTier
+from firmware.faults import Fault, FaultCode, FaultTier, TableError
 from firmware.tiles.tile import code
 
 if TYPE_CHECKING:
@@ -37,8 +37,10 @@ class FaultPolicy:
     def __init__(self, controller: "Controller") -> None:
         self.c = controller
         self.recent: deque[Fault] = deque(maxlen=RECENT_FAULTS)
+        self.unwritten: deque[dict] = deque(maxlen=RECENT_FAULTS)     # faults the database could not take
         self.storage_error: str | None = None   # the last write failure, until a write succeeds again
         self._handling_error = False
+        self._failures_since = 0
         self._handling: Fault | None = None      # the fault being handled (a storage failure then follows it)
         self._e62_repeats = 0
         self._last_short: dict | None = None
@@ -63,6 +65,11 @@ class FaultPolicy:
                 self._hold(fault)
             if fault.code is not FaultCode.E98 or self.storage_error is None:
                 c.store.add_fault(fault.code.value, tier.value, fault.at_s, state_then, fault.source, fault.detail)
+            if c.store.failing:
+                # kept in memory for diagnostics and reports: the history in the database cannot have it
+                self.unwritten.append({"code": fault.code.value, "tier": tier.value, "at_s": fault.at_s,
+                                       "state": state_then, "source": fault.source, "detail": fault.detail,
+                                       "acknowledged_at_s": None, "written": False})
         finally:
             self._handling = outer
 
@@ -145,8 +152,12 @@ class FaultPolicy:
         first = self.storage_error is None
         self.storage_error = f"{type(exc).__name__}: {exc}"
         if not first:
-            log.error("table database still failing (%s): %s", what, self.storage_error)
+            self._failures_since += 1
+            if self._failures_since in (1, 10, 100) or self._failures_since % 1000 == 0:
+                log.error("table database still failing (%s, %d writes lost so far): %s", what,
+                          self._failures_since, self.storage_error)
             return
+        self._failures_since = 0
         fault = Fault(FaultCode.E98, self.c.loop.now(), "store",
                       {"error": self.storage_error[:300], "writing": what, "file": str(self.c.store.path)})
         if self._handling is not None:
@@ -158,6 +169,18 @@ class FaultPolicy:
 
     def storage_ok(self) -> None:
         self.storage_error = None
+        self._failures_since = 0
+
+    def history(self, after_id: int = 0) -> list[dict]:
+        """The fault history from the database, then what it could not take (``written`` False)."""
+        try:
+            rows = self.c.store.faults(after_id=after_id)
+        except TableError as exc:
+            log.error("fault history unreadable: %s", exc)
+            rows = []
+        if self.c.store.path == ":memory:":
+            rows = [{**row, "written": False} for row in rows]      # (no database on the card: kept in memory)
+        return rows + list(self.unwritten)
 
     # -- E62 follow-ups -----------------------------------------------------------------
     def _short_again(self, fault: Fault) -> None:

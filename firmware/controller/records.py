@@ -29,11 +29,10 @@ class _Record(BaseModel):
 
 
 class StackingRecord(_Record):
+    """A stacking cycle under way; its progress is the cycle's rows in ``stack_log``."""
+
     set_id: str | None
-    counted: Annotated[list[Count], Field(min_length=4, max_length=4)]
-    stacked: Annotated[list[Count], Field(min_length=4, max_length=4)]
-    uids: Annotated[list[list[Annotated[str, Field(pattern="^[0-9a-f]{16}$")] | None]],
-                    Field(min_length=4, max_length=4)]
+    cycle: Annotated[int, Field(ge=1)]
 
 
 class BookRecord(_Record):
@@ -56,13 +55,15 @@ class BookRecord(_Record):
 
 
 _STRICT = ConfigDict(strict=True)
-WallRow = tuple[Side, Annotated[int, Field(ge=1, le=18)], Literal["bottom", "top"], Annotated[int, Field(ge=0)] | None]
+Face = Annotated[int, Field(ge=0)] | None
+WallSides = Annotated[list[list[Annotated[list[Face], Field(min_length=1, max_length=2)]]],
+                      Field(min_length=4, max_length=4)]      # sides -> stacks (from stack 1) -> [bottom, top]
 StateName = Literal["boot", "service", "homing", "idle", "stacking", "paused", "ready", "raising", "dice", "in_play",
                     "rejected", "center_up", "open", "center_down", "hold", "latched"]
 
 BOOK = TypeAdapter(BookRecord)
 NOMINAL = TypeAdapter(dict[str, list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]], config=_STRICT)
-WALLS = TypeAdapter(dict[str, list[WallRow]], config=_STRICT)
+WALL = TypeAdapter(WallSides, config=_STRICT)
 STATE = TypeAdapter(StateName, config=_STRICT)
 DETAIL = TypeAdapter(dict[str, Any], config=_STRICT)
 FANS = TypeAdapter(list[tuple[str, int, int]], config=_STRICT)

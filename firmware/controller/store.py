@@ -31,13 +31,14 @@ from typing import Any, Callable, Iterator
 
 from firmware.controller import records as rec
 from firmware.controller.records import RecordError
-from firmware.controller.store_schema import CURRENT, MIGRATIONS, TABLES, create, tables
+from firmware.controller.store_schema import CURRENT, MIGRATIONS, NO_UID, PAGE_SIZE, TABLES, create, tables
 from firmware.faults import FaultCode, FaultTier, TableError
 
 log = logging.getLogger(__name__)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = "FULL"           # the table always runs FULL; ``make bench`` compares it with NORMAL and OFF
+WAL_AUTOCHECKPOINT = 1000      # pages; ``make bench`` turns it off to count every byte the WAL receives
 CHECK_LAST_ROWS = 500          # rows of each history table validated at open (the newest)
 FailureHandler = Callable[[BaseException, str], None]
 
@@ -69,14 +70,21 @@ class TableStore:
             raise StoreUnreadable(f"{self.path}: cannot open ({exc})") from None
         try:
             self._open()
-        except (sqlite3.DatabaseError, RecordError, StoreUnreadable, StorageError) as exc:
+        except sqlite3.OperationalError as exc:
+            # I/O, a read-only file system, a lock: the card or the place fails, not the file; nothing is moved
+            self._db.close()
+            raise StorageError(f"{self.path}: {exc}") from None
+        except (sqlite3.DatabaseError, RecordError, StoreUnreadable, StorageError, UnicodeDecodeError) as exc:
             self._db.close()
             raise StoreUnreadable(f"{self.path}: {exc}") from None
 
     def _open(self) -> None:
         db = self._db
+        if not tables(db):
+            db.execute(f"PRAGMA page_size={PAGE_SIZE}")      # (only a new file takes it before WAL)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
+        db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
         check = db.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             raise StoreUnreadable(f"damaged ({check})")
@@ -94,6 +102,18 @@ class TableStore:
         if missing:
             raise StoreUnreadable(f"the table '{missing[0]}' is missing")
         self._validate()
+        if db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE:
+            self._repage()
+
+    def _repage(self) -> None:
+        """An older file in larger pages is rewritten once in small ones (VACUUM, under a rollback journal so
+        that a power cut during it leaves the old file)."""
+        db = self._db
+        log.warning("%s: rewriting the table database in %d-byte pages", self.path, PAGE_SIZE)
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute(f"PRAGMA page_size={PAGE_SIZE}")
+        db.execute("VACUUM")
+        db.execute("PRAGMA journal_mode=WAL")
 
     def _migrate(self, version: int | None) -> None:
         db = self._db
@@ -102,8 +122,8 @@ class TableStore:
             if version is None:
                 create(db)
             else:
-                log.warning("%s: upgrading the table database from schema %d to %d", self.path, version, version + 1)
                 MIGRATIONS[version](db)
+                log.warning("%s: upgraded the table database from schema %d to %d", self.path, version, version + 1)
             db.execute(f"PRAGMA user_version = {CURRENT if version is None else version + 1}")
             db.execute("COMMIT")
         except BaseException:
@@ -134,6 +154,9 @@ class TableStore:
                 raise RecordError(f"scoreboard game {game}: chips {chips} are not the start {start} plus the "
                                   f"payments {paid}")
         self.hand_results(game=None, limit=CHECK_LAST_ROWS)
+        book = self.book()
+        if book is not None and book.stacking is not None:
+            self.sides(book.stacking.cycle)
 
     def close(self) -> None:
         self._db.close()
@@ -191,7 +214,7 @@ class TableStore:
     def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
             return self._db.execute(sql, args).fetchall()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise StorageError(f"{self.path}: reading failed: {exc}") from exc
 
     # -- documents (bookkeeping, state, nominal times, walls) ----------------------------------------
@@ -219,8 +242,12 @@ class TableStore:
         return {} if text is None else rec.from_json(rec.NOMINAL, text, "nominal")
 
     def walls(self) -> dict[str, list]:
-        text = self._doc("walls")
-        return {} if text is None else rec.from_json(rec.WALLS, text, "walls")
+        """Each stacked set's wall: sides, stacks from stack 1, [bottom, top] tiles (None: not read)."""
+        rows = self._read("SELECT key, value FROM kv WHERE key LIKE 'wall.%'")
+        return {key[5:]: rec.from_json(rec.WALL, text, key) for key, text in rows}
+
+    def put_wall(self, set_id: str, sides: list) -> None:
+        self.put(**{f"wall.{set_id}": sides})
 
     # -- faults ---------------------------------------------------------------------------------------
     def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> None:
@@ -233,13 +260,19 @@ class TableStore:
             self._db.execute("UPDATE faults SET acknowledged_at_s = ? WHERE acknowledged_at_s IS NULL "
                              "AND tier = 'latched'", (at_s,))
 
-    def faults(self, limit: int | None = None) -> list[dict]:
-        """The fault history, oldest first (``limit``: only the newest that many)."""
+    def faults(self, limit: int | None = None, after_id: int = 0) -> list[dict]:
+        """The fault history, oldest first (``limit``: only the newest that many; ``after_id``: only those
+        written after the row of that id, e.g. since a run began)."""
         rows = self._read("SELECT * FROM (SELECT id, code, tier, at_s, state, source, detail, acknowledged_at_s "
-                          "FROM faults ORDER BY id DESC LIMIT ?) ORDER BY id", (-1 if limit is None else limit,))
-        return [{"code": c, "tier": t, "at_s": a, "state": s, "source": src,
+                          "FROM faults WHERE id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+                          (after_id, -1 if limit is None else limit))
+        return [{"id": i, "code": c, "tier": t, "at_s": a, "state": s, "source": src,
                  "detail": rec.from_json(rec.DETAIL, d, f"fault {i} detail"), "acknowledged_at_s": ack}
                 for i, c, t, a, s, src, d, ack in rows]
+
+    def last_fault_id(self) -> int:
+        rows = self._read("SELECT max(id) FROM faults")
+        return int(rows[0][0] or 0) if rows else 0
 
     def open_latched(self) -> list[dict]:
         """Latched faults nobody has acknowledged (a power cycle is not an acknowledge)."""
@@ -266,6 +299,33 @@ class TableStore:
                  "started_s": st, "ended_s": en,
                  "result": rec.from_json(rec.DETAIL, r, f"hand {h} result") if r else None}
                 for h, s, d, dice, st, en, r in rows]
+
+    # -- a stacking cycle's progress, one row per side -------------------------------------------------------
+    def save_side(self, cycle: int, side: int, stacked: int, counted: int, uids: list[bytes | None]) -> None:
+        """A stack was begun on ``side``: ``stacked`` tiles will be in its groove, ``counted`` have passed its
+        counter, ``uids`` are the stacked tiles in order (None: not read).  The side's one row, one page."""
+        blob = b"".join(uid if uid else NO_UID for uid in uids)
+        with self.batch(f"stack on side {side}"):
+            self._db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted, uids) VALUES (?, ?, ?, ?, ?) "
+                             "ON CONFLICT(side) DO UPDATE SET cycle = excluded.cycle, stacked = excluded.stacked, "
+                             "counted = excluded.counted, uids = excluded.uids", (side, cycle, stacked, counted, blob))
+
+    def sides(self, cycle: int) -> list[tuple[int, int, int, list[bytes | None]]]:
+        """The cycle's progress per side: (side, stacked, counted, UIDs of the stacked tiles)."""
+        rows = self._read("SELECT side, stacked, counted, uids FROM stack_progress WHERE cycle = ? ORDER BY side",
+                          (cycle,))
+        out = []
+        for side, stacked, counted, blob in rows:
+            if not (0 <= side < 4 and isinstance(blob, bytes) and len(blob) == 8 * stacked and stacked <= counted):
+                raise RecordError(f"stack_progress side {side}: a row of the wrong shape")
+            out.append((side, stacked, counted, [None if blob[i:i + 8] == NO_UID else blob[i:i + 8]
+                                                 for i in range(0, len(blob), 8)]))
+        return out
+
+    def forget_sides(self) -> None:
+        """The cycle is finished (join the batch that records its outcome)."""
+        with self.batch("finished stacking"):
+            self._db.execute("DELETE FROM stack_progress")
 
     # -- the scoreboard's rows ------------------------------------------------------------------------------
     def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:
@@ -376,9 +436,10 @@ def open_table_store(path: str | Path, on_failure: FailureHandler | None = None,
     except StoreUnreadable as exc:
         reason = str(exc)
     except StorageError as exc:
-        # not a damaged file but no place for one (a folder, a missing folder, no permission): nothing to move
+        # not a damaged file but no place for one, or a card that fails (a folder, a missing folder, no
+        # permission, I/O errors): nothing is moved; the table runs from memory, latched with E98
         log.error("%s: running from memory", exc)
-        return TableStore(":memory:", on_failure, connect), {"file": str(path), "moved_to": "", "reason": str(exc)}
+        return TableStore(":memory:", on_failure), {"file": str(path), "moved_to": "", "reason": str(exc)}
     moved: Path | None = None
     try:
         moved = _move_aside(path)
@@ -386,7 +447,7 @@ def open_table_store(path: str | Path, on_failure: FailureHandler | None = None,
         return TableStore(path, on_failure, connect), {"file": str(path), "moved_to": str(moved), "reason": reason}
     except (OSError, TableError) as again:
         log.error("%s: %s; and no fresh database can be made there (%s): running from memory", path, reason, again)
-        return TableStore(":memory:", on_failure, connect), {
+        return TableStore(":memory:", on_failure), {
             "file": str(path), "moved_to": str(moved) if moved else "", "reason": f"{reason}; {again}"}
 
 

@@ -3,9 +3,12 @@
 Version 0 is the first release's unversioned file (a key/value table with
 the bookkeeping and the whole scoreboard as one rewritten document, faults,
 hands).  Version 1 keeps the scoreboard as rows: one per game, per hand's
-result and per payment, with the chips kept incrementally, and one row per
-hand number.  A migration runs inside the transaction that sets the new
-version, so a power cut during an upgrade leaves the old file as it was.
+result and per payment, with the chips kept incrementally, one row per hand
+number, the progress of a stacking cycle as one small row per side (written
+once per stack, not the whole bookkeeping once per tile), each stacked
+set's wall as its own compact row, in 512-byte pages.  A
+migration runs inside the transaction that sets the new version, so a power
+cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
 it aside.
 """
@@ -35,9 +38,13 @@ CREATE TABLE hand_results (hand INTEGER PRIMARY KEY, game INTEGER NOT NULL, deal
 CREATE TABLE payments (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL, game INTEGER NOT NULL, side INTEGER NOT NULL,
     amount INTEGER NOT NULL, reason TEXT NOT NULL);
 CREATE INDEX payments_by_game ON payments (game, side);
+CREATE TABLE stack_progress (side INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, stacked INTEGER NOT NULL,
+    counted INTEGER NOT NULL, uids BLOB NOT NULL);
 """
 
-TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments")
+TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "stack_progress")
+PAGE_SIZE = 512         # small pages: a stack's progress row is one page written, not eight
+NO_UID = bytes(8)       # an unread tile's place in a stack's UIDs
 
 
 def tables(db: sqlite3.Connection) -> set[str]:
@@ -66,7 +73,13 @@ def _migrate_0_to_1(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE kv RENAME TO kv_0")
     db.execute("ALTER TABLE faults RENAME TO faults_0")
     run_script(db, SCHEMA_1)
-    db.execute("INSERT INTO kv SELECT key, value FROM kv_0 WHERE key != 'scoreboard'")
+    db.execute("INSERT INTO kv SELECT key, value FROM kv_0 WHERE key NOT IN ('scoreboard', 'book', 'walls')")
+    row = db.execute("SELECT value FROM kv_0 WHERE key = 'book'").fetchone()
+    if row is not None:
+        _book_0(db, row[0])
+    row = db.execute("SELECT value FROM kv_0 WHERE key = 'walls'").fetchone()
+    if row is not None:
+        _walls_0(db, row[0])
     db.execute("INSERT INTO faults SELECT * FROM faults_0")
     db.execute("INSERT OR IGNORE INTO hands (hand, set_id, dealer, dice, started_s, ended_s, result) "
                "SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands_0 ORDER BY id")
@@ -108,6 +121,40 @@ def _scoreboard_0(db: sqlite3.Connection, text: str) -> None:
                     json.dumps(h.get("fans", []), ensure_ascii=False), h.get("note", ""), h.get("round_wind", 0)))
         db.executemany("INSERT INTO payments (hand, game, side, amount, reason) VALUES (?, ?, ?, ?, ?)",
                        [(h["hand"], game, s, amount, "hand") for s, amount in enumerate(h["payments"]) if amount])
+
+
+def _book_0(db: sqlite3.Connection, text: str) -> None:
+    """Schema 0 kept a stacking cycle's progress (counts and UIDs per side) inside the bookkeeping; it becomes
+    the cycle's stack rows (the tiles counted but not yet stacked are found in the tracks at the restart)."""
+    try:
+        book = json.loads(text)
+        stacking = book.get("stacking") if isinstance(book, dict) else None
+        if stacking is not None:
+            cycle = int(book.get("cycles", 0)) + 1
+            for side in range(4):
+                stacked, counted = int(stacking["stacked"][side]), int(stacking["counted"][side])
+                blob = b"".join(bytes.fromhex(u) if u else NO_UID for u in list(stacking["uids"][side])[:stacked])
+                db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted, uids) VALUES (?, ?, ?, ?, ?)",
+                           (side, cycle, stacked, counted, blob))
+            book["stacking"] = {"set_id": stacking["set_id"], "cycle": cycle}
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        raise RecordError(f"schema 0 bookkeeping: {exc}") from None
+    db.execute("INSERT INTO kv (key, value) VALUES ('book', ?)", (json.dumps(book, sort_keys=True),))
+
+
+def _walls_0(db: sqlite3.Connection, text: str) -> None:
+    """Schema 0 kept every set's wall in one document of [side, stack, level, tile] rows; each set becomes its
+    own ``wall.SET`` row of sides, stacks and (bottom, top) tiles."""
+    try:
+        for set_id, rows in json.loads(text).items():
+            by_pos = {(side, stack, level): kind for side, stack, level, kind in rows}
+            stacks = max(stack for _, stack, _ in by_pos)
+            sides = [[[by_pos.get((side, stack, "bottom")), *([by_pos[(side, stack, "top")]]
+                                                              if (side, stack, "top") in by_pos else [])]
+                      for stack in range(1, stacks + 1)] for side in range(4)]
+            db.execute("INSERT INTO kv (key, value) VALUES (?, ?)", (f"wall.{set_id}", json.dumps(sides)))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RecordError(f"schema 0 walls: {exc}") from None
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1}

@@ -61,7 +61,7 @@ class DiagCommands:
                   if c.fault and c.fault.code.value == "E62" else {})})
 
     def _cmd_faults(self, request: dict, reply: Reply) -> None:
-        rows = self.controller.store.faults()
+        rows = self.controller.policy.history()
         for row in rows:
             code = FaultCode(row["code"])
             row["text"], row["hint"] = code.text, code.hint

@@ -10,8 +10,6 @@ A cam found off home (after a power cut) is first turned to home.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
 from firmware.mechanisms.base import DoneCallback, Mechanism, Permit
@@ -29,7 +27,6 @@ class CamMechanism(Mechanism):
         self.outputs = [motor]
         self.turns = 0
         self._left_home = False
-        self.on_turn: list[Callable[[], None]] = []
         home.on_edge(self._home_changed)
 
     @property
@@ -63,5 +60,3 @@ class CamMechanism(Mechanism):
         elif self._left_home:
             self.turns += 1
             self._complete()
-            for callback in self.on_turn:
-                callback()

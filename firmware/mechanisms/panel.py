@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from firmware.listeners import Listeners, Listening
 from firmware.loop import Handle, Loop
 from hal.interfaces import DigitalInput, DigitalOutput
 
@@ -33,8 +34,8 @@ class Panel:
         self.key_stuck_s = key_stuck_s
         self.pressed: dict[str, bool] = {name: False for name in keys}
         self.stuck: set[str] = set()
-        self._listeners: list[KeyCallback] = []
-        self._stuck_listeners: list[StuckCallback] = []
+        self._listeners: Listeners[KeyCallback] = Listeners()
+        self._stuck_listeners: Listeners[StuckCallback] = Listeners()
         self._debounce: dict[str, Handle] = {}
         self._stuck_timers: dict[str, Handle] = {}
         self._beep: Handle | None = None
@@ -48,11 +49,11 @@ class Panel:
     def outputs(self) -> list[DigitalOutput]:
         return [*self.lamps.values(), self.buzzer]
 
-    def on_key(self, callback: KeyCallback) -> None:
-        self._listeners.append(callback)
+    def on_key(self, callback: KeyCallback) -> Listening:
+        return self._listeners.add(callback)
 
-    def on_stuck(self, callback: StuckCallback) -> None:
-        self._stuck_listeners.append(callback)
+    def on_stuck(self, callback: StuckCallback) -> Listening:
+        return self._stuck_listeners.add(callback)
 
     def held(self, *names: str) -> bool:
         """Every key named is down now (raw levels: power-on gestures)."""
@@ -83,11 +84,9 @@ class Panel:
         was_stuck = name in self.stuck
         if not active and was_stuck:
             self.stuck.discard(name)
-        for listener in list(self._listeners):
-            listener(name, active)
+        self._listeners.notify(name, active)
         if not active and was_stuck:
-            for listener in list(self._stuck_listeners):
-                listener(name, False)
+            self._stuck_listeners.notify(name, False)
 
     def _arm_stuck(self, name: str) -> None:
         timer = self._stuck_timers.pop(name, None)
@@ -99,8 +98,7 @@ class Panel:
         self._stuck_timers.pop(name, None)
         if self.pressed[name] and self.keys[name].active and name not in self.stuck:
             self.stuck.add(name)
-            for listener in list(self._stuck_listeners):
-                listener(name, True)
+            self._stuck_listeners.notify(name, True)
 
     def lamp(self, name: str, on: bool) -> None:
         self.lamps[name].set(on)

@@ -3,7 +3,10 @@
 Tiles from the ring enter the head's feed track through an entry gate and
 pass the counter optic (one ``tile_in`` pulse each) and the reader antenna.
 With two tiles waiting the head turns its cam once, pushing one stack (墩)
-into the side's groove.  When the side has counted its target the gate
+into the side's groove half way round; the owner hears of the stack before
+the motor starts (``on_turn_start``), because from then on the stack is as
+good as made (a cam stopped mid-turn by a power cut finishes the turn when
+it is homed).  When the side has counted its target the gate
 closes; the 108 set's odd last tile makes a single-tile stack.  The
 feed-full sensor is reported to the stacking cycle for back-pressure; held
 active too long it is stuck (E51..E54).  A tile counted past the target is
@@ -41,6 +44,7 @@ class StackingHead:
         self.complete_s: float | None = None
         self.on_tile: Callable[[int, int], None] | None = None        # (side, count)
         self.on_stack: Callable[[int, int, int], None] | None = None  # (side, stack index, tiles in it)
+        self.on_turn_start: Callable[[int, int], None] | None = None  # (side, tiles stacked once this turn is done)
         self.on_complete: Callable[[int], None] | None = None
         self.on_fault: Callable[[Fault], None] | None = None
         self.on_feed_full: Callable[[int, bool], None] | None = None
@@ -109,6 +113,10 @@ class StackingHead:
         if self.pending >= 2 or (last_tile and self.pending == 1):
             self._in_turn = min(2, self.pending)
             self.pending -= self._in_turn
+            if self.on_turn_start is not None:
+                # before the motor starts: once the cam has left home this stack is pushed, by this turn or by
+                # the homing turn after a power cut, so the owner counts it now
+                self.on_turn_start(self.side, self.stacked_tiles + self._in_turn)
             self.cam.turn(self._turned)
 
     def _turned(self, result: MoveResult) -> None:

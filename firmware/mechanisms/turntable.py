@@ -54,6 +54,7 @@ class Turntable(Mechanism):
             return False
         now = self.loop.now()
         self._run_started_s = self._segment_started_s = now
+        self.runs += 1
         self.disk.set(True)
         self.ring.set(True)
         self._arm_stall(self.stall_after_s - self._since_index_s)

@@ -22,6 +22,7 @@ from typing import Callable
 
 from firmware.config import ReaderSection
 from firmware.faults import Fault, FaultCode, FaultReporter
+from firmware.listeners import Listeners
 from firmware.loop import Handle, Loop
 from firmware.reader.codec import REPLY, BoardError, Cmd, DecoderCounters, Frame, FrameDecoder, Status, encode
 from firmware.reader.link import LinkState, ReaderCounters, Reply
@@ -61,9 +62,9 @@ class ReaderDriver:
         self.reconnect_max_s = reconnect_max_s
         self.state = LinkState.CLOSED
         self.board: PingInfo | None = None
-        self.on_tag: list[Callable[[TagEvent], None]] = []
-        self.on_events_lost: list[Callable[[int | None, str], None]] = []   # (count or None if unknown, why)
-        self.on_link: list[Callable[[LinkState], None]] = []
+        self.on_tag: Listeners[Callable[[TagEvent], None]] = Listeners()
+        self.on_events_lost: Listeners[Callable[[int | None, str], None]] = Listeners()   # (count or None, why)
+        self.on_link: Listeners[Callable[[LinkState], None]] = Listeners()
         self._port: SerialPort | None = None
         self._decoder = FrameDecoder()
         self._counters = ReaderCounters()
@@ -309,8 +310,7 @@ class ReaderDriver:
             return
         self.state = state
         self.bus.publish("reader.link", state=state.value)
-        for listener in list(self.on_link):
-            listener(state)
+        self.on_link.notify(state)
 
     def _arm_heartbeat(self) -> None:
         if self._heartbeat_timer is not None:
@@ -385,8 +385,7 @@ class ReaderDriver:
     def _events_lost(self, count: int | None, why: str) -> None:
         log.warning("reader: events lost (%s): %s", "?" if count is None else count, why)
         self.bus.publish("reader.events_lost", count=count, why=why)
-        for listener in list(self.on_events_lost):
-            listener(count, why)
+        self.on_events_lost.notify(count, why)
 
     def _tag(self, tag: TagEvent) -> None:
         if not is_tile_uid(tag.uid):
@@ -396,8 +395,7 @@ class ReaderDriver:
             return
         self._counters.tags += 1
         self._tags_since_start += 1
-        for listener in list(self.on_tag):
-            listener(tag)
+        self.on_tag.notify(tag)
 
     def _heartbeat(self, beat: Heartbeat) -> None:
         self._counters.heartbeats += 1

@@ -18,6 +18,7 @@ import logging
 from typing import Callable
 
 from firmware.faults import Fault, FaultReporter
+from firmware.listeners import Listening
 from firmware.loop import Loop
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.registry import TileRegistry
@@ -48,10 +49,11 @@ class WallSession:
         self.only_candidate = only_candidate
         self.wall_map: WallMap | None = None
         self.verification: Verification | None = None
+        self._listening: list[Listening] = []
 
     def start(self) -> None:
-        self.reader.on_tag.append(self.read.tag)
-        self.reader.on_events_lost.append(self.read.events_lost)
+        self._listening = [self.reader.on_tag.add(self.read.tag),
+                           self.reader.on_events_lost.add(self.read.events_lost)]
         self.reader.stream_start(HEAD_MASK, self._stream_started)
 
     def missing_faces(self) -> tuple[list[int], int]:
@@ -79,13 +81,15 @@ class WallSession:
 
     def abandon(self) -> None:
         """Stop listening without a verdict (the cycle was aborted)."""
-        for listeners, fn in ((self.reader.on_tag, self.read.tag), (self.reader.on_events_lost, self.read.events_lost)):
-            if fn in listeners:
-                listeners.remove(fn)
+        self._stop_listening()
+
+    def _stop_listening(self) -> None:
+        for listening in self._listening:
+            listening.cancel()
+        self._listening = []
 
     def _stopped(self, done: Callable[[Verification], None]) -> None:
-        self.reader.on_tag.remove(self.read.tag)
-        self.reader.on_events_lost.remove(self.read.events_lost)
+        self._stop_listening()
         self.wall_map = self.read.build()
         if self.set_id is None:
             self.set_id = _majority_set(self.registry, self.wall_map) or self.only_candidate or "?"
