@@ -8,7 +8,7 @@ without tiles while the others progress is starved (E41..E44, reported,
 stacking goes on); a cycle past ``cycle_limit_s`` is too slow (E61, reported).
 A fault of a mechanism stops every motor of the cycle and ends it.  The
 owner hears of every counted tile (``on_tile``) and of every stack as its
-cam turn starts (``on_stack``, with the tiles the side will then hold), by
+cam leaves home (``on_stack``, with the tiles the side will then hold), by
 direct calls before observers hear of them on the bus: that is what it
 persists and reads tags against.
 """
@@ -157,7 +157,7 @@ class StackingCycle:
                 timer.cancel()
 
     def _turn_start(self, side: int, stacked_after: int) -> None:
-        if self.on_stack is not None:
+        if self.running and self.on_stack is not None:
             self.on_stack(side, stacked_after)
 
     def _stack(self, side: int, index: int, tiles: int) -> None:

@@ -5,8 +5,9 @@ on the table top, a stacked set in the grooves, a set being stacked on the
 disk and in the feed tracks.  ``mjtable sim --state FILE`` resumes the
 controller from FILE; this module does the same for the simulated table,
 in ``FILE.world.json``: the walls, the grooves, the feed tracks, the disk,
-the boxes of sets not yet poured in, and the tiles people hold aside.
-Mechanisms are at rest between runs (the controller homes them anyway).
+the boxes of sets not yet poured in, the tiles people hold aside, and where
+each cam, the centre island and the disk stopped (a cam caught mid-turn by a
+power cut is finished by the controller's homing, pushing its stack).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def world_json(world, players) -> str:
         "removed": [_tile(t) for t in world.removed_tiles],
         "found": [_tile(t) for t in world.found],
         "set_aside": [_tile(t) for t in world.set_aside],
+        # where the mechanisms stopped: a cam caught mid-turn by a power cut finishes its turn at the homing
+        "stacker_cams": [round(head.cam.phase, 6) for head in world.heads],
+        "lift_cams": [round(lift.phase, 6) for lift in world.lifts],
+        "center": round(world.center.position, 6),
+        "disk_angle": round(world.turntable.angle, 6),
     }
     return json.dumps(data)
 
@@ -92,6 +98,10 @@ def restore_world_json(world, players, text: str, where: str) -> None:
         boxes = {set_id: [_untile(t) for t in tiles] for set_id, tiles in data["boxes"].items()}
         extra = {k: [_untile(t) for t in data[k]] for k in ("removed", "found", "set_aside")}
         to_pour = list(data["to_pour"])
+        stacker_cams = [float(x) for x in data.get("stacker_cams", [0.0] * len(world.heads))]
+        lift_cams = [float(x) for x in data.get("lift_cams", [0.0] * len(world.lifts))]
+        center = float(data.get("center", 0.0))
+        disk_angle = float(data.get("disk_angle", 0.0))
     except WorldFileError:
         raise
     except (ValueError, KeyError, TypeError, IndexError) as exc:
@@ -103,6 +113,12 @@ def restore_world_json(world, players, text: str, where: str) -> None:
         head.track.extend(track)
         head.settle()
     world.turntable.hopper[:] = disk
+    for head, phase in zip(world.heads, stacker_cams):
+        head.cam.place(phase)
+    for lift, phase in zip(world.lifts, lift_cams):
+        lift.place(phase)
+    world.center.place(center)
+    world.turntable.angle = disk_angle % 1.0
     world.sets = boxes
     players.to_pour = to_pour
     world.removed_tiles, world.found, world.set_aside = extra["removed"], extra["found"], extra["set_aside"]

@@ -94,6 +94,11 @@ def consistency(run) -> str | None:
         return f"book says {said_table} on the table, the walls hold {on_table}"
     if not said_stacked <= in_grooves | on_table:
         return f"book says {said_stacked} stacked, the grooves hold {in_grooves}"
+    # the campaign injects no tile faults: the two sets never mix (a set's leftovers on the disk would)
+    on_feed = on_disk | {t.set_id for head in run.world.heads for t in head.track}
+    for where, sets in (("walls", on_table), ("grooves", in_grooves), ("disk and tracks", on_feed)):
+        if len(sets) > 1:
+            return f"sets mixed in the {where}: {sorted(sets)}"
     return None
 
 

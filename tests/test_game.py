@@ -81,9 +81,14 @@ def test_a_false_win_pays_its_penalty_and_a_dead_hand_may_not_claim():
 
 def test_the_scoreboard_refuses_unbalanced_payments_and_survives_in_the_database(tmp_path):
     from firmware.controller.store import TableStore
+    from firmware.controller.bookkeeping import Bookkeeping
     store = TableStore(tmp_path / "t.db")
     board = Scoreboard(store, "competition")
     assert board.chips == [100] * 4
+    book = Bookkeeping(hand=1, hand_open=True)
+    with store.batch():
+        store.start_hand(1, "A", 0, [1, 2], 10.0)          # (the deal: the hand's row and the bookkeeping)
+        store.put_book("in_play", book.to_dict())
     assert board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
     assert not board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))    # never counted twice
     with pytest.raises(ValueError):

@@ -73,13 +73,15 @@ def _mutate_sql(path: Path, sql: str) -> None:
 
 
 CORRUPTIONS = {
-    "book set to null": lambda p: _mutate_sql(p, "UPDATE kv SET value = 'null' WHERE key = 'book'"),
-    "book of the wrong type": lambda p: _mutate_sql(p, "UPDATE kv SET value = '[1, 2]' WHERE key = 'book'"),
-    "a book key of the wrong type": lambda p: _mutate_sql(
-        p, "UPDATE kv SET value = json_set(value, '$.dealer', 'two') WHERE key = 'book'"),
-    "a book key missing": lambda p: _mutate_sql(
-        p, "UPDATE kv SET value = json_remove(value, '$.hand') WHERE key = 'book'"),
-    "state unknown": lambda p: _mutate_sql(p, "UPDATE kv SET value = '\"flying\"' WHERE key = 'state'"),
+    "the hand not a number": lambda p: _mutate_sql(p, "UPDATE book SET hand = 'many'"),
+    "the sets not an object": lambda p: _mutate_sql(p, "UPDATE book SET sets = '[1, 2]'"),
+    "the sets not JSON": lambda p: _mutate_sql(p, "UPDATE book SET sets = '{oops'"),
+    "the dealer of the wrong type": lambda p: _mutate_sql(p, "UPDATE book SET dealer = 'two'"),
+    "a flag that is not a flag": lambda p: _mutate_sql(p, "UPDATE book SET hand_open = 7"),
+    "the dealer out of range": lambda p: _mutate_sql(p, "UPDATE book SET dealer = 9"),
+    "the bookkeeping row gone": lambda p: _mutate_sql(p, "DELETE FROM book"),
+    "state unknown": lambda p: _mutate_sql(p, "UPDATE book SET state = 'flying'"),
+    "a wall cut short": lambda p: _mutate_sql(p, "UPDATE walls SET faces = x'0102'"),
     "nominal times not numbers": lambda p: _mutate_sql(
         p, "UPDATE kv SET value = '{\"stacker0\": [\"x\"]}' WHERE key = 'nominal'"),
     "chips of the wrong type": lambda p: _mutate_sql(p, "UPDATE chips SET chips = 'lots' WHERE side = 2"),

@@ -5,11 +5,14 @@ on the disk into four walls in the grooves; a wall session
 (:class:`firmware.reader.wall_session.WallSession`) reads every tile's tag
 as it passes its head.  This room keeps the two together.  It hears of every
 counted tile and every stack by a direct call: a tile's count goes to the
-wall read, and each stack (a cam turn) is one small row in the table
-database (the side, how many tiles its groove holds, the stack's UIDs): an
-SD card is written once per stack, not once per tile with the whole
-bookkeeping.  The tiles counted since a side's last stack wait in its feed
-track; after a power cut they are found there by an inventory of the head's
+wall read, and each stack (a cam turn) updates the side's one tiny row in
+the table database as the cam leaves home (how many tiles the groove will
+hold): an SD card is written once per stack, one page, not once per tile
+with the whole bookkeeping.  The tags read are kept in memory (a stop and a
+resume without a power cut keep them); a power cut during the cycle loses
+them, and those places stay unread (E83: a competition table reads the set
+again).  The tiles counted since a side's last stack wait in its feed track;
+after a power cut they are found there by an inventory of the head's
 antenna before the cycle goes on (if the reader cannot answer, the counts of
 the last stack are used and the verification of the walls catches what is
 off).  When the walls are complete it has them verified, records where the
@@ -134,15 +137,14 @@ class BackgroundStacking:
             progress.counted[side] = count          # (in memory: the track is searched after a restart)
 
     def _stack(self, side: int, stacked: int) -> None:
-        """A cam turn is about to start: its stack counts from now (one row, written before the motor runs)."""
+        """A cam has left home: its stack counts from now (one row: a power cut from here on finishes the turn
+        at the homing)."""
         progress = self.c.book.stacking
         if progress is None or self.cycle is None:
             return
         known = self.session.read.progress()[side] if self.session is not None else []
-        uids = (known + [None] * stacked)[:stacked]
-        counted = self.c.table.heads[side].counted
-        progress.set_side(side, stacked, counted, uids)
-        self.c.store.save_side(progress.cycle, side, stacked, counted, uids)
+        progress.set_side(side, stacked, self.c.table.heads[side].counted, (known + [None] * stacked)[:stacked])
+        self.c.store.save_side(progress.cycle, side, stacked, progress.counted[side])
 
     # -- the outcome ----------------------------------------------------------------------
     def _stacked(self, result: CycleResult) -> None:
@@ -154,9 +156,7 @@ class BackgroundStacking:
                 self.session.abandon()
                 self.session = None
             c.book.stacking = None
-            with c.store.batch("empty disk"):
-                c.persist()
-                c.store.forget_sides()
+            c.persist()
             c.bus.publish("controller.disk_empty")
             if c.state == S.STACKING.value:
                 c.stacking_over()
@@ -181,9 +181,7 @@ class BackgroundStacking:
             b.rejected.pop(set_id, None)
         else:
             b.rejected[set_id] = [str(p) for p in verification.problems]
-        with c.store.batch(f"set {set_id} stacked"):
-            c.persist(wall_of=set_id)
-            c.store.forget_sides()
+        c.persist(wall_of=set_id)
         c.set_stacked(set_id, verification.may_rise)
 
 
@@ -255,22 +253,32 @@ class _TrackSearch:
         if self._cancelled:
             return
         p = self.progress
+        c = self.owner.c
         for side, uids in self.found.items():
             if uids is None:
                 continue
-            waiting = p.uids[side][p.stacked[side]:p.counted[side]]
-            if len(waiting) == len(uids) and {u for u in waiting if u} <= set(uids):
-                continue                # (no power cut: the tags read in count order still stand)
-            if p.counts_known and len(uids) > p.counted[side] - p.stacked[side]:
-                self._uncounted(side, len(uids) - (p.counted[side] - p.stacked[side]))
-            p.counted[side] = p.stacked[side] + len(uids)
-            p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * len(uids)
+            track = len(uids)
+            if p.counts_known:
+                # No power cut: every tile this side counted is in its groove or its track, so the groove holds
+                # counted - track (a turn stopped before it left home pushed nothing, a cam moved by a stuck
+                # sensor pushed its stack at the homing).  Fewer than the stacks begun: the counter missed tiles.
+                in_groove = p.counted[side] - track
+                if in_groove < p.stacked[side]:
+                    self._uncounted(side, p.stacked[side] - in_groove)
+                    p.counted[side] = p.stacked[side] + track
+                    p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * track
+                elif in_groove != p.stacked[side]:
+                    p.stacked[side] = in_groove
+                    c.store.save_side(p.cycle, side, in_groove, p.counted[side])
+                continue
+            # After a power cut: the stacks begun (each written as its cam left home) are in the groove, the
+            # tiles in the track come next; their order there is not known, so their places stay unread.
+            p.counted[side] = p.stacked[side] + track
+            p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * track
             if uids:
-                log.info("side %d: %d tiles found waiting in the track (their order there is not known)", side,
-                         len(uids))
+                log.info("side %d: %d tiles found waiting in the track (their order there is not known)", side, track)
         for side in range(len(p.counted)):
-            if side not in self.found or self.found[side] is None:
-                p.uids[side] = (p.uids[side] + [None] * p.counted[side])[:p.counted[side]]
+            p.uids[side] = (p.uids[side] + [None] * p.counted[side])[:p.counted[side]]
         p.counts_known = False
         self.owner._begin(p)
 

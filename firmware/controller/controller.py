@@ -491,15 +491,13 @@ class Controller:
         and the wall of a set just stacked (``wall_of``): an SD card is written only when there is news."""
         book = self.book.to_dict()
         text = json.dumps(book, sort_keys=True)
-        docs: dict[str, Any] = {}
-        if text != self._book_written:
-            docs.update(book=book, state=self.state)
-        if wall_of is not None:
-            docs[f"wall.{wall_of}"] = self.book.walls[wall_of]
-        if docs:
-            self.store.put(**docs)
-            if not self.store.failing:
-                self._book_written = text
+        with self.store.batch("bookkeeping"):
+            if text != self._book_written:
+                self.store.put_book(self.state, book)
+            if wall_of is not None:
+                self.store.put_wall(wall_of, self.book.walls[wall_of])
+        if not self.store.failing:
+            self._book_written = text
 
     def save_nominal(self) -> None:
         """Write the learned nominal times to the table database now (after ``mjtable diag learn``)."""

@@ -55,20 +55,26 @@ class BookRecord(_Record):
 
 
 _STRICT = ConfigDict(strict=True)
-Face = Annotated[int, Field(ge=0)] | None
-WallSides = Annotated[list[list[Annotated[list[Face], Field(min_length=1, max_length=2)]]],
-                      Field(min_length=4, max_length=4)]      # sides -> stacks (from stack 1) -> [bottom, top]
 StateName = Literal["boot", "service", "homing", "idle", "stacking", "paused", "ready", "raising", "dice", "in_play",
                     "rejected", "center_up", "open", "center_down", "hold", "latched"]
 
 BOOK = TypeAdapter(BookRecord)
 NOMINAL = TypeAdapter(dict[str, list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]], config=_STRICT)
-WALL = TypeAdapter(WallSides, config=_STRICT)
 STATE = TypeAdapter(StateName, config=_STRICT)
 DETAIL = TypeAdapter(dict[str, Any], config=_STRICT)
 FANS = TypeAdapter(list[tuple[str, int, int]], config=_STRICT)
 SIDES = TypeAdapter(list[Side], config=_STRICT)
 DICE = TypeAdapter(list[Annotated[int, Field(ge=1, le=6)]], config=_STRICT)
+
+
+def validate(adapter: TypeAdapter, data: Any, what: str) -> Any:
+    """``data`` (read from typed columns) as ``adapter``'s type, or :class:`RecordError`."""
+    try:
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(the whole record)"
+        raise RecordError(f"{what}: {where}: {first['msg']} (got {str(first.get('input'))[:60]!r})") from None
 
 
 def from_json(adapter: TypeAdapter, text: str, what: str) -> Any:

@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterator
 
 from firmware.controller import records as rec
 from firmware.controller.records import RecordError
-from firmware.controller.store_schema import CURRENT, MIGRATIONS, NO_UID, PAGE_SIZE, TABLES, create, tables
+from firmware.controller.store_schema import (BOOK_COLUMNS, CURRENT, MIGRATIONS, NO_UID, PAGE_SIZE, TABLES, create,
+                                              read_wall, tables, write_book, write_wall)
 from firmware.faults import FaultCode, FaultTier, TableError
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,15 @@ class TableStore:
 
     def _validate(self) -> None:
         """Every document and the newest rows against their models; the chips against the payments."""
-        self.book()
+        book = self.book()
+        last_hand = self._read("SELECT max(hand) FROM hands")[0][0] or 0
+        if (book.hand if book else 0) != last_hand:
+            # the deal writes its hand's row and the bookkeeping in one transaction: they always agree
+            raise RecordError(f"the bookkeeping says {book.hand if book else 'no'} hands were dealt, the hands "
+                              f"table ends at hand {last_hand}")
+        last_result = self._read("SELECT max(hand) FROM hand_results")[0][0] or 0
+        if last_result > last_hand:
+            raise RecordError(f"a result for hand {last_result}, never dealt")
         self.state()
         self.nominal()
         self.walls()
@@ -154,7 +163,6 @@ class TableStore:
                 raise RecordError(f"scoreboard game {game}: chips {chips} are not the start {start} plus the "
                                   f"payments {paid}")
         self.hand_results(game=None, limit=CHECK_LAST_ROWS)
-        book = self.book()
         if book is not None and book.stacking is not None:
             self.sides(book.stacking.cycle)
 
@@ -223,19 +231,43 @@ class TableStore:
         with self.batch(", ".join(values)):
             for key, value in values.items():
                 self._db.execute("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                                 "SET value = excluded.value", (key, json.dumps(value, sort_keys=True)))
+                                 "SET value = excluded.value",
+                                 (key, json.dumps(value, sort_keys=True, separators=(",", ":"))))
 
     def _doc(self, key: str) -> str | None:
         rows = self._read("SELECT value FROM kv WHERE key = ?", (key,))
         return rows[0][0] if rows else None
 
     def book(self) -> rec.BookRecord | None:
-        text = self._doc("book")
-        return None if text is None else rec.from_json(rec.BOOK, text, "book")
+        """The bookkeeping row as its typed model (None: a new table)."""
+        rows = self._read(f"SELECT {', '.join(BOOK_COLUMNS)} FROM book WHERE id = 1")
+        if not rows:
+            return None
+        row = dict(zip(BOOK_COLUMNS, rows[0]))
+        try:
+            data = {name: row[name] for name in ("hand", "dealer", "dealer_streak", "long_hair", "last_winner",
+                                                 "players_waited_s", "cycles")}
+            for name in ("hand_open", "hand_over", "raising", "unknown_on_disk"):
+                data[name] = bool(row[name]) if row[name] in (0, 1) else row[name]     # (else: refused below)
+            data["sets"] = json.loads(row["sets"])
+            data["rejected"] = json.loads(row["rejected"])
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f"book: {exc}") from None
+        data["stacking"] = None if row["stacking_set"] is None and row["stacking_cycle"] is None else {
+            "set_id": row["stacking_set"], "cycle": row["stacking_cycle"]}
+        rec.from_json(rec.STATE, json.dumps(row["state"]), "book state")
+        return rec.validate(rec.BOOK, data, "book")
+
+    def put_book(self, state: str, book: dict) -> None:
+        """The bookkeeping (as :meth:`Bookkeeping.to_dict` gives it) and the state it was written in: one row."""
+        stacking = book.get("stacking")
+        with self.batch("bookkeeping"):
+            write_book(self._db, state, book, stacking["set_id"] if stacking else None,
+                       stacking["cycle"] if stacking else None)
 
     def state(self) -> str | None:
-        text = self._doc("state")
-        return None if text is None else rec.from_json(rec.STATE, text, "state")
+        rows = self._read("SELECT state FROM book WHERE id = 1")
+        return str(rows[0][0]) if rows else None
 
     def nominal(self) -> dict[str, list[float]]:
         text = self._doc("nominal")
@@ -243,11 +275,17 @@ class TableStore:
 
     def walls(self) -> dict[str, list]:
         """Each stacked set's wall: sides, stacks from stack 1, [bottom, top] tiles (None: not read)."""
-        rows = self._read("SELECT key, value FROM kv WHERE key LIKE 'wall.%'")
-        return {key[5:]: rec.from_json(rec.WALL, text, key) for key, text in rows}
+        rows = self._read("SELECT set_id, stacks, tiles_per_side, faces FROM walls")
+        out = {}
+        for set_id, stacks, tiles_per_side, faces in rows:
+            if not isinstance(faces, bytes) or not isinstance(stacks, int) or not isinstance(tiles_per_side, int):
+                raise RecordError(f"wall of set {set_id}: a row of the wrong type")
+            out[str(set_id)] = read_wall(stacks, tiles_per_side, faces)
+        return out
 
     def put_wall(self, set_id: str, sides: list) -> None:
-        self.put(**{f"wall.{set_id}": sides})
+        with self.batch(f"wall of set {set_id}"):
+            write_wall(self._db, set_id, sides)
 
     # -- faults ---------------------------------------------------------------------------------------
     def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> None:
@@ -300,32 +338,32 @@ class TableStore:
                  "result": rec.from_json(rec.DETAIL, r, f"hand {h} result") if r else None}
                 for h, s, d, dice, st, en, r in rows]
 
-    # -- a stacking cycle's progress, one row per side -------------------------------------------------------
-    def save_side(self, cycle: int, side: int, stacked: int, counted: int, uids: list[bytes | None]) -> None:
+    # -- a stacking cycle's progress: a tiny row per side (UIDs only from a first-release file) ------------------
+    def save_side(self, cycle: int, side: int, stacked: int, counted: int) -> None:
         """A stack was begun on ``side``: ``stacked`` tiles will be in its groove, ``counted`` have passed its
-        counter, ``uids`` are the stacked tiles in order (None: not read).  The side's one row, one page."""
-        blob = b"".join(uid if uid else NO_UID for uid in uids)
+        counter.  The side's one small row: one page written."""
         with self.batch(f"stack on side {side}"):
-            self._db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted, uids) VALUES (?, ?, ?, ?, ?) "
+            self._db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted) VALUES (?, ?, ?, ?) "
                              "ON CONFLICT(side) DO UPDATE SET cycle = excluded.cycle, stacked = excluded.stacked, "
-                             "counted = excluded.counted, uids = excluded.uids", (side, cycle, stacked, counted, blob))
+                             "counted = excluded.counted", (side, cycle, stacked, counted))
 
     def sides(self, cycle: int) -> list[tuple[int, int, int, list[bytes | None]]]:
-        """The cycle's progress per side: (side, stacked, counted, UIDs of the stacked tiles)."""
-        rows = self._read("SELECT side, stacked, counted, uids FROM stack_progress WHERE cycle = ? ORDER BY side",
-                          (cycle,))
+        """The cycle's progress per side: (side, stacked, counted, UIDs kept for its first tiles)."""
+        progress = self._read("SELECT side, stacked, counted FROM stack_progress WHERE cycle = ? ORDER BY side",
+                              (cycle,))
+        uids: dict[int, list[bytes | None]] = {}
+        for side, first, blob in self._read("SELECT side, first, uids FROM stack_uids WHERE cycle = ? ORDER BY id",
+                                            (cycle,)):
+            if not (isinstance(blob, bytes) and len(blob) % 8 == 0 and isinstance(first, int) and 0 <= side < 4):
+                raise RecordError(f"stack_uids side {side}: a row of the wrong shape")
+            known = uids.setdefault(side, [])
+            known[first:] = [None if blob[i:i + 8] == NO_UID else blob[i:i + 8] for i in range(0, len(blob), 8)]
         out = []
-        for side, stacked, counted, blob in rows:
-            if not (0 <= side < 4 and isinstance(blob, bytes) and len(blob) == 8 * stacked and stacked <= counted):
+        for side, stacked, counted in progress:
+            if not (0 <= side < 4 and isinstance(stacked, int) and isinstance(counted, int) and stacked <= counted):
                 raise RecordError(f"stack_progress side {side}: a row of the wrong shape")
-            out.append((side, stacked, counted, [None if blob[i:i + 8] == NO_UID else blob[i:i + 8]
-                                                 for i in range(0, len(blob), 8)]))
+            out.append((side, stacked, counted, (uids.get(side, []) + [None] * stacked)[:stacked]))
         return out
-
-    def forget_sides(self) -> None:
-        """The cycle is finished (join the batch that records its outcome)."""
-        with self.batch("finished stacking"):
-            self._db.execute("DELETE FROM stack_progress")
 
     # -- the scoreboard's rows ------------------------------------------------------------------------------
     def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:

@@ -4,9 +4,11 @@ Version 0 is the first release's unversioned file (a key/value table with
 the bookkeeping and the whole scoreboard as one rewritten document, faults,
 hands).  Version 1 keeps the scoreboard as rows: one per game, per hand's
 result and per payment, with the chips kept incrementally, one row per hand
-number, the progress of a stacking cycle as one small row per side (written
-once per stack, not the whole bookkeeping once per tile), each stacked
-set's wall as its own compact row, in 512-byte pages.  A
+number, the bookkeeping as one typed row, the progress of a stacking cycle
+as one tiny row per side (written once per stack, not the whole bookkeeping
+once per tile) and the UIDs read in a few appended rows, each stacked set's
+wall as a row of one byte per tile: small rows in 512-byte pages, so that a
+write is one page.  A
 migration runs inside the transaction that sets the new version, so a power
 cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
@@ -27,7 +29,7 @@ SCHEMA_1 = """
 CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE faults (id INTEGER PRIMARY KEY, code TEXT NOT NULL, tier TEXT NOT NULL, at_s REAL NOT NULL,
     state TEXT NOT NULL, source TEXT NOT NULL, detail TEXT NOT NULL, acknowledged_at_s REAL);
-CREATE TABLE hands (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL UNIQUE, set_id TEXT NOT NULL,
+CREATE TABLE hands (hand INTEGER PRIMARY KEY, set_id TEXT NOT NULL,
     dealer INTEGER NOT NULL, dice TEXT NOT NULL, started_s REAL NOT NULL, ended_s REAL, result TEXT);
 CREATE TABLE games (id INTEGER PRIMARY KEY, rules TEXT NOT NULL, start_chips INTEGER NOT NULL,
     first_hand INTEGER NOT NULL);
@@ -37,14 +39,28 @@ CREATE TABLE hand_results (hand INTEGER PRIMARY KEY, game INTEGER NOT NULL, deal
     round_wind INTEGER NOT NULL);
 CREATE TABLE payments (id INTEGER PRIMARY KEY, hand INTEGER NOT NULL, game INTEGER NOT NULL, side INTEGER NOT NULL,
     amount INTEGER NOT NULL, reason TEXT NOT NULL);
-CREATE INDEX payments_by_game ON payments (game, side);
+CREATE TABLE book (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL, hand INTEGER NOT NULL,
+    dealer INTEGER NOT NULL, dealer_streak INTEGER NOT NULL, long_hair INTEGER NOT NULL, last_winner INTEGER,
+    hand_open INTEGER NOT NULL, hand_over INTEGER NOT NULL, raising INTEGER NOT NULL,
+    unknown_on_disk INTEGER NOT NULL, players_waited_s REAL NOT NULL, cycles INTEGER NOT NULL,
+    stacking_set TEXT, stacking_cycle INTEGER, sets TEXT NOT NULL, rejected TEXT NOT NULL);
+CREATE TABLE walls (set_id TEXT PRIMARY KEY, stacks INTEGER NOT NULL, tiles_per_side INTEGER NOT NULL,
+    faces BLOB NOT NULL);
 CREATE TABLE stack_progress (side INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, stacked INTEGER NOT NULL,
-    counted INTEGER NOT NULL, uids BLOB NOT NULL);
+    counted INTEGER NOT NULL);
+CREATE TABLE stack_uids (id INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, side INTEGER NOT NULL,
+    first INTEGER NOT NULL, uids BLOB NOT NULL);
 """
 
-TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "stack_progress")
+TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "book", "walls", "stack_progress",
+          "stack_uids")
+BOOK_COLUMNS = ("state", "hand", "dealer", "dealer_streak", "long_hair", "last_winner", "hand_open", "hand_over",
+                "raising", "unknown_on_disk", "players_waited_s", "cycles", "stacking_set", "stacking_cycle", "sets",
+                "rejected")
+UNKNOWN_FACE = 255      # a wall position whose tile was not read
 PAGE_SIZE = 512         # small pages: a stack's progress row is one page written, not eight
 NO_UID = bytes(8)       # an unread tile's place in a stack's UIDs
+UIDS_PER_ROW = 9        # 72 bytes: a row of UIDs stays inside its page (no overflow page)
 
 
 def tables(db: sqlite3.Connection) -> set[str]:
@@ -73,10 +89,11 @@ def _migrate_0_to_1(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE kv RENAME TO kv_0")
     db.execute("ALTER TABLE faults RENAME TO faults_0")
     run_script(db, SCHEMA_1)
-    db.execute("INSERT INTO kv SELECT key, value FROM kv_0 WHERE key NOT IN ('scoreboard', 'book', 'walls')")
+    db.execute("INSERT INTO kv SELECT key, value FROM kv_0 WHERE key NOT IN ('scoreboard', 'book', 'walls', 'state')")
     row = db.execute("SELECT value FROM kv_0 WHERE key = 'book'").fetchone()
     if row is not None:
-        _book_0(db, row[0])
+        state = db.execute("SELECT value FROM kv_0 WHERE key = 'state'").fetchone()
+        _book_0(db, row[0], json.loads(state[0]) if state else "boot")
     row = db.execute("SELECT value FROM kv_0 WHERE key = 'walls'").fetchone()
     if row is not None:
         _walls_0(db, row[0])
@@ -123,28 +140,48 @@ def _scoreboard_0(db: sqlite3.Connection, text: str) -> None:
                        [(h["hand"], game, s, amount, "hand") for s, amount in enumerate(h["payments"]) if amount])
 
 
-def _book_0(db: sqlite3.Connection, text: str) -> None:
-    """Schema 0 kept a stacking cycle's progress (counts and UIDs per side) inside the bookkeeping; it becomes
-    the cycle's stack rows (the tiles counted but not yet stacked are found in the tracks at the restart)."""
+def _book_0(db: sqlite3.Connection, text: str, state: str) -> None:
+    """Schema 0 kept the bookkeeping as a document, a stacking cycle's progress (counts and UIDs per side)
+    inside it; it becomes the bookkeeping row and the cycle's progress rows (the tiles counted but not yet
+    stacked are found in the tracks at the restart)."""
     try:
         book = json.loads(text)
-        stacking = book.get("stacking") if isinstance(book, dict) else None
+        stacking = book.get("stacking")
+        cycle = None
         if stacking is not None:
             cycle = int(book.get("cycles", 0)) + 1
             for side in range(4):
                 stacked, counted = int(stacking["stacked"][side]), int(stacking["counted"][side])
-                blob = b"".join(bytes.fromhex(u) if u else NO_UID for u in list(stacking["uids"][side])[:stacked])
-                db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted, uids) VALUES (?, ?, ?, ?, ?)",
-                           (side, cycle, stacked, counted, blob))
-            book["stacking"] = {"set_id": stacking["set_id"], "cycle": cycle}
+                db.execute("INSERT INTO stack_progress (side, cycle, stacked, counted) VALUES (?, ?, ?, ?)",
+                           (side, cycle, stacked, counted))
+                uids = list(stacking["uids"][side])[:stacked]
+                for first in range(0, len(uids), UIDS_PER_ROW):
+                    blob = b"".join(bytes.fromhex(u) if u else NO_UID for u in uids[first:first + UIDS_PER_ROW])
+                    db.execute("INSERT INTO stack_uids (cycle, side, first, uids) VALUES (?, ?, ?, ?)",
+                               (cycle, side, first, blob))
+        write_book(db, state, book, None if stacking is None else stacking["set_id"], cycle)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         raise RecordError(f"schema 0 bookkeeping: {exc}") from None
-    db.execute("INSERT INTO kv (key, value) VALUES ('book', ?)", (json.dumps(book, sort_keys=True),))
+
+
+def write_book(db: sqlite3.Connection, state: str, book: dict, stacking_set: str | None,
+               stacking_cycle: int | None) -> None:
+    """The bookkeeping row (``book`` as :meth:`Bookkeeping.to_dict` gives it, without its stacking)."""
+    values = {"state": state, "hand": book["hand"], "dealer": book["dealer"], "dealer_streak": book["dealer_streak"],
+              "long_hair": book["long_hair"], "last_winner": book["last_winner"], "hand_open": int(book["hand_open"]),
+              "hand_over": int(book["hand_over"]), "raising": int(book["raising"]),
+              "unknown_on_disk": int(book["unknown_on_disk"]), "players_waited_s": book["players_waited_s"],
+              "cycles": book["cycles"], "stacking_set": stacking_set, "stacking_cycle": stacking_cycle,
+              "sets": json.dumps(book["sets"], sort_keys=True, separators=(",", ":")),
+              "rejected": json.dumps(book["rejected"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)}
+    db.execute(f"INSERT INTO book (id, {', '.join(BOOK_COLUMNS)}) VALUES (1, {', '.join('?' * len(BOOK_COLUMNS))}) "
+               f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in BOOK_COLUMNS)}",
+               tuple(values[c] for c in BOOK_COLUMNS))
 
 
 def _walls_0(db: sqlite3.Connection, text: str) -> None:
-    """Schema 0 kept every set's wall in one document of [side, stack, level, tile] rows; each set becomes its
-    own ``wall.SET`` row of sides, stacks and (bottom, top) tiles."""
+    """Schema 0 kept every set's wall in one document of [side, stack, level, tile] rows; each set becomes a
+    row of the walls table."""
     try:
         for set_id, rows in json.loads(text).items():
             by_pos = {(side, stack, level): kind for side, stack, level, kind in rows}
@@ -152,9 +189,34 @@ def _walls_0(db: sqlite3.Connection, text: str) -> None:
             sides = [[[by_pos.get((side, stack, "bottom")), *([by_pos[(side, stack, "top")]]
                                                               if (side, stack, "top") in by_pos else [])]
                       for stack in range(1, stacks + 1)] for side in range(4)]
-            db.execute("INSERT INTO kv (key, value) VALUES (?, ?)", (f"wall.{set_id}", json.dumps(sides)))
+            write_wall(db, set_id, sides)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise RecordError(f"schema 0 walls: {exc}") from None
+
+
+def write_wall(db: sqlite3.Connection, set_id: str, sides: list) -> None:
+    """A set's wall (sides, stacks from stack 1, [bottom, top] tiles) as one byte per tile."""
+    stacks = len(sides[0])
+    tiles_per_side = sum(len(stack) for stack in sides[0])
+    faces = bytes(UNKNOWN_FACE if kind is None else kind for side in sides for stack in side for kind in stack)
+    db.execute("INSERT INTO walls (set_id, stacks, tiles_per_side, faces) VALUES (?, ?, ?, ?) ON CONFLICT(set_id) "
+               "DO UPDATE SET stacks = excluded.stacks, tiles_per_side = excluded.tiles_per_side, "
+               "faces = excluded.faces", (set_id, stacks, tiles_per_side, faces))
+
+
+def read_wall(stacks: int, tiles_per_side: int, faces: bytes) -> list:
+    """The sides of a wall row (the 108 set's last stack holds one tile)."""
+    if len(faces) != 4 * tiles_per_side or not 0 < stacks <= 18 or tiles_per_side not in (stacks * 2, stacks * 2 - 1):
+        raise RecordError(f"a wall row of {len(faces)} tiles for {stacks} stacks of {tiles_per_side}")
+    sides, i = [], 0
+    for _ in range(4):
+        side = []
+        for stack in range(stacks):
+            n = 2 if stack < stacks - 1 or tiles_per_side == stacks * 2 else 1
+            side.append([None if faces[i + k] == UNKNOWN_FACE else faces[i + k] for k in range(n)])
+            i += n
+        sides.append(side)
+    return sides
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1}

@@ -3,12 +3,17 @@
 The cam rests on its home interrupter.  A turn starts the motor, sees the
 home sensor go inactive as the cam leaves home, and stops the motor when it
 goes active again.  If the sensor never leaves home the switch is stuck; if
-it never comes back the cam is jammed (or the switch is dead).  Both raise
+it never comes back the cam is jammed (or the switch is dead).  Once the cam
+has left home its turn is as good as done: a turn stopped half way (a power
+cut) is finished by the homing that follows, so ``on_left_home`` is when an
+owner counts the turn's work.  Both raise
 the mechanism's fault code (E21..E24 for wall lifts, E31..E34 for heads).
 A cam found off home (after a power cut) is first turned to home.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
@@ -27,6 +32,7 @@ class CamMechanism(Mechanism):
         self.outputs = [motor]
         self.turns = 0
         self._left_home = False
+        self.on_left_home: Callable[[], None] | None = None     # the cam has left home: the turn will be completed
         home.on_edge(self._home_changed)
 
     @property
@@ -56,7 +62,10 @@ class CamMechanism(Mechanism):
                 self.bus.publish("sensor.unexpected", mechanism=self.name, sensor=self.home.name)
             return
         if not active:
-            self._left_home = True
+            if not self._left_home:
+                self._left_home = True
+                if self.on_left_home is not None:
+                    self.on_left_home()
         elif self._left_home:
             self.turns += 1
             self._complete()

@@ -3,10 +3,10 @@
 Tiles from the ring enter the head's feed track through an entry gate and
 pass the counter optic (one ``tile_in`` pulse each) and the reader antenna.
 With two tiles waiting the head turns its cam once, pushing one stack (墩)
-into the side's groove half way round; the owner hears of the stack before
-the motor starts (``on_turn_start``), because from then on the stack is as
+into the side's groove half way round; the owner hears of the stack as the
+cam leaves home (``on_turn_start``), because from then on the stack is as
 good as made (a cam stopped mid-turn by a power cut finishes the turn when
-it is homed).  When the side has counted its target the gate
+it is homed), and not before (a turn stopped at home pushes nothing).  When the side has counted its target the gate
 closes; the 108 set's odd last tile makes a single-tile stack.  The
 feed-full sensor is reported to the stacking cycle for back-pressure; held
 active too long it is stuck (E51..E54).  A tile counted past the target is
@@ -50,6 +50,7 @@ class StackingHead:
         self.on_feed_full: Callable[[int, bool], None] | None = None
         self._feed_timer: Handle | None = None
         self._in_turn = 0
+        cam.on_left_home = self._cam_left_home
         tile_in.on_edge(self._tile_edge)
         feed_full.on_edge(self._feed_full_edge)
 
@@ -113,11 +114,13 @@ class StackingHead:
         if self.pending >= 2 or (last_tile and self.pending == 1):
             self._in_turn = min(2, self.pending)
             self.pending -= self._in_turn
-            if self.on_turn_start is not None:
-                # before the motor starts: once the cam has left home this stack is pushed, by this turn or by
-                # the homing turn after a power cut, so the owner counts it now
-                self.on_turn_start(self.side, self.stacked_tiles + self._in_turn)
             self.cam.turn(self._turned)
+
+    def _cam_left_home(self) -> None:
+        # once the cam has left home this stack is pushed, by this turn or by the homing turn after a power cut:
+        # the owner counts it now (a turn stopped before it left home pushes nothing and counts nothing)
+        if self.on_turn_start is not None:
+            self.on_turn_start(self.side, self.stacked_tiles + self._in_turn)
 
     def _turned(self, result: MoveResult) -> None:
         if not result.ok:

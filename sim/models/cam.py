@@ -41,6 +41,11 @@ class CamModel:
     def phase(self) -> float:
         return self.axis.position % 1.0
 
+    def place(self, phase: float) -> None:
+        """Stand the cam where it stopped (a table restored with a cam caught mid-turn by a power cut)."""
+        self.axis.place(phase)
+        self._home.set(self.phase < self.home_window)
+
     def _boundary(self, phase: float) -> None:
         if phase == 0.0:
             self.turns += 1

@@ -40,6 +40,11 @@ class CenterLiftModel:
     def position(self) -> float:
         return self.axis.position
 
+    def place(self, position: float) -> None:
+        """Stand the island where it stopped (a table restored between runs)."""
+        self.axis.place(position)
+        self._update_sensors()
+
     def _drive(self) -> None:
         direction = int(self._drive_up) - int(self._drive_down)
         self.axis.set_velocity(direction / self.travel_s)

@@ -49,6 +49,12 @@ class Axis:
             pos = min(self._hi, max(self._lo, pos))
         return pos
 
+    def place(self, position: float) -> None:
+        """Put a stopped axis where it was left (a table restored between runs); no boundary fires."""
+        self._freeze()
+        self._position = position % 1.0 if self._wrap else min(self._hi, max(self._lo, position))
+        self._schedule()
+
     def set_velocity(self, velocity: float) -> None:
         self._freeze()
         self._velocity = velocity
