@@ -77,28 +77,28 @@ class TimerHeap:
     """Timers ordered by time, ties broken by insertion order (deterministic)."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Handle]] = []
-        self._seq = itertools.count()
+        self.heap: list[tuple[float, int, Handle]] = []    # (when, insertion order, handle)
+        self.seq = itertools.count()
 
     def push(self, handle: Handle) -> Handle:
-        heapq.heappush(self._heap, (handle.when, next(self._seq), handle))
+        heapq.heappush(self.heap, (handle.when, next(self.seq), handle))
         return handle
 
     def next_time(self) -> float | None:
         """Time of the earliest live timer, dropping cancelled ones."""
-        while self._heap and self._heap[0][2].cancelled:
-            heapq.heappop(self._heap)
-        return self._heap[0][0] if self._heap else None
+        while self.heap and self.heap[0][2].cancelled:
+            heapq.heappop(self.heap)
+        return self.heap[0][0] if self.heap else None
 
     def pop_due(self, now: float) -> Handle | None:
         """The earliest live timer due at or before ``now``, removed."""
         when = self.next_time()
         if when is None or when > now:
             return None
-        return heapq.heappop(self._heap)[2]
+        return heapq.heappop(self.heap)[2]
 
     def __len__(self) -> int:
-        return sum(1 for _, _, h in self._heap if not h.cancelled)
+        return sum(1 for _, _, h in self.heap if not h.cancelled)
 
 
 ErrorHandler = Callable[[BaseException, Callable[..., Any]], None]

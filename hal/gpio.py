@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 
 from firmware.config import pin_line
+from firmware.listeners import Listeners, Listening
 from firmware.loop import Loop
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class GpioInput:
         self.name = name
         self._device = device
         self._loop = loop
-        self._callbacks: list[Callable[[bool], None]] = []
+        self._listeners: Listeners[Callable[[bool], None]] = Listeners()
         device.when_activated = self._activated
         device.when_deactivated = self._deactivated
 
@@ -78,8 +79,12 @@ class GpioInput:
     def active(self) -> bool:
         return bool(self._device.value)
 
-    def on_edge(self, callback: Callable[[bool], None]) -> None:
-        self._callbacks.append(callback)
+    def on_edge(self, callback: Callable[[bool], None]) -> Listening:
+        return self._listeners.add(callback)
+
+    @property
+    def listeners(self) -> int:
+        return len(self._listeners)
 
     def _activated(self) -> None:
         self._loop.post(self._dispatch, True)
@@ -88,8 +93,7 @@ class GpioInput:
         self._loop.post(self._dispatch, False)
 
     def _dispatch(self, active: bool) -> None:
-        for callback in self._callbacks:
-            callback(active)
+        self._listeners.notify(active)
 
     def close(self) -> None:
         self._device.close()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
+from firmware.listeners import Listening
+
 
 class DigitalOutput(Protocol):
     """An on/off output: a motor relay, a lamp, the buzzer."""
@@ -43,12 +45,17 @@ class DigitalInput(Protocol):
     @property
     def active(self) -> bool: ...
 
-    def on_edge(self, callback: Callable[[bool], None]) -> None:
-        """Call ``callback(active)`` on the loop for every change of state."""
+    def on_edge(self, callback: Callable[[bool], None]) -> Listening:
+        """Call ``callback(active)`` on the loop for every change of state, until the handle is cancelled."""
 
 
 class SerialPort(Protocol):
-    """The subset of a pyserial port the reader driver uses; reads never block."""
+    """The subset of a pyserial port the reader driver uses; reads never block.
+
+    A port may also offer ``on_readable(callback) -> bool``: ``callback()`` is
+    called (from any thread) whenever bytes arrive, and the driver then reads
+    on readiness instead of polling.  Ports without it are polled.
+    """
 
     @property
     def in_waiting(self) -> int: ...

@@ -59,6 +59,11 @@ class UrlSerialPort:
         except (serial.SerialException, OSError) as exc:
             raise PortError(f"{self.url}: {exc}") from exc
 
+    def on_readable(self, callback) -> bool:
+        """Passed on to a port that can tell when bytes arrive (the simulator's line); a UART cannot: polled."""
+        tell = getattr(self._port, "on_readable", None)
+        return bool(tell and tell(callback))
+
     def close(self) -> None:
         try:
             self._port.close()

@@ -28,15 +28,16 @@ class InterlockWatch:
         self._since: dict[str, float | None] = {name: None for name in ("lid", "supply", "reset_key")}
         self._key_down: dict[str, float] = {}
         self._last_s = world.loop.now()
+        self._keys = list(world.keys.items())
         self._sample()
-        world.io.observers.append(self._changing)
+        world.io.observe(world.MOTORS | {"lid", "supply_ok"} | set(world.keys), self._changing)
 
     @property
     def total_s(self) -> float:
         return sum(self.motor_s.values())
 
-    def _motors_on(self) -> list[str]:
-        return [name for name, on in self.world.motors_running().items() if on]
+    def _motors_on(self) -> set[str]:
+        return self.world.motors_on()
 
     def _changing(self, after: bool) -> None:
         """Before a change: account for the interval since the last one; after it: read the levels again."""
@@ -52,7 +53,7 @@ class InterlockWatch:
                     self.motor_s[name] += now - start
                     worst = self.worst[name]
                     if worst is None or now - start > worst[0]:
-                        self.worst[name] = (round(now - start, 3), running)
+                        self.worst[name] = (round(now - start, 3), sorted(running))
         self._last_s = now
 
     def _active_since(self) -> dict[str, float]:
@@ -65,17 +66,17 @@ class InterlockWatch:
     def _sample(self) -> None:
         w = self.world
         now = w.loop.now()
-        levels = {"lid": bool(w.lid is not None and w.lid.active), "supply": not w.supply_ok.active,
-                  "reset_key": w.keys["key_reset"].active}
-        for name, active in levels.items():
-            if active and self._since[name] is None:
-                self._since[name] = now
-            elif not active:
+        for name, active in (("lid", bool(w.lid is not None and w.lid.active)), ("supply", not w.supply_ok.active),
+                             ("reset_key", w.keys["key_reset"].active)):
+            if not active:
                 self._since[name] = None
-        for key, sensor in w.keys.items():
+            elif self._since[name] is None:
+                self._since[name] = now
+        for key, sensor in self._keys:
             if sensor.active:
-                self._key_down.setdefault(key, now)
-            else:
+                if key not in self._key_down:
+                    self._key_down[key] = now
+            elif self._key_down:
                 self._key_down.pop(key, None)
 
     def finish(self) -> dict[str, float]:

@@ -37,6 +37,7 @@ class ReaderLine:
         self.generation = 0          # bumped by every unplug: ports opened before are dead
         self.to_host = bytearray()   # arrived at the host's UART, not yet read
         self.receiver: Callable[[bytes], None] | None = None    # the board's UART input
+        self.readable: Callable[[], None] | None = None         # told when bytes reach the host's UART
         self._board_busy_until = 0.0
         self._host_busy_until = 0.0
         self.lose_host_writes = 0    # the next n host writes never reach the board (a cable glitch)
@@ -66,6 +67,8 @@ class ReaderLine:
             self.frames_dropped += 1
             return
         self.to_host += self._noisy(frame)
+        if self.readable is not None:
+            self.readable()
 
     # -- host -> board ---------------------------------------------------------
     def host_send(self, data: bytes) -> None:

@@ -12,6 +12,7 @@ the composition root that may sleep, and only when asked).
 from __future__ import annotations
 
 import collections
+import heapq
 import logging
 from typing import Any, Callable
 
@@ -30,6 +31,8 @@ class VirtualLoop:
     def __init__(self, start_s: float = 0.0) -> None:
         self._now = start_s
         self._timers = TimerHeap()
+        self._heap = self._timers.heap
+        self._seq = self._timers.seq
         self._posted: collections.deque[tuple[Callable[..., Any], tuple]] = collections.deque()
         self.pacer: Callable[[float], None] | None = None  # called with the next time before each jump
         self.on_error: ErrorHandler | None = None   # None: a failing callback propagates (a test fails)
@@ -38,10 +41,18 @@ class VirtualLoop:
         return self._now
 
     def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> Handle:
-        return self._timers.push(Handle(max(when, self._now), fn, args))
+        return self.schedule(when, fn, args)
 
     def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
-        return self.call_at(self._now + delay_s, fn, *args)
+        return self.schedule(self._now + delay_s, fn, args)
+
+    def schedule(self, when: float, fn: Callable[..., Any], args: tuple) -> Handle:
+        """``call_at`` with the arguments as a tuple (the simulator's hot path: no repacking)."""
+        if when < self._now:
+            when = self._now
+        handle = Handle(when, fn, args)
+        heapq.heappush(self._heap, (when, next(self._seq), handle))
+        return handle
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._posted.append((fn, args))
@@ -77,11 +88,28 @@ class VirtualLoop:
         Returns the virtual time at which the condition became true.
         """
         deadline = self._now + timeout_s
+        step = self.step if self.pacer is not None else self._step_unpaced
         while not done():
-            if not self.step(deadline):
+            if not step(deadline):
                 self._now = max(self._now, deadline) if self._timers.next_time() is not None else self._now
                 raise SimTimeout(f"condition not met by t={deadline:.3f}s (now {self._now:.3f}s)")
         return self._now
+
+    def _step_unpaced(self, deadline_s: float) -> bool:
+        """``step`` without a pacer, inlined: the simulator spends its life here."""
+        if self._posted:
+            fn, args = self._posted.popleft()
+            run_callback(fn, args, self.on_error)
+            return True
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        if not heap or heap[0][0] > deadline_s:
+            return False
+        when, _, handle = heapq.heappop(heap)
+        self._now = when
+        run_callback(handle.fn, handle.args, self.on_error)
+        return True
 
     def run_for(self, duration_s: float) -> None:
         """Run every event up to ``now + duration_s`` and leave time there."""
@@ -102,7 +130,8 @@ class ScopedLoop:
 
     A simulated power cut kills the controller process, not the table: the
     world's motors, sensors and tiles keep their timers, while every timer
-    and posted callback the firmware made is cancelled (``kill``).  The
+    and posted callback the firmware made becomes a no-op (``kill``: it
+    still leaves the heap when it falls due, so nothing is listed per timer).  The
     firmware's callbacks run under the firmware's exception policy
     (``on_error``, the controller's E99), the world's under the virtual
     loop's own (a bug in the simulator propagates).
@@ -110,7 +139,6 @@ class ScopedLoop:
 
     def __init__(self, loop: VirtualLoop) -> None:
         self._loop = loop
-        self._handles: list[Handle] = []
         self.alive = True
         self.on_error: ErrorHandler | None = None
 
@@ -118,15 +146,13 @@ class ScopedLoop:
         return self._loop.now()
 
     def call_at(self, when: float, fn: Callable[..., Any], *args: Any) -> Handle:
-        handle = self._loop.call_at(when, self._guard, fn, *args)
-        self._handles.append(handle)
-        if len(self._handles) > 4096:
-            now = self._loop.now()
-            self._handles = [h for h in self._handles if not h.cancelled and h.when >= now]
-        return handle
+        return self._schedule(when, fn, args)
 
     def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
-        return self.call_at(self._loop.now() + delay_s, fn, *args)
+        return self._schedule(self._loop._now + delay_s, fn, args)
+
+    def _schedule(self, when: float, fn: Callable[..., Any], args: tuple) -> Handle:
+        return self._loop.schedule(when, self._guard, (fn, *args))
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._loop.post(self._guard, fn, *args)
@@ -137,6 +163,3 @@ class ScopedLoop:
 
     def kill(self) -> None:
         self.alive = False
-        for handle in self._handles:
-            handle.cancel()
-        self._handles.clear()

@@ -248,7 +248,12 @@ class TableWorld:
         return n
 
     # -- observation -------------------------------------------------------
+    MOTORS = frozenset(["center_lift.up_motor", "center_lift.down_motor", "disk", "ring", "dice",
+                        *(f"stacker{s}" for s in range(SIDES)), *(f"wall_lift{s}" for s in range(SIDES))])
+
     def motors_running(self) -> dict[str, bool]:
-        names = ["center_lift.up_motor", "center_lift.down_motor", "disk", "ring", "dice"]
-        names += [f"stacker{s}" for s in range(SIDES)] + [f"wall_lift{s}" for s in range(SIDES)]
-        return {n: self.io.output_levels.get(n, False) for n in names}
+        return {n: self.io.output_levels.get(n, False) for n in sorted(self.MOTORS)}
+
+    def motors_on(self) -> set[str]:
+        """The motors driven now (kept as the outputs change: cheap to ask on every change)."""
+        return self.io.outputs_on & self.MOTORS

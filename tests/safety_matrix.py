@@ -111,7 +111,7 @@ def run_case(inputs: tuple[Input, ...], state: TableState, mode: str, seed: int 
             for i in inputs:
                 if world.io.sensors[i.sensor].stuck is None and i.name not in out.released_s:
                     out.released_s[i.name] = world.loop.now() - out.activated_s
-    world.io.observers.append(released)
+    world.io.observe(frozenset(i.sensor for i in inputs), released)
     if at_power_on:
         out.reached, out.activated_s, active_until[0] = True, 0.0, HOLD_S
         out.codes += [f.code.value for f in run.faults()]

@@ -73,7 +73,9 @@ class ReaderDriver:
         self._queue: deque[_Command] = deque()
         self._poll_timer: Handle | None = None
         self._idle_polls = 0
+        self._woken = False               # the port tells when bytes arrive: no polling
         self._heartbeat_timer: Handle | None = None
+        self._last_beat_s = 0.0
         self._reopen_timer: Handle | None = None
         self._backoff_s = reconnect_first_s
         self._last_counter: int | None = None
@@ -212,7 +214,11 @@ class ReaderDriver:
             return
         self._decoder.reset()
         self._set_state(LinkState.CONNECTING)
-        self._poll_timer = self.loop.call_later(self.poll_s, self._poll)
+        port = self._port
+        tell = getattr(port, "on_readable", None)
+        self._woken = bool(tell and tell(lambda: self.loop.post(self._readable, port)))
+        if not self._woken:
+            self._poll_timer = self.loop.call_later(self.poll_s, self._poll)
         self.command(Cmd.PING, b"", self._connected)
 
     def _connected(self, reply: Reply) -> None:
@@ -246,8 +252,15 @@ class ReaderDriver:
         self._poll_soon()                 # a reply is coming: back to the fast poll
         return True
 
+    def _readable(self, port: SerialPort) -> None:
+        """A port that tells when bytes arrive told so (no polling): read them now."""
+        if port is self._port:
+            self._poll()
+
     def _poll_soon(self) -> None:
         self._idle_polls = 0
+        if self._woken:
+            return
         if self._port is not None and (self._poll_timer is None or self._poll_timer.when > self.loop.now()
                                        + self.poll_s):
             if self._poll_timer is not None:
@@ -271,7 +284,7 @@ class ReaderDriver:
                 self._dispatch(frame)
         else:
             self._idle_polls += 1
-        if self._port is not None and self._poll_timer is None:
+        if self._port is not None and self._poll_timer is None and not self._woken:
             # A quiet line is polled less often (up to IDLE_POLL_S); any byte brings the fast poll back.
             # TAG times come from the board's clock, so a slower poll never shifts the wall map.
             interval = self.poll_s if self._idle_polls < IDLE_AFTER else max(self.poll_s, IDLE_POLL_S)
@@ -313,12 +326,18 @@ class ReaderDriver:
         self.on_link.notify(state)
 
     def _arm_heartbeat(self) -> None:
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
-        self._heartbeat_timer = self.loop.call_later(self.cfg.heartbeat_timeout_s, self._heartbeat_lost)
+        """The link is alive until ``heartbeat_timeout_s`` after the last heartbeat: one watchdog timer
+        that moves itself on when it fires early (not a new timer for every beat)."""
+        self._last_beat_s = self.loop.now()
+        if self._heartbeat_timer is None:
+            self._heartbeat_timer = self.loop.call_later(self.cfg.heartbeat_timeout_s, self._heartbeat_lost)
 
     def _heartbeat_lost(self) -> None:
         self._heartbeat_timer = None
+        due = self._last_beat_s + self.cfg.heartbeat_timeout_s
+        if due > self.loop.now():
+            self._heartbeat_timer = self.loop.call_at(due, self._heartbeat_lost)
+            return
         self._link_down(f"no heartbeat for {self.cfg.heartbeat_timeout_s:g} s")
 
     # -- incoming ------------------------------------------------------------

@@ -17,7 +17,7 @@ from sim.pin_factory import SimPinFactory
 class SimSensor:
     """A sensor line driven by a mechanics model."""
 
-    def __init__(self, name: str, pin, active_low: bool, changed: Callable[[bool], None] | None = None) -> None:
+    def __init__(self, name: str, pin, active_low: bool, changed: Callable[[str, bool], None] | None = None) -> None:
         self.name = name
         self._pin = pin
         self._active_low = active_low
@@ -41,10 +41,10 @@ class SimSensor:
 
     def _apply(self) -> None:
         if self._changed is not None:
-            self._changed(False)        # before the level changes: observers close the interval up to now
+            self._changed(self.name, False)     # before the level changes: observers close the interval up to now
         self._pin.drive(self.active != self._active_low)
         if self._changed is not None:
-            self._changed(True)
+            self._changed(self.name, True)
 
 
 class SimIO:
@@ -54,7 +54,9 @@ class SimIO:
         self.factories = {bank: SimPinFactory(loop, bank) for bank in banks}
         self.sensors: dict[str, SimSensor] = {}
         self.output_levels: dict[str, bool] = {}
-        self.observers: list[Callable[[bool], None]] = []   # told before (False) and after (True) any change
+        # observers of named lines, told before (False) and after (True) each change of one of them
+        self.observers: list[tuple[frozenset[str], Callable[[bool], None]]] = []
+        self.outputs_on: set[str] = set()                    # outputs active now (kept as they change)
 
     def sensor(self, name: str, spec: str) -> SimSensor:
         bank, line, active_low = pin_line(spec)
@@ -62,9 +64,14 @@ class SimIO:
         self.sensors[name] = sensor
         return sensor
 
-    def _changing(self, after: bool) -> None:
-        for observer in self.observers:
-            observer(after)
+    def observe(self, names: frozenset[str], observer: Callable[[bool], None]) -> None:
+        """``observer(after)`` just before (False) and after (True) any of these inputs or outputs changes."""
+        self.observers.append((names, observer))
+
+    def _changing(self, name: str, after: bool) -> None:
+        for names, observer in self.observers:
+            if name in names:
+                observer(after)
 
     def watch(self, name: str, spec: str, on_change: Callable[[bool], None]) -> None:
         """Call ``on_change(active)`` whenever the firmware changes this output."""
@@ -74,9 +81,10 @@ class SimIO:
         def listener(value: float) -> None:
             active = (value >= 0.5) != active_low
             if self.output_levels.get(name) != active:
-                self._changing(False)
+                self._changing(name, False)
                 self.output_levels[name] = active
-                self._changing(True)
+                (self.outputs_on.add if active else self.outputs_on.discard)(name)
+                self._changing(name, True)
                 on_change(active)
 
         self.factories[bank].listen(line, listener)

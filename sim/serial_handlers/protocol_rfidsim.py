@@ -3,7 +3,8 @@
 ``serial.serial_for_url("rfidsim://NAME")`` imports this module (the package
 is on ``serial.protocol_handler_packages``) and returns a port whose reads
 take what the simulated board has sent so far and whose writes go onto the
-simulated wire.  A vanished line raises ``SerialException`` like a real
+simulated wire; it tells its reader when bytes arrive (``on_readable``), so
+an idle line costs the virtual loop nothing.  A vanished line raises ``SerialException`` like a real
 unplugged adapter does.
 """
 
@@ -30,6 +31,7 @@ class Serial(SerialBase):
             raise SerialException(f"could not open port rfidsim://{name}: no such device")
         self._line: ReaderLine | None = line
         self._generation = line.generation
+        self._tell = None
         self.is_open = True
 
     def from_url(self, url: str) -> str:
@@ -42,8 +44,16 @@ class Serial(SerialBase):
         """Baud rate and framing are whatever the line was built with."""
 
     def close(self) -> None:
+        if self._line is not None and self._line.readable is self._tell:
+            self._line.readable = None
         self.is_open = False
         self._line = None
+
+    def on_readable(self, callback) -> bool:
+        """The simulated line wakes its reader when bytes arrive (the virtual loop never polls an idle line)."""
+        self._tell = callback
+        self._alive().readable = callback
+        return True
 
     def _alive(self) -> ReaderLine:
         if not self.is_open or self._line is None:
