@@ -15,8 +15,10 @@ import random
 
 from firmware.game.hand import Claim, HandPlay
 from firmware.game.referee import Referee
-from firmware.hands.analysis import shanten
+from firmware.hands.analysis import discard_shanten, shanten
 from firmware.rules.ruleset import RuleSetConfig
+
+SHANTEN_KEPT = 50_000       # hands whose shanten a player remembers (the same hands come back within a turn)
 
 
 class SimPlayer:
@@ -28,26 +30,29 @@ class SimPlayer:
         self.must_open = bool(rules.conditions and rules.conditions.must_open)
         # 竞技麻将 needs a 技术型番种: lean towards one suit (混一色 / 清一色) or seven pairs
         self.aim_for_fans = rules.rules.name == "competition"
+        self._shanten_known: dict[tuple[tuple[int, ...], int], int] = {}
 
     # -- helpers -------------------------------------------------------------------
     def _shanten(self, hand: list[int], declared: int) -> int:
-        counts = [0] * 34
-        for k in hand:
-            counts[k] += 1
-        return shanten(counts, declared, self.shapes)
+        key = (tuple(sorted(hand)), declared)
+        known = self._shanten_known.get(key)
+        if known is None:
+            counts = [0] * 34
+            for k in hand:
+                counts[k] += 1
+            if len(self._shanten_known) >= SHANTEN_KEPT:
+                self._shanten_known.clear()           # (bounded: a long game must not grow it)
+            known = self._shanten_known[key] = shanten(counts, declared, self.shapes)
+        return known
 
     def _best_discard(self, hand: list[int], declared: int) -> tuple[int, int]:
         """(tile to discard, shanten after it)."""
-        best: list[int] = []
-        best_s = 99
-        for tile in sorted(set(hand)):
-            rest = list(hand)
-            rest.remove(tile)
-            s = self._shanten(rest, declared)
-            if s < best_s:
-                best, best_s = [tile], s
-            elif s == best_s:
-                best.append(tile)
+        counts = [0] * 34
+        for k in hand:
+            counts[k] += 1
+        after = discard_shanten(counts, declared, self.shapes)
+        best_s = min(after.values())
+        best = [tile for tile, s in sorted(after.items()) if s == best_s]
         if self.aim_for_fans:
             suits = [sum(1 for k in hand if k < 27 and k // 9 == s) for s in range(3)]
             main = max(range(3), key=lambda s: suits[s])

@@ -203,3 +203,34 @@ def test_discarding_a_flower_makes_a_dead_hand():
     assert seat.dead and seat.flowers == 0
     with pytest.raises(ValueError):
         play.discard_flower(1)
+
+
+def test_the_referees_quick_answer_agrees_with_the_full_score_for_every_case_and_every_other_tile():
+    """``can_win`` (the standing hand's waits first, remembered between turns) against the full MCR
+    score, on the known-answer hands and on each of them with every other winning tile."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from firmware.rules.case_format import parse_case
+    from firmware.rules.mcr.scorer import score
+
+    ref = Referee(load_ruleset("mcr"))
+    ref.WAITS_KEPT = 8                          # small, so that forgetting is exercised too
+    data = Path(__file__).parent / "data"
+    wins = legal = 0
+    for name in ("mcr-random.jsonl", "mcr-curated.jsonl", "mcr-negative.jsonl"):
+        for line in (data / name).read_text(encoding="utf-8").splitlines()[:150]:
+            try:
+                base = parse_case(json.loads(line)).win
+            except ValueError:
+                continue
+            for kind in range(34):
+                if base.hand.count(kind) + sum(m.tiles.count(kind) for m in base.melds) >= 4:
+                    continue
+                w = dataclasses.replace(base, win_tile=kind)
+                expected = score(w)
+                assert ref.can_win(w) == (expected.win and expected.meets_minimum), (name, line[:60], kind)
+                wins += expected.win
+                legal += ref.can_win(w)
+    assert wins > 100 and legal > 50 and len(ref._waits) <= 8

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from firmware.hands.analysis import (COMPETITION_SHAPES, MCR_SHAPES, Shape, decompositions, is_win,
                                      shanten, waits, win_shapes)
+from firmware.tile_constants import TERMINALS_AND_HONOURS
 from firmware.tiles.tile import counts_of, parse
 from tests import hand_reference as ref
 
@@ -183,3 +184,33 @@ def test_waits_of_knitted_straight(hand, wait):
     counts = c(hand)
     assert parse(wait)[0] in waits(counts)
     assert waits(list(counts)) == ref.mcr_waits(list(counts), 0)
+
+
+_SPECIAL_POOL = sorted({*TERMINALS_AND_HONOURS, 0, 3, 6, 10, 13, 16, 20, 23, 26})   # orphans, honours, a knit
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 33), st.sampled_from(_SPECIAL_POOL)), min_size=14, max_size=14),
+       st.integers(0, 1), st.sampled_from([MCR_SHAPES, COMPETITION_SHAPES, frozenset({Shape.STANDARD})]))
+def test_the_shanten_after_each_discard_is_the_shanten_of_each_discard(kinds, declared, shapes):
+    """The players' discard weighing (groups combined once) against shanten computed discard by discard."""
+    from firmware.hands.analysis import discard_shanten
+
+    counts = _valid(kinds)
+    if counts is None:
+        return
+    counts = list(counts)
+    if declared:
+        for k in range(34):                 # a declared set: three tiles fewer in the hand
+            if counts[k] >= 3:
+                counts[k] -= 3
+                break
+        else:
+            declared = 0
+    expected = {}
+    for k in range(34):
+        if counts[k]:
+            counts[k] -= 1
+            expected[k] = shanten(counts, declared, shapes)
+            counts[k] += 1
+    assert discard_shanten(counts, declared, shapes) == expected

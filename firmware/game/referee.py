@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from firmware.hands.analysis import waits
 from firmware.rules.competition.liability import liable_for
 from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, score_competition
 from firmware.rules.competition.settlement import WinRefused
@@ -36,18 +37,38 @@ class Verdict:
 
 
 class Referee:
+    WAITS_KEPT = 64             # standing hands whose waits are remembered (a few per seat)
+
     def __init__(self, rules: RuleSetConfig) -> None:
         self.rules = rules
         self.name = rules.rules.name
+        self._waits: dict[tuple[tuple[int, ...], int], frozenset[int]] = {}
 
     def can_win(self, win: Win) -> bool:
-        """Would this declaration be a legal win?"""
+        """Would this declaration be a legal win?  Asked for every discard by every seat, so the shape is
+        checked first: the standing hand's waits, worked out once while the hand does not change (a seat
+        is asked three times between its own turns); only a winning shape is scored."""
+        if win.win_tile not in self._waits_of(win.hand, len(win.melds)):
+            return False
         if self.name == "mcr":
             return mcr_score(win).meets_minimum
         if self.name == "competition":
             assert self.rules.competition is not None
             return score_competition(win, self.rules.competition).meets_minimum
         return score_northeast(win, self.rules).legal
+
+    def _waits_of(self, hand: tuple[int, ...], declared: int) -> frozenset[int]:
+        key = (tuple(sorted(hand)), declared)
+        found = self._waits.get(key)
+        if found is None:
+            counts = [0] * 34
+            for kind in hand:
+                counts[kind] += 1
+            found = frozenset(waits(counts, declared, self.rules.shape_set))
+            if len(self._waits) >= self.WAITS_KEPT:
+                del self._waits[next(iter(self._waits))]        # the oldest
+            self._waits[key] = found
+        return found
 
     def judge(self, win: Win, discarder_wind: int | None, chips: list[int] | None = None,
               dealer_streak: int = 0, open_winds: frozenset[int] = frozenset(), robbed_kong: bool = False,

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 from firmware.hands import group_info as gi
 from firmware.hands import shapes as sp
-from firmware.hands.suit_tables import PUNG, blocks, completers, splits
+from firmware.hands.suit_tables import CACHE_SIZE, PUNG, blocks, completers, splits
 from firmware.tile_constants import PLAYABLE, TERMINALS_AND_HONOURS
 
 
@@ -251,9 +252,6 @@ def waits(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_S
     return found
 
 
-_COMPLETERS: dict[tuple[tuple[int, ...], bool, bool], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-
-
 def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: bool = False) -> list[int]:
     """Standard-shape waits, ascending.
 
@@ -271,10 +269,7 @@ def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: 
         if other_pairs > 1:
             continue
         base = g * 9
-        key = (tuple(counts[base:base + 9]), g < 3, fifth)
-        comp = _COMPLETERS.get(key)
-        if comp is None:
-            comp = _COMPLETERS[key] = completers(*key)
+        comp = completers(tuple(counts[base:base + 9]), g < 3, fifth)
         found.extend([base + r for r in comp[0 if other_pairs == 1 else 1]])
     return found
 
@@ -331,16 +326,141 @@ def shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR
     return best
 
 
-def _standard_shanten(counts: list[int], declared: int) -> int:
-    combos = {(declared, 0, 0)}
-    for g, suited in zip(_groups(counts), _SUITED):
-        options = blocks(g, suited)
-        combos = {(m + bm, t + bt, min(1, p + bp)) for m, t, p in combos for bm, bt, bp in options if p + bp <= 1}
-        combos = {c for c in combos if not any(o != c and o[0] >= c[0] and o[1] >= c[1] and o[2] >= c[2]
-                                               for o in combos)}
+Table = dict[tuple[int, int], int]       # (sets, pair) -> the most partial sets that reach them
+
+
+def _with(most: Table, options: tuple[tuple[int, int, int], ...]) -> Table:
+    """The table after one more group split by one of ``options`` (sets, partial sets, pair)."""
+    after: Table = {}
+    for (m, p), t in most.items():
+        for bm, bt, bp in options:
+            if p + bp > 1:
+                continue
+            key = (min(m + bm, 4), p + bp)
+            if after.get(key, -1) < t + bt:
+                after[key] = t + bt
+    return after
+
+
+def _joined(left: Table, right: Table) -> Table:
+    return _with(left, tuple((m, t, p) for (m, p), t in right.items()))
+
+
+def _table_shanten(most: Table) -> int:
+    return min(8 - 2 * m - min(t, 4 - m) - p for (m, p), t in most.items())
+
+
+def _shanten_with(most: Table, options: tuple[tuple[int, int, int], ...]) -> int:
+    """``_table_shanten(_with(most, options))`` without building the table (the players' inner loop)."""
     best = 8
-    for m, t, p in combos:
-        m = min(m, 4)
-        t_used = min(t, 4 - m)
-        best = min(best, 8 - 2 * m - t_used - p)
+    for (m, p), t in most.items():
+        for bm, bt, bp in options:
+            q = p + bp
+            if q > 1:
+                continue
+            sets = m + bm
+            if sets > 4:
+                sets = 4
+            partial, room = t + bt, 4 - sets
+            value = 8 - 2 * sets - (partial if partial < room else room) - q
+            if value < best:
+                best = value
     return best
+
+
+def _standard_shanten(counts: list[int], declared: int) -> int:
+    """4 sets and a pair: over the groups, the most partial sets for each (sets, pair) reached.
+
+    Shanten is 8 - 2 sets - partial sets (up to the room left) - pair, so for a
+    given number of sets (capped at 4) and pair the most partial sets is best:
+    a small table of at most ten entries carried from group to group."""
+    most: Table = {(min(declared, 4), 0): 0}
+    for g, suited in zip(_groups(counts), _SUITED):
+        most = _with(most, blocks(g, suited))
+    return _table_shanten(most)
+
+
+def discard_shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES) -> dict[int, int]:
+    """Shanten after discarding one tile of each kind held: what a player weighs before every discard.
+
+    The groups a discard does not touch are combined once (the tables of the
+    groups before and after it), so each candidate costs one group, not four."""
+    groups = _groups(counts)
+    special = bool(declared == 0 and shapes - {Shape.STANDARD})
+    standard = Shape.STANDARD in shapes or not shapes
+    specials = _special_discards(counts, shapes) if special else None
+    others: dict[int, Table] = {}           # every group but one, combined once
+    out: dict[int, int] = {}
+    for kind in range(34):
+        if not counts[kind]:
+            continue
+        i, r = divmod(kind, 9) if kind < 27 else (3, kind - 27)
+        g = groups[i]
+        less = g[:r] + (g[r] - 1,) + g[r + 1:]
+        best = 8
+        if standard:
+            if i not in others:
+                others[i] = _all_but(declared, groups, i)
+            best = _shanten_with(others[i], blocks(less, _SUITED[i]))
+        if special:
+            best = min(best, specials(kind))
+        out[kind] = best
+    return out
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _before(declared: int, groups: tuple[tuple[int, ...], ...]) -> Table:
+    """The table of the declared sets and ``groups`` (the first few of a hand)."""
+    if not groups:
+        return {(min(declared, 4), 0): 0}
+    return _with(_before(declared, groups[:-1]), blocks(groups[-1], _SUITED[len(groups) - 1]))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _after(groups: tuple[tuple[int, ...], ...]) -> Table:
+    """The table of the last few groups of a hand (``groups`` ends with the honours)."""
+    if not groups:
+        return {(0, 0): 0}
+    return _with(_after(groups[1:]), blocks(groups[0], _SUITED[4 - len(groups)]))
+
+
+def _all_but(declared: int, groups: tuple[tuple[int, ...], ...], i: int) -> Table:
+    """Every group of the hand but group ``i``, combined (cached by the groups around it:
+    from one turn to the next a player's hand changes in one or two groups)."""
+    return _joined(_before(declared, groups[:i]), _after(groups[i + 1:]))
+
+
+def _special_discards(counts: list[int], shapes: frozenset[Shape]):
+    """For a concealed hand, ``f(kind)``: the best special-shape shanten after discarding
+    one ``kind`` (same figures as ``shanten`` on the smaller hand, by difference)."""
+    pairs7 = Shape.SEVEN_PAIRS in shapes
+    orphans = Shape.THIRTEEN_ORPHANS in shapes
+    knit = Shape.HONOURS_KNITTED in shapes
+    pairs = sum(c // 2 for c in counts)
+    th_kinds = sum(1 for k in TERMINALS_AND_HONOURS if counts[k])
+    th_pairs = sum(1 for k in TERMINALS_AND_HONOURS if counts[k] >= 2)
+    honours = sum(1 for k in range(27, 34) if counts[k])
+    knitted = [sum(1 for k in tiles if counts[k]) for tiles in sp.KNITTED]
+
+    def after(kind: int) -> int:
+        c = counts[kind]
+        best = 8
+        if pairs7:
+            best = min(best, 6 - min(7, pairs - (c % 2 == 0)))
+        if orphans:
+            if kind in _TERMINAL_OR_HONOUR:
+                k, p = th_kinds - (c == 1), th_pairs - (c == 2)
+            else:
+                k, p = th_kinds, th_pairs
+            best = min(best, 13 - k - (1 if p else 0))
+        if knit:
+            gone = c == 1
+            h = honours - (gone and kind >= 27)
+            kn = max(n - (gone and kind in tiles) for n, tiles in zip(knitted, _KNITTED_SETS))
+            best = min(best, 13 - min(14, h + kn))
+        return best
+    return after
+
+
+_TERMINAL_OR_HONOUR = frozenset(TERMINALS_AND_HONOURS)
+_KNITTED_SETS = tuple(frozenset(tiles) for tiles in sp.KNITTED)

@@ -18,9 +18,11 @@ Pattern = tuple[int, ...]
 GroupSplit = tuple[int, tuple[tuple[int, int], ...]]
 
 CHOW, PUNG = 0, 1
+# Each cache holds at most this many group patterns (a table runs for years; a few MB each).
+CACHE_SIZE = 16384
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=CACHE_SIZE)
 def splits(pattern: Pattern, suited: bool) -> tuple[GroupSplit, ...]:
     """Every way to split ``pattern`` into sets and at most one pair (all tiles used)."""
     out: list[GroupSplit] = []
@@ -64,7 +66,7 @@ def _split(counts: list[int], start: int, want_pair: bool, pair: int, sets: list
         counts[i + 2] += 1
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=CACHE_SIZE)
 def status(pattern: Pattern, suited: bool) -> int:
     """0: not complete; 1: sets only; 2: sets plus one pair."""
     total = sum(pattern)
@@ -109,7 +111,7 @@ def _sets_only(counts: list[int]) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=CACHE_SIZE)
 def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Ranks whose addition completes ``pattern``: (to sets only, to sets plus pair).
 
@@ -128,7 +130,7 @@ def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tup
     return tuple(to_sets), tuple(to_pair)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=CACHE_SIZE)
 def blocks(pattern: Pattern, suited: bool) -> tuple[tuple[int, int, int], ...]:
     """Pareto set of (sets, partial sets, pair 0/1) a group can be split into, for shanten."""
     found: set[tuple[int, int, int]] = set()
