@@ -88,8 +88,12 @@ _TABLE: dict[str, FaultInfo] = {
                      "Check the antenna cable of the side named; 'mjtable diag reader antennas'."),
     "E82": FaultInfo("E82", R, "tile set mismatch: duplicate, unknown or foreign tile, or wrong faces",
                      "Remove the tile named; re-enroll the set if tiles were replaced."),
-    "E83": FaultInfo("E83", R, "wall read incomplete (lost tag events)",
-                     "Tags were lost on the line; check the reader cable for noise."),
+    "E83": FaultInfo("E83", R, "wall read incomplete (tiles counted but not read)",
+                     "Likely causes, in order: a tile passed its antenna before the reader streamed (the first "
+                     "tile of a side, after a reader restart or reconnect mid-cycle: nothing to repair if it "
+                     "does not recur); the head's antenna (the same side again: 'mjtable diag reader' checks the "
+                     "antennas; look at the tag's seat in the tile); the reader cable (tag events lost in the "
+                     "detail, CRC errors and drops in 'mjtable diag counters': reseat or replace the cable)."),
     "E90": FaultInfo("E90", L, "over-temperature / motor duty protection",
                      "Let the table cool; a motor ran longer than its duty limit allows."),
     "E98": FaultInfo("E98", L, "table database unavailable (a write failed, or an unreadable database was moved "

@@ -13,7 +13,7 @@ Tiles reach the antennas from the world (a head's feed, a seat pad).
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import Counter, deque
 from typing import Callable
 
 from firmware.loop import Loop
@@ -46,6 +46,7 @@ class ReaderBoard:
         self.overflowed = 0             # events dropped since the last ERROR 0x11
         self.commands_seen = 0
         self.commands_executed = 0      # retries answered from the last reply do not count
+        self.passed_unstreamed: Counter[int] = Counter()    # tiles past an antenna not streamed, by antenna
         self.hung = False
         self.reboots = 0
         self._rx = FrameDecoder()
@@ -174,7 +175,10 @@ class ReaderBoard:
     # -- the world -----------------------------------------------------------
     def tile_passed(self, antenna: int, uid: bytes) -> None:
         """A tile crossed ``antenna``'s field (a head's single file, or laid on a pad)."""
-        if not self.stream_mask >> antenna & 1 or antenna in self.faulty:
+        if not self.stream_mask >> antenna & 1:
+            self.passed_unstreamed[antenna] += 1     # (for a head: a tile counted that is never read)
+            return
+        if antenna in self.faulty:
             return
         if self._unsolicited(Cmd.TAG, TagEvent(antenna, uid, RSSI, self.uptime_ms()).pack()):
             self.tags_sent += 1

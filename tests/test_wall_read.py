@@ -74,7 +74,15 @@ def test_lost_tags_leave_positions_unknown_never_guessed(fault):
     assert [p.defect for p in verification.problems] == [Defect.UNREAD]
     assert verification.may_rise and verification.warnings            # casual mode accepts, with a warning
     assert verification.fault_code is FaultCode.E83
-    assert FaultCode.E83 in [f.code for f in sim.faults()]
+    e83 = [f for f in sim.faults() if f.code is FaultCode.E83][0]
+    assert e83.detail["stream_started"] is True and "tag_events_lost" in e83.detail
+    if fault.startswith("rfid-drop"):
+        assert e83.detail["tag_events_lost"] > 0          # the cable: lost events counted by the driver
+
+
+def test_the_e83_hint_names_the_causes_in_the_order_to_check_them():
+    hint = FaultCode.E83.info.hint
+    assert hint.index("before the reader streamed") < hint.index("the head's antenna") < hint.index("the reader cable")
 
 
 def test_competition_mode_rejects_an_incomplete_read():
@@ -150,3 +158,37 @@ def test_missing_tiles_with_unread_positions_are_not_called_missing():
     result = verify_wall(_map_with(sides), registry, "A", TILE_SETS[144])
     assert [p.defect for p in result.problems] == [Defect.UNREAD]
     assert result.wall[Position(2, 6, BOTTOM)] is None
+
+
+def test_the_motors_wait_for_the_reader_stream_so_no_first_tile_goes_unread():
+    """The spurious E83 (one tile 'counted but not read' at stack 1 of a side, no tag lost): the first tile
+    reached its antenna before the board had taken STREAM_START.  Here the cable loses every cycle's
+    STREAM_START once, so the board streams only after the driver's retry; the stacking motors wait for
+    its answer, and every tile of every cycle is read."""
+    from sim.table_run import SimRun
+
+    run = SimRun(rules="mcr", hands=3, play=True, seed=7)
+    line = run.world.reader_line
+    run.bus.subscribe("controller.stacking", lambda e: setattr(line, "lose_host_writes", 1))
+    verified = []
+    run.bus.subscribe("wall.verified", lambda e: verified.append(e.data["problems"]))
+    assert run.run(timeout_s=3 * 900.0)
+    board = run.world.reader
+    run.close()
+    assert len(verified) >= 3 and all(p == [] for p in verified), verified
+    assert sum(board.passed_unstreamed[a] for a in range(4)) == 0
+    assert run.table.reader.counters.retries >= 3         # (the write was lost: the retry carried it)
+    assert not [f for f in run.record.faults if f["code"] in ("E82", "E83")]
+
+
+@pytest.mark.slow
+def test_two_hundred_clean_competition_hands_have_no_spurious_e83():
+    """The run where the first E83 was seen (about one in 100-130 stacking cycles)."""
+    from sim.table_run import SimRun
+
+    run = SimRun(rules="competition", hands=200, play=True, seed=7)
+    assert run.run(timeout_s=200 * 900.0)
+    board = run.world.reader
+    run.close()
+    assert sum(board.passed_unstreamed[a] for a in range(4)) == 0
+    assert not [f for f in run.record.faults if f["code"] in ("E82", "E83")]

@@ -50,6 +50,7 @@ class BackgroundStacking:
         self.cycle: StackingCycle | None = None
         self.session: WallSession | None = None
         self._resuming: _TrackSearch | None = None
+        self._pause_wanted = False      # the players paused before the reader answered (the cycle starts paused)
 
     @property
     def running(self) -> bool:
@@ -89,13 +90,24 @@ class BackgroundStacking:
         self.session = WallSession(c.loop, c.table.faults, c.table.reader, c.registry, progress.set_id, c.tile_set,
                                    read, cfg.reader.verification == "competition",
                                    only_candidate=unplaced[0] if len(unplaced) == 1 else None)
-        self.session.start()
         self.cycle = StackingCycle(c.table, per_side, self._stacked, list(zip(progress.counted, progress.stacked)),
                                    probe=progress.set_id is None, on_tile=self._tile, on_stack=self._stack)
+        self._pause_wanted = False
         c.persist()
         c.bus.publish("controller.stacking", set_id=progress.set_id, resumed=any(progress.counted))
-        if self.cycle is not None and not self.cycle.start():
+        # The motors wait for the reader's answer to STREAM_START: a tile that reached an antenna before the
+        # board streamed would be counted and never read (an E83 that no cable explains).  A stream that
+        # does not start (the reader down) does not stop the table: the map names the tiles not read.
+        session, cycle = self.session, self.cycle
+        session.start(lambda ok: self._streaming(session, cycle))
+
+    def _streaming(self, session: WallSession, cycle: StackingCycle) -> None:
+        if self.session is not session or self.cycle is not cycle:
+            return                      # stopped (a fault, the reset key) while the reader answered
+        if not cycle.start():
             self.stop()                 # refused (an interlock, a stopped table): the progress says where to go on
+        elif self._pause_wanted:
+            cycle.pause()
 
     def stop(self) -> None:
         """Stop now (a fault stopped the table); the progress says where to go on from (in memory the tags read
@@ -117,10 +129,12 @@ class BackgroundStacking:
             self.session = None
 
     def pause(self) -> None:
+        self._pause_wanted = True
         if self.cycle is not None:
             self.cycle.pause()
 
     def resume(self) -> None:
+        self._pause_wanted = False
         if self.cycle is not None:
             self.cycle.resume()
 

@@ -50,10 +50,15 @@ class WallSession:
         self.wall_map: WallMap | None = None
         self.verification: Verification | None = None
         self._listening: list[Listening] = []
+        self._streaming: Callable[[bool], None] | None = None
+        self._stream_ok: bool | None = None     # the board's answer to STREAM_START (None: none yet)
 
-    def start(self) -> None:
+    def start(self, streaming: Callable[[bool], None] | None = None) -> None:
+        """Listen and ask the board to stream the head antennas; ``streaming(ok)`` when it answered
+        (False: it refused or the link is down; nothing of this cycle will be read)."""
         self._listening = [self.reader.on_tag.add(self.read.tag),
                            self.reader.on_events_lost.add(self.read.events_lost)]
+        self._streaming = streaming
         self.reader.stream_start(HEAD_MASK, self._stream_started)
 
     def missing_faces(self) -> tuple[list[int], int]:
@@ -71,6 +76,9 @@ class WallSession:
         if not reply.ok:
             # Without a stream no tile of this cycle is read; the map will say which.
             log.warning("wall read: stream did not start (%s)", reply.error or reply.status)
+        self._stream_ok = reply.ok
+        if self._streaming is not None:
+            self._streaming(reply.ok)
 
     def tile_counted(self, side: int, at_s: float) -> None:
         """A head's optic counted a tile at ``at_s`` (its tag is paired with it by order, or by time)."""
@@ -101,7 +109,8 @@ class WallSession:
         if code is not None:
             self.faults.report(Fault(code, self.loop.now(), "reader", {
                 "set": self.set_id, "problems": [str(p) for p in result.problems][:12],
-                "accepted": result.may_rise}))
+                "accepted": result.may_rise, "tag_events_lost": self.read.events_lost_count,
+                "stream_started": self._stream_ok}))
         log.info("set %s: %s", self.set_id, result.summary())
         done(result)
 
