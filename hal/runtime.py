@@ -6,6 +6,7 @@ Firmware code never reads the clock; the composition root (the service,
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Callable
 
@@ -17,6 +18,15 @@ CHECK_S = 0.01
 
 def real_loop() -> RealTimeLoop:
     return RealTimeLoop(time.monotonic)
+
+
+def keep_startup_objects() -> None:
+    """Once the table is wired: everything built so far (modules, configuration models, rule tables,
+    the controller) lives as long as the process, so move it out of the garbage collector's
+    generations.  Full collections then scan only what the table makes while it runs: short
+    pauses on a Pi (a pause of seconds can overshoot a cam's home window) and less CPU per hand."""
+    gc.collect()
+    gc.freeze()
 
 
 def run_until(loop: RealTimeLoop, done: Callable[[], bool], timeout_s: float, what: str = "the table") -> None:

@@ -65,3 +65,36 @@ def test_the_fault_card_is_up_to_date():
 
     assert FAULT_DOC.read_text(encoding="utf-8") == fault_card(), "run 'make diagrams'"
     assert "| E82 | recoverable |" in fault_card() and "| 3 then 1 |" in fault_card()
+
+
+def _imported(argv: list[str], stdin: str = "") -> set[str]:
+    """Every module a fresh ``mjtable ARGS`` imports (``python -X importtime``)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "firmware.cli.main", *argv], input=stdin,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+HEAVY = ("pydantic", "sqlite3", "gpiozero", "serial", "transitions", "tomllib", "hal", "sim",
+         "firmware.config", "firmware.controller", "firmware.mechanisms", "firmware.game")
+
+
+def _heavy(modules: set[str], extra: tuple[str, ...] = ()) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY + extra))
+
+
+def test_help_imports_only_the_command_line():
+    """``mjtable --help`` builds no configuration models and loads no scorer, table or simulator."""
+    modules = _imported(["--help"])
+    assert "firmware.cli.sim_cmd" in modules             # (counted for real)
+    assert _heavy(modules, ("firmware.hands", "firmware.rules.mcr")) == []
+
+
+def test_score_imports_the_scorer_and_nothing_of_the_table():
+    line = '{"id": 1, "hand": "123m456p789s123sE", "win_tile": "E", "self_drawn": true}\n'
+    modules = _imported(["score"], line)
+    assert "firmware.rules.mcr.scorer" in modules
+    assert _heavy(modules) == []

@@ -126,7 +126,7 @@ def test_a_dead_hand_may_not_win():
     import io
     import json
 
-    from firmware.cli.score_cmd import score_stream
+    from firmware.rules.case_scoring import score_stream
 
     case = {"id": "d", "rules": "competition", "hand": "123345678mN", "win_tile": "N", "seat_wind": "E",
             "round_wind": "E", "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}], "discarder": "W",

@@ -38,3 +38,18 @@ def test_gpio_devices_use_the_explicit_factory_and_post_edges_to_the_loop():
     loop.run_all()
     assert seen == [True] and key.active    # ... but on the loop
     board.close()
+
+
+def test_the_service_keeps_its_start_up_objects_out_of_the_collector():
+    """After wiring, ``mjtable run`` and ``mjtable sim`` freeze what exists: full collections then scan
+    only what the table makes while it runs."""
+    import gc
+
+    from hal.runtime import keep_startup_objects
+
+    assert gc.get_freeze_count() == 0
+    try:
+        keep_startup_objects()
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from firmware.cli.main import main
-from firmware.cli.score_cmd import score_stream
+from firmware.rules.case_scoring import score_stream
 
 DATA = Path(__file__).parent / "data"
 CHICKEN = {"id": "c", "rules": "mcr", "hand": "56s678pWW", "win_tile": "7s", "seat_wind": "S", "round_wind": "E",

@@ -6,10 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from firmware.config import config_dir, load_table_config, read_toml
-from firmware.faults import ConfigError
-from firmware.reader.registry import load_table_registry
-from firmware.rules.ruleset import load_ruleset_file
+from firmware.rules.names import RULE_NAMES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,16 +14,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     check = csub.add_parser("check", help="validate files (default: every shipped table model and rule set)")
     check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
-    check.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"),
+    check.add_argument("--rules", choices=RULE_NAMES,
                        help="also check each table model against this rule set (as the controller does at power-on)")
     check.set_defaults(func=run_check)
 
 
 def shipped_files() -> list[Path]:
+    from firmware.config import config_dir
+
     return sorted((config_dir() / "tables").glob("*.toml")) + sorted((config_dir() / "rules").glob("*.toml"))
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from firmware.config import load_table_config, read_toml
+    from firmware.faults import ConfigError
+    from firmware.reader.registry import load_table_registry
+    from firmware.rules.ruleset import load_ruleset_file
+
     files = args.files or shipped_files()
     bad = 0
     for path in files:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from firmware.rules.ruleset import RULE_NAMES, load_ruleset
-from firmware.tiles.dealing import deal
-from firmware.tiles.sets import tile_set
-from firmware.tiles.tile import format_tiles
-from firmware.tiles.wall import SIDES, Wall
+from firmware.rules.names import RULE_NAMES
+from firmware.tiles.wall import SIDES
 
 FIRST_DRAWS = 8
 
@@ -36,6 +33,12 @@ def _dice(text: str) -> tuple[int, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from firmware.rules.ruleset import load_ruleset
+    from firmware.tiles.dealing import deal
+    from firmware.tiles.sets import tile_set
+    from firmware.tiles.tile import format_tiles
+    from firmware.tiles.wall import Wall
+
     rs = load_ruleset(args.rules)
     rng = random.Random(args.seed)
     tiles = tile_set(rs.rules.tile_set).all_tiles()

@@ -15,20 +15,13 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
-from firmware.config import TableConfig, default_table_path, load_table_config
-from firmware.diagnostics.reader_answers import antenna_place, ask_reader, reader_text
-from firmware.diagnostics.service_tests import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
-from firmware.events import EventBus
-from firmware.faults import FaultCode, FaultReporter, TableError
-from firmware.reader.driver import LinkState, ReaderDriver, Reply
-from firmware.reader.enroll import Enrollment, feeding_order
+from firmware.diagnostics.service_limits import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
+from firmware.faults import TableError
 from firmware.reader.messages import ANTENNAS
-from firmware.reader.registry import TileRegistry, load_table_registry, write_set_file
-from firmware.tiles.sets import tile_set
-from firmware.tiles.tile import code
 
 LINK_TIMEOUT_S = 5.0
 DEFAULT_SOCKET = "/run/mjtable/diag.sock"
+# (the board's tools and the configuration are imported by the tool that runs: --help builds no models)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -121,79 +114,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     enroll.set_defaults(func=_enroll)
 
 
-class ReaderSession:
-    """A started reader driver and a way to run its loop until something is true."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.cfg: TableConfig = load_table_config(args.table or default_table_path())
-        self.sim = None
-        if args.sim:
-            from sim.faults import parse_fault
-            from sim.harness import SimTable
-
-            self.sim = SimTable(self.cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject])
-            self.loop = self.sim.loop
-            self.bus = self.sim.bus
-            self.reader = self.sim.table.reader
-            self.where = "simulated reader"
-        else:
-            from hal.runtime import real_loop
-            from hal.serial_port import open_serial
-
-            url = args.port or self.cfg.reader.url
-            r = self.cfg.reader
-            self.loop = real_loop()
-            self.bus = EventBus(self.loop.now)
-            self.reader = ReaderDriver(self.loop, lambda: open_serial(url, r.baud), r, FaultReporter(self.bus),
-                                       r.poll_s, reconnect_max_s=r.reconnect_max_s)
-            self.where = f"reader on {url}"
-        self.reader.start()
-        try:
-            self.run_until(lambda: self.reader.state is LinkState.UP, args.link_timeout_s)
-        except TableError:
-            self.close()
-            raise TableError(f"{FaultCode.E80.value} {self.where} not answering; {FaultCode.E80.hint}",
-                             FaultCode.E80) from None
-
-    def run_until(self, done: Callable[[], bool], timeout_s: float) -> None:
-        if self.sim is not None:
-            from sim.virtual_loop import SimTimeout
-
-            try:
-                self.sim.loop.run_until(done, timeout_s)
-            except SimTimeout:
-                raise TableError(f"{self.where}: no answer within {timeout_s:g} s") from None
-        else:
-            from hal.runtime import run_until
-
-            run_until(self.loop, done, timeout_s, self.where)
-
-    def call(self, start: Callable[[Callable[[Reply], None]], None], timeout_s: float = 5.0) -> Reply:
-        replies: list[Reply] = []
-        start(replies.append)
-        self.run_until(lambda: bool(replies), timeout_s)
-        return replies[0]
-
-    def registry(self) -> TileRegistry | None:
-        try:
-            return load_table_registry(self.cfg) if self.cfg.reader.registry else None
-        except TableError:
-            return None
-
-    def close(self) -> None:
-        self.reader.stop()
-        if self.sim is not None:
-            self.sim.close()
-
-
-def _session(args: argparse.Namespace, fn: Callable[[ReaderSession], int]) -> int:
-    session = ReaderSession(args)
-    try:
-        return fn(session)
-    finally:
-        session.close()
-
-
 def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
     """A reader tool: through the running service when its socket is there (it owns the serial port),
     else straight to the board (``--port``, the table's reader URL, or ``--sim``)."""
@@ -211,75 +131,20 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
             if action == "counters":
                 print("(the running controller's counters since it started)")
         else:
-            answer, where = _session(args, lambda s: _ask_board(s, args, request)), None
-        print("\n".join(reader_text(answer, where or _board_where(args))))
+            from firmware.cli.diag_reader import ask_board
+            answer, where = ask_board(args, request)
+        from firmware.diagnostics.reader_answers import reader_text
+        print("\n".join(reader_text(answer, where)))
         return 0 if answer.get("ok") else 1
     return tool
-
-
-def _board_where(args: argparse.Namespace) -> str:
-    if args.sim:
-        return "simulated reader"
-    return f"reader on {args.port or load_table_config(args.table or default_table_path()).reader.url}"
-
-
-def _ask_board(s: ReaderSession, args: argparse.Namespace, request: dict) -> dict:
-    if request["action"] == "counters":
-        # listen for a while with every antenna streaming, then read the line counters
-        s.reader.stream_start(0xFF, lambda reply: None)
-        end = s.loop.now() + args.seconds
-        s.run_until(lambda: s.loop.now() >= end, args.seconds + 1.0)
-    answers: list[dict] = []
-    ask_reader(s.reader, s.registry(), s.loop.now, request, answers.append)
-    s.run_until(lambda: bool(answers), 5.0)
-    return answers[0]
 
 
 _ping, _antennas, _inventory, _counters = (_reader_tool(a) for a in ("ping", "antennas", "inventory", "counters"))
 
 
-def _where(antenna: int) -> str:
-    return antenna_place(antenna)
-
-
 def _enroll(args: argparse.Namespace) -> int:
-    cfg = load_table_config(args.table or default_table_path())
-    chosen = tile_set(args.tiles or cfg.table.tile_set)
-    out = args.out or cfg.registry_files().get(args.set_id)
-    if out is None:
-        raise TableError(f"no registry file for set {args.set_id} in {cfg.source}; give --out FILE")
-    if out.exists() and not args.force:
-        raise TableError(f"{out} exists; add --force to replace it")
-
-    def run(s: ReaderSession) -> int:
-        enrollment = Enrollment(chosen, args.set_id, args.antenna)
-        print(f"enrolling set {args.set_id}: {chosen.size} tiles over antenna {args.antenna} "
-              f"({_where(args.antenna)}), one at a time, in this order:\n  {feeding_order(chosen)}")
-        last_tile = [s.loop.now()]
-
-        def on_tag(event) -> None:
-            entry = enrollment.tag(event)
-            if entry is not None:
-                last_tile[0] = s.loop.now()
-                print(f"  {len(enrollment.tiles):3d}/{chosen.size} {code(entry[1]):3} {entry[0].hex()}")
-
-        s.reader.on_tag.add(on_tag)
-        s.reader.stream_start(1 << args.antenna, lambda reply: None)
-        if s.sim is not None:
-            # on the bench: the simulated technician feeds the set, sorted, over the antenna
-            tiles = sorted(s.sim.world.sets.get(args.set_id, []), key=lambda t: t.kind)
-            s.sim.world.feed_over_antenna(args.antenna, tiles)
-        while not enrollment.done:
-            s.run_until(lambda: enrollment.done or s.loop.now() - last_tile[0] > args.tile_timeout_s,
-                        args.tile_timeout_s + 5.0)
-            if not enrollment.done:
-                raise TableError(f"no tile for {s.loop.now() - last_tile[0]:.0f} s after {len(enrollment.tiles)} of "
-                                 f"{chosen.size} (next: {enrollment.next_face}); nothing written")
-        write_set_file(out, args.set_id, enrollment.tiles)
-        print(f"written: {out} ({len(enrollment.tiles)} tiles"
-              + (f", {enrollment.repeats} repeated tiles ignored" if enrollment.repeats else "") + ")")
-        return 0
-    return _session(args, run)
+    from firmware.cli.diag_reader import enroll
+    return enroll(args)
 
 
 def _request(args: argparse.Namespace) -> dict:
@@ -363,6 +228,8 @@ def _lay_on_pad(run, side: int, text: str) -> None:
 def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     from sim.faults import parse_fault
     from sim.table_run import SimRun
+
+    from firmware.config import default_table_path, load_table_config
 
     cfg = load_table_config(args.table or default_table_path())
     run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0, service=args.service)

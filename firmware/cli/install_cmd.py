@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from firmware.config import config_dir, default_table_path, load_table_config
+from firmware.rules.names import RULE_NAMES
 
 PROJECT = Path(__file__).resolve().parent.parent.parent
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Install the controller, its config and its systemd unit.")
     parser.add_argument("--root", type=Path, default=Path("/"), help="install under this root (default /)")
     parser.add_argument("--table", type=Path, help="the table model the service runs (default: four-port double)")
-    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"), default="mcr",
+    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr",
                         help="the rule set the service runs (default mcr; it must suit the table's tile set)")
     parser.add_argument("--no-venv", action="store_true", help="do not create the virtualenv (tests, dry runs)")
     parser.add_argument("--force", action="store_true", help="replace an existing configuration")
@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from firmware.config import config_dir, default_table_path, load_table_config
+
     root = args.root
     etc = root / "etc" / "mjtable"
     table_src = args.table or default_table_path()

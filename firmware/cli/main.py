@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.own_process = argv is None       # the command line's own process (not a caller in Python, e.g. a test)
     verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
     logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
                         format="%(levelname)s %(name)s: %(message)s")

@@ -16,6 +16,8 @@ import random
 import signal
 from pathlib import Path
 
+from firmware.rules.names import RULE_NAMES
+
 log = logging.getLogger("mjtable.run")
 
 
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "/var/lib/mjtable/table.db\n  mjtable run --pin-factory mock --seconds 5   "
                                    "# dry run on a laptop")
     parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
-    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"), default="mcr")
+    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr")
     parser.add_argument("--state", type=Path, default=Path("table.db"), help="the table database (SQLite)")
     parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
                         help="override the table model's [backend] pin_factory")
@@ -89,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
 
     hw = HardwareTable(args.table, args.rules, args.state, args.pin_factory)
+    if getattr(args, "own_process", False):
+        from hal.runtime import keep_startup_objects
+        keep_startup_objects()
     cfg, loop, bus, controller = hw.cfg, hw.loop, hw.bus, hw.controller
     notifier = Notifier()
     bus.subscribe("controller.state", lambda e: notifier.status(f"state {e.data['state']}"))

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from firmware.rules.names import RULE_NAMES
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("sim", help="run the table on the simulator",
@@ -30,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
     parser.add_argument("--hands", type=int, default=16, help="hands to play (default 16)")
-    parser.add_argument("--rules", choices=("mcr", "competition", "liaoning", "jinzhou"), default="mcr",
+    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr",
                         help="rule set (dealing; default mcr)")
     parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
     parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
@@ -141,6 +143,9 @@ def run_game(args: argparse.Namespace) -> int:
     watch = Stopwatch()
     run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
                  state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
+    if getattr(args, "own_process", False):
+        from hal.runtime import keep_startup_objects
+        keep_startup_objects()
     server = run.serve_diag(args.diag_socket) if args.diag_socket else None
     if server is not None:
         print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)

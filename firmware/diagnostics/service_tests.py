@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_MAX_S,  # noqa: F401
+                                                  DISK_JOG_S, GROUP_TESTS, LEARN_RUNS, LEARN_RUNS_MAX)
 from firmware.mechanisms.center_lift import LiftStop
 
 log = logging.getLogger(__name__)
@@ -22,13 +24,6 @@ log = logging.getLogger(__name__)
 Reply = Callable[[dict[str, Any]], None]
 Step = Callable[[Reply], None]
 
-GROUP_TESTS = ("disk", "stackers", "lifts", "center", "dice")
-DISK_JOG_S = 3.0
-DISK_JOG_MAX_S = 30.0
-LEARN_RUNS = 5
-LEARN_RUNS_MAX = 9
-BURN_IN_CYCLES = 10
-BURN_IN_CYCLES_MAX = 1000
 
 
 def move_dict(result) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from pydantic import Field, ValidationError
 from firmware.config import Section, _format_error, config_dir, read_toml
 from firmware.faults import ConfigError
 from firmware.hands.analysis import Shape
+from firmware.rules.names import RULE_NAMES
 from firmware.tiles.dealing import DealRules
 
-RULE_NAMES = ("mcr", "competition", "liaoning", "jinzhou")
 
 
 class RulesSection(Section):
