@@ -1,27 +1,36 @@
-"""``python -m bench`` (``make bench``): run every benchmark, print ratios, write bench/results.json."""
+"""``python -m bench [NAME ...]`` (``make bench``): run the benchmarks (all, or the ones named), print
+ratios, write bench/results.json (bench/results-NAME.json for a selection)."""
 
 from __future__ import annotations
 
 import json
 import platform
+import sys
 from pathlib import Path
 
-from bench import durability, games, hands, reader, scoring
+from bench import durability, games, hands, reader, scoring, soak
+
+BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "durability": durability,
+              "soak": soak}
 
 
-def main() -> None:
-    results = {"machine": platform.machine(), "python": platform.python_version(), "hands": hands.run(),
-               "reader": reader.run(), "scoring": scoring.run(), "games": games.run(),
-               "durability": durability.run()}
-    hands.print_table(results["hands"])
-    reader.print_table(results["reader"])
-    scoring.print_table(results["scoring"])
-    games.print_table(results["games"])
-    durability.print_table(results["durability"])
-    out = Path(__file__).resolve().parent / "results.json"
+def main(argv: list[str] | None = None) -> int:
+    names = list(sys.argv[1:] if argv is None else argv) or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    results: dict = {"machine": platform.machine(), "python": platform.python_version()}
+    for name in names:
+        results[name] = BENCHMARKS[name].run()
+    for name in names:
+        BENCHMARKS[name].print_table(results[name])
+    selection = "" if names == list(BENCHMARKS) else "-" + "-".join(names)
+    out = Path(__file__).resolve().parent / f"results{selection}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"written: {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -18,7 +18,7 @@ from firmware.game.referee import Referee
 from firmware.hands.analysis import discard_shanten, shanten
 from firmware.rules.ruleset import RuleSetConfig
 
-SHANTEN_KEPT = 50_000       # hands whose shanten a player remembers (the same hands come back within a turn)
+SHANTEN_KEPT = 4096         # hands whose shanten a player remembers (the same hands come back within a turn)
 
 
 class SimPlayer:

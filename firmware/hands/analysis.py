@@ -16,8 +16,10 @@ from itertools import product
 
 from firmware.hands import group_info as gi
 from firmware.hands import shapes as sp
-from firmware.hands.suit_tables import CACHE_SIZE, PUNG, blocks, completers, splits
+from firmware.hands.suit_tables import PUNG, blocks, completers, splits
 from firmware.tile_constants import PLAYABLE, TERMINALS_AND_HONOURS
+
+PARTS_KEPT = 2048       # combined tables of the first and last groups of a hand remembered (the players' discards)
 
 
 class Shape(enum.Enum):
@@ -408,7 +410,7 @@ def discard_shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shap
     return out
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+@lru_cache(maxsize=PARTS_KEPT)
 def _before(declared: int, groups: tuple[tuple[int, ...], ...]) -> Table:
     """The table of the declared sets and ``groups`` (the first few of a hand)."""
     if not groups:
@@ -416,7 +418,7 @@ def _before(declared: int, groups: tuple[tuple[int, ...], ...]) -> Table:
     return _with(_before(declared, groups[:-1]), blocks(groups[-1], _SUITED[len(groups) - 1]))
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+@lru_cache(maxsize=PARTS_KEPT)
 def _after(groups: tuple[tuple[int, ...], ...]) -> Table:
     """The table of the last few groups of a hand (``groups`` ends with the honours)."""
     if not groups:

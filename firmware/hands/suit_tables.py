@@ -19,7 +19,7 @@ GroupSplit = tuple[int, tuple[tuple[int, int], ...]]
 
 CHOW, PUNG = 0, 1
 # Each cache holds at most this many group patterns (a table runs for years; a few MB each).
-CACHE_SIZE = 16384
+CACHE_SIZE = 8192
 
 
 @lru_cache(maxsize=CACHE_SIZE)
