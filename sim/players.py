@@ -17,6 +17,7 @@ from firmware.game.hand import Claim, HandPlay
 from firmware.game.referee import Referee
 from firmware.hands.analysis import discard_shanten, shanten
 from firmware.rules.ruleset import RuleSetConfig
+from firmware.tiles.tile import counts_of
 
 SHANTEN_KEPT = 4096         # hands whose shanten a player remembers (the same hands come back within a turn)
 
@@ -37,19 +38,14 @@ class SimPlayer:
         key = (tuple(sorted(hand)), declared)
         known = self._shanten_known.get(key)
         if known is None:
-            counts = [0] * 34
-            for k in hand:
-                counts[k] += 1
             if len(self._shanten_known) >= SHANTEN_KEPT:
                 self._shanten_known.clear()           # (bounded: a long game must not grow it)
-            known = self._shanten_known[key] = shanten(counts, declared, self.shapes)
+            known = self._shanten_known[key] = shanten(counts_of(hand), declared, self.shapes)
         return known
 
     def _best_discard(self, hand: list[int], declared: int) -> tuple[int, int]:
         """(tile to discard, shanten after it)."""
-        counts = [0] * 34
-        for k in hand:
-            counts[k] += 1
+        counts = counts_of(hand)
         after = discard_shanten(counts, declared, self.shapes)
         best_s = min(after.values())
         best = [tile for tile, s in sorted(after.items()) if s == best_s]

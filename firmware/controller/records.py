@@ -72,9 +72,7 @@ def validate(adapter: TypeAdapter, data: Any, what: str) -> Any:
     try:
         return adapter.validate_python(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(the whole record)"
-        raise RecordError(f"{what}: {where}: {first['msg']} (got {str(first.get('input'))[:60]!r})") from None
+        raise _record_error(exc, what) from None
 
 
 def from_json(adapter: TypeAdapter, text: str, what: str) -> Any:
@@ -82,6 +80,11 @@ def from_json(adapter: TypeAdapter, text: str, what: str) -> Any:
     try:
         return adapter.validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(the whole record)"
-        raise RecordError(f"{what}: {where}: {first['msg']} (got {str(first.get('input'))[:60]!r})") from None
+        raise _record_error(exc, what) from None
+
+
+def _record_error(exc: ValidationError, what: str) -> RecordError:
+    """The first problem of a failed validation, naming the record, the field and the value."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(the whole record)"
+    return RecordError(f"{what}: {where}: {first['msg']} (got {str(first.get('input'))[:60]!r})")

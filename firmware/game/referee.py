@@ -22,6 +22,7 @@ from firmware.rules.mcr.scorer import score as mcr_score
 from firmware.rules.northeast import TableContext, score_northeast, settle
 from firmware.rules.ruleset import RuleSetConfig
 from firmware.rules.win import Win
+from firmware.tiles.tile import counts_of
 
 SEATS = 4
 
@@ -61,10 +62,7 @@ class Referee:
         key = (tuple(sorted(hand)), declared)
         found = self._waits.get(key)
         if found is None:
-            counts = [0] * 34
-            for kind in hand:
-                counts[kind] += 1
-            found = frozenset(waits(counts, declared, self.rules.shape_set))
+            found = frozenset(waits(counts_of(hand), declared, self.rules.shape_set))
             if len(self._waits) >= self.WAITS_KEPT:
                 del self._waits[next(iter(self._waits))]        # the oldest
             self._waits[key] = found
