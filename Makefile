@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test bench lint clean config-check diagrams install-pi
+.PHONY: sim test bench bundle lint clean config-check diagrams install-pi
 
 $(STAMP): setup.cfg setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,8 +33,11 @@ lint: $(STAMP)
 	@! grep -rlnE '^\s*(import|from)\s+(gpiozero|serial)\b' firmware --include='*.py' \
 	  || (echo "firmware/ must not import gpiozero or pyserial" && false)
 
-install-pi: $(STAMP)
-	sudo $(BIN)/mjtable install --root /
+bundle: $(STAMP)
+	$(BIN)/mjtable bundle --out dist
+
+install-pi: bundle
+	sudo $(BIN)/mjtable install --bundle dist/mjtable-$$($(BIN)/mjtable --version | cut -d' ' -f2).bundle.tar --root /
 
 diagrams: $(STAMP)
 	$(BIN)/python -m firmware.controller.diagram
@@ -43,5 +46,5 @@ config-check: $(STAMP)
 	$(BIN)/mjtable config check
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

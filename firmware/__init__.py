@@ -1,0 +1,3 @@
+"""mjtable: the firmware of an automatic mahjong table (controller, mechanisms, reader, rules, game)."""
+
+__version__ = "0.2.0"

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from firmware.config_paths import shipped_dir
 from firmware.faults import ConfigError
 
 PIN_RE = re.compile(r"^!?(?:(?P<bank>[a-z][a-z0-9_]*):)?GPIO(?P<line>[0-9]|[1-2][0-9]|3[0-1])$")
@@ -218,7 +219,7 @@ class TableConfig(Section):
     @property
     def base_dir(self) -> Path:
         """The folder relative paths in this config start from."""
-        return self._source.parent if self._source else config_dir() / "tables"
+        return self._source.parent if self._source else shipped_dir() / "tables"
 
     def registry_files(self) -> dict[str, Path]:
         return self.reader.registry_files(self.base_dir)
@@ -336,9 +337,5 @@ def load_table_config(path: str | Path) -> TableConfig:
 
 
 def default_table_path() -> Path:
-    """The four-port double-set model shipped in ``config/tables``."""
-    return config_dir() / "tables" / "four_port_double.toml"
-
-
-def config_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "config"
+    """The four-port double-set model shipped with the package (``config/tables`` of the checkout)."""
+    return shipped_dir() / "tables" / "four_port_double.toml"

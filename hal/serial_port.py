@@ -2,7 +2,7 @@
 
 ``serial.serial_for_url`` lets one config key pick the real UART
 (``/dev/serial0``), a USB adapter, the simulator's reader
-(``rfidsim://table``) or a hex-dumping spy
+(``rfidsim://table``, which the simulator registers) or a hex-dumping spy
 (``spy:///dev/serial0?file=/var/log/rfid.spy``) without code changes.
 pyserial errors become :class:`hal.interfaces.PortError` so the firmware can
 treat every failure as "link down" without importing pyserial.
@@ -17,10 +17,6 @@ import serial
 from hal.interfaces import PortError
 
 log = logging.getLogger(__name__)
-
-# URL handlers of the simulator (rfidsim://) are found here once sim is imported.
-if "sim.serial_handlers" not in serial.protocol_handler_packages:
-    serial.protocol_handler_packages.append("sim.serial_handlers")
 
 
 class UrlSerialPort:

@@ -33,6 +33,7 @@ class Notifier:
             address = "\0" + address[1:]          # abstract socket
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+                sock.setblocking(False)            # a busy systemd never stalls the controller's loop
                 sock.sendto(message.encode(), address)
         except OSError as exc:
             log.debug("sd_notify %r failed: %s", message, exc)

@@ -189,7 +189,7 @@ def _mix_in_foreign(world: "TableWorld", set_id: str, tiles: list) -> None:
     """A tile of another registered set ends up in this one (it leaves its own set)."""
     from sim.tileset import SimTile
 
-    others = [s for s in world.registry.sets if s != set_id]
+    others = [s for s in world.physical.sets if s != set_id]
     if not others:
         raise FaultSpecError("foreign-tile needs a second registered set")
     other = world.sets.get(others[0])
@@ -198,7 +198,7 @@ def _mix_in_foreign(world: "TableWorld", set_id: str, tiles: list) -> None:
             return
         tiles.append(other.pop(0))
     else:
-        entry = world.registry.sets[others[0]][0]
+        entry = world.physical.sets[others[0]][0]
         tiles.append(SimTile(entry.uid, entry.set_id, entry.kind))
 
 

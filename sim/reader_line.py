@@ -9,6 +9,8 @@ stays dead even after the cable is back, until it is reopened.
 
 Lines are found by name, so ``rfidsim://NAME`` (the pyserial handler in
 ``sim.serial_handlers``) reaches the line of the simulated table ``NAME``.
+The simulator tells pyserial where that handler is when it lays a line:
+production code knows no ``rfidsim://``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from firmware.loop import Loop
 log = logging.getLogger(__name__)
 
 LINES: "weakref.WeakValueDictionary[str, ReaderLine]" = weakref.WeakValueDictionary()
+URL_HANDLERS = "sim.serial_handlers"
+
+
+def register_url_handler() -> None:
+    """Make ``rfidsim://`` known to ``serial.serial_for_url`` (once; pyserial looks in these packages)."""
+    import serial
+
+    if URL_HANDLERS not in serial.protocol_handler_packages:
+        serial.protocol_handler_packages.append(URL_HANDLERS)
 
 
 class ReaderLine:
@@ -44,6 +55,7 @@ class ReaderLine:
         self.frames_dropped = 0
         self.bytes_corrupted = 0
         LINES[name] = self
+        register_url_handler()
 
     @property
     def byte_s(self) -> float:

@@ -45,7 +45,8 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "rfid": {"frames_ok": counters.frames_ok, "crc_errors": counters.crc_errors, "resyncs": counters.resyncs,
                  "reconnects": counters.reconnects, "tiles_read": counters.tags, "drops": counters.drops,
                  "events_lost": counters.events_lost,
-                 "sets_verified": record.walls_verified, "sets_rejected": record.walls_rejected},
+                 "sets_verified": record.walls_verified, "sets_counted": record.walls_counted,
+                 "sets_rejected": record.walls_rejected},
         "faults": [{"code": f["code"], "tier": f["tier"], "at_s": round(f["at_s"], 3), "state": f["state"],
                     "detail": f["detail"], "written": f.get("written", True),
                     "acknowledged_at_s": None if f["acknowledged_at_s"] is None else round(f["acknowledged_at_s"], 3)}
@@ -102,7 +103,9 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
     r = report["rfid"]
     lines.append(f"reader: {r['tiles_read']} tags, {r['frames_ok']} frames ok, {r['crc_errors']} CRC errors, "
                  f"{r['resyncs']} resyncs, {r['drops']} drops, {r['events_lost']} events lost, "
-                 f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, rejected {r['sets_rejected']}")
+                 f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, "
+                 + (f"counted only {r['sets_counted']} (sets not enrolled), " if r.get("sets_counted") else "")
+                 + f"rejected {r['sets_rejected']}")
     under = {k: v for k, v in report["motor_s_under_interlock"].items() if v}
     if under:
         lines.append("SAFETY: motors ran while an interlock was active: "

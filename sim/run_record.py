@@ -4,8 +4,8 @@ A run of ten thousand hands publishes millions of events; keeping them all
 would make the simulator (and its garbage collector) slower with every hand.
 The record keeps the last ``EVENTS_KEPT`` events for tests and debugging,
 every fault (a table raises few; capped all the same), and running tallies
-of what the report says: stacking times, the players' waits, walls verified
-and rejected, power cuts.  A tally keeps its count, mean and maximum exactly
+of what the report says: stacking times, the players' waits, walls verified,
+counted only (a set not enrolled) and rejected, power cuts.  A tally keeps its count, mean and maximum exactly
 and its 95th percentile from a bounded, deterministic sample.
 """
 
@@ -61,6 +61,7 @@ class RunRecord:
         self.stack_s = Tally()
         self.waits_s = Tally()
         self.walls_verified = 0
+        self.walls_counted = 0          # accepted by count alone: the set is not enrolled
         self.walls_rejected = 0
         self.power_cuts = 0
 
@@ -74,7 +75,9 @@ class RunRecord:
         elif topic == "players.waited":
             self.waits_s.add(event.data["waited_s"])
         elif topic == "wall.verified":
-            if event.data["may_rise"]:
+            if event.data["may_rise"] and not event.data.get("verified", True):
+                self.walls_counted += 1
+            elif event.data["may_rise"]:
                 self.walls_verified += 1
             else:
                 self.walls_rejected += 1

@@ -33,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from firmware.config import config_dir, read_toml
+from firmware.config import read_toml
+from firmware.config_paths import shipped_dir
 from firmware.faults import ConfigError
 from sim.faults import parse_fault
 from sim.table_run import SimRun
@@ -50,7 +51,7 @@ class ScenarioResult:
 
 
 def scenario_files(folder: Path | None = None) -> list[Path]:
-    return sorted((folder or config_dir() / "scenarios").glob("*.toml"))
+    return sorted((folder or shipped_dir() / "scenarios").glob("*.toml"))
 
 
 def run_scenario(path: Path, seed: int = 1) -> ScenarioResult:

@@ -132,7 +132,7 @@ class TablePeople:
         a tile of no set is put aside; then a lift key (the centre opens when the set below is done)."""
         world = self.world
         set_id = self.rejected_set
-        if set_id not in world.registry.sets:      # the controller could not tell the set ("?"): the backs can
+        if set_id not in world.physical.sets:      # the controller could not tell the set ("?"): the backs can
             set_id = world.set_of(world.wall_tiles())
         if set_id is not None:
             for tile in world.take_out_of_walls(set_id):
@@ -140,7 +140,7 @@ class TablePeople:
         self._press("key_lift0")
 
     def _return(self, tile) -> None:
-        entry = self.world.registry.lookup(tile.uid)
+        entry = self.world.physical.lookup(tile.uid)
         if entry is None:
             self.world.set_aside.append(tile)
         elif entry.set_id in self.to_pour:
@@ -170,7 +170,7 @@ class TablePeople:
         self._later(self.reaction_s, self._press, "key_lift0")
 
     def _set_of(self, tile) -> str | None:
-        entry = self.world.registry.lookup(tile.uid)
+        entry = self.world.physical.lookup(tile.uid)
         return entry.set_id if entry is not None else None
 
     def finish_hand(self) -> None:

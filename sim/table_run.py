@@ -18,10 +18,9 @@ from pathlib import Path
 from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.controller.controller import Controller
 from firmware.controller.states import TableState
-from firmware.controller.store import open_table_store
 from firmware.events import Event, EventBus
 from firmware.rules.ruleset import RuleSetConfig, load_ruleset
-from firmware.table import Table
+from firmware.wiring import wire_table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
 from sim.game_runner import GameRunner
@@ -105,25 +104,29 @@ class SimRun:
         self.boots += 1
         self.fw_loop = ScopedLoop(self.loop)
         self.backend = SimBackend(self.cfg, self.fw_loop, self.world)
-        self.bus = EventBus(self.fw_loop.now)
-        self.bus.subscribe("", self.record)
-        self.bus.subscribe("", self.players.on_event)
-        self.bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
-        self.bus.subscribe("deal", lambda e: self.world.event("hand"))
-        if self.game is not None:
-            self.bus.subscribe("deal", self.game.on_deal)
-        self.bus.subscribe("controller.state", self._maybe_cut)
-        self.table = Table(self.cfg, self.backend, self.fw_loop, self.bus, random.Random(self.seed * 7 + self.boots))
+        wired = wire_table(self.cfg, self.rules, self.world.registry, self.backend, self.fw_loop, self.state_path,
+                           table_rng=random.Random(self.seed * 7 + self.boots),
+                           controller_rng=random.Random(self.seed * 13 + self.boots),
+                           listen=self._listen, on_store=self._opened, connect=self.world.storage.connect)
+        self.bus, self.table, self.store, self.controller = wired.bus, wired.table, wired.store, wired.controller
         self.safety = self.table.safety
-        self.store, problem = open_table_store(self.state_path, connect=self.world.storage.connect)
-        if self.world_in_store:
-            self.store.before_commit.append(self._world_into)
-        if self.boots == 1:
-            self.faults_before = self.store.last_fault_id()     # (a resumed table's earlier faults are not this run's)
-        self.controller = Controller(self.table, self.store, self.world.registry, self.rules,
-                                     random.Random(self.seed * 13 + self.boots), store_problem=problem)
         self.players.enter_dice = self.tell_controller(Controller.enter_dice)
         self.controller.start()
+
+    def _listen(self, bus: EventBus) -> None:
+        bus.subscribe("", self.record)
+        bus.subscribe("", self.players.on_event)
+        bus.subscribe("controller.stacking", lambda e: self.world.event("stacking"))
+        bus.subscribe("deal", lambda e: self.world.event("hand"))
+        if self.game is not None:
+            bus.subscribe("deal", self.game.on_deal)
+        bus.subscribe("controller.state", self._maybe_cut)
+
+    def _opened(self, store) -> None:
+        if self.world_in_store:
+            store.before_commit.append(self._world_into)
+        if self.boots == 1:
+            self.faults_before = store.last_fault_id()     # (a resumed table's earlier faults are not this run's)
 
     def _world_into(self, db) -> None:
         db.execute(f"CREATE TABLE IF NOT EXISTS {WORLD_TABLE} (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)")

@@ -6,6 +6,9 @@ canonical order of the full 144-tile set, so ``python -m sim.tileset``
 writes registry files that match the simulated tiles exactly (the shipped
 ``config/tiles/sim-A.csv`` and ``sim-B.csv`` are made this way).  A table
 playing a smaller set takes, kind by kind, the first copies of the full set.
+A set the table model declares but nobody enrolled (its file does not exist)
+still has tiles on the simulated table: :func:`physical_registry` makes them
+from the seed (the controller does not know their tags and counts the walls).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from firmware.config_paths import shipped_dir
 from firmware.reader.registry import TileRegistry, write_set_file
 from firmware.tiles.sets import TILE_SETS, TileSet
 from firmware.tiles.tile import code
@@ -48,6 +52,38 @@ def generated_registry(set_ids: tuple[str, ...] = ("A", "B")) -> TileRegistry:
     return registry
 
 
+def seeded_set(set_id: str, tile_set: TileSet, seed: int, taken: set[bytes]) -> list[tuple[bytes, int]]:
+    """(UID, kind) of a set nobody enrolled, canonical order: ISO 15693 style UIDs (E0, the maker, six bytes
+    drawn from ``seed`` and the set letter), none in ``taken`` (which gets them)."""
+    rng = random.Random(f"mjtable-sim-tiles:{seed}:{set_id}")
+    tiles = []
+    for kind in tile_set.all_tiles():
+        uid = bytes([0xE0, MAKER]) + rng.randbytes(6)
+        while uid in taken:
+            uid = bytes([0xE0, MAKER]) + rng.randbytes(6)
+        taken.add(uid)
+        tiles.append((uid, kind))
+    return tiles
+
+
+def physical_registry(registry: TileRegistry, set_ids: tuple[str, ...], tile_set: TileSet,
+                      seed: int) -> TileRegistry:
+    """Every tag on the simulated table: the enrolled sets of ``registry`` (the controller's), and for each of
+    ``set_ids`` that is not enrolled a set of ``tile_set`` made from ``seed``.  ``registry`` itself when
+    every set is enrolled."""
+    unenrolled = [s for s in set_ids if not registry.enrolled(s)]
+    if not unenrolled:
+        return registry
+    physical = TileRegistry()
+    for set_id, entries in registry.sets.items():
+        if registry.enrolled(set_id):
+            physical.add_set(set_id, [(e.uid, e.kind) for e in entries], registry.sources[set_id])
+    taken = set(registry.by_uid)
+    for set_id in unenrolled:
+        physical.add_set(set_id, seeded_set(set_id, tile_set, seed, taken), f"set {set_id} made from seed {seed}")
+    return physical
+
+
 def physical_set(registry: TileRegistry, tile_set: TileSet, set_id: str) -> list[SimTile]:
     """The tiles of ``set_id`` a table playing ``tile_set`` carries: the first copies of each kind."""
     left = list(tile_set.copies)
@@ -75,6 +111,6 @@ def write_generated(folder: Path, set_ids: tuple[str, ...] = ("A", "B")) -> list
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "config" / "tiles"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else shipped_dir() / "tiles"
     for written in write_generated(target):
         print(f"written: {written}")

@@ -28,7 +28,7 @@ from firmware.reader.registry import TileRegistry, load_table_registry
 from sim.reader_board import ReaderBoard
 from sim.reader_line import ReaderLine
 from sim.storage import SimStorage
-from sim.tileset import SimTile, generated_registry, physical_set, shuffled
+from sim.tileset import SimTile, generated_registry, physical_registry, physical_set, shuffled
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +101,12 @@ class TableWorld:
         set_ids = ("A", "B")[: 2 if cfg.table.double_set else 1]
         if registry is None:
             registry = load_table_registry(cfg) if cfg.reader.registry else generated_registry(set_ids)
-        self.registry = registry
+        self.registry = registry            # what the controller knows: the enrolled sets
+        # every tile there is, as the people know them by their backs and faces: a set not enrolled has tiles
+        # too (made from the seed), which the controller only counts
+        self.physical = physical_registry(registry, set_ids, self.tile_set, seed)
         self.sets: dict[str, list[SimTile]] = {
-            set_id: physical_set(registry, self.tile_set, set_id) for set_id in set_ids
+            set_id: physical_set(self.physical, self.tile_set, set_id) for set_id in set_ids
         }
         self.pads: list[list[SimTile]] = [[] for _ in range(SIDES)]   # tiles laid on each seat's pad
         self.removed_tiles: list[SimTile] = []                         # taken out by a missing-tile fault
@@ -136,10 +139,10 @@ class TableWorld:
         return len(tiles)
 
     def set_of(self, tiles: list[SimTile]) -> str | None:
-        """The registered set most of ``tiles`` belong to (None for no registered tile)."""
+        """The set most of ``tiles`` belong to (None for no tile of a set)."""
         counts: dict[str, int] = {}
         for tile in tiles:
-            entry = self.registry.lookup(tile.uid)
+            entry = self.physical.lookup(tile.uid)
             if entry is not None:
                 counts[entry.set_id] = counts.get(entry.set_id, 0) + 1
         return max(counts, key=counts.__getitem__) if counts else None
@@ -156,7 +159,7 @@ class TableWorld:
             for stack in self.walls[side]:
                 kept = []
                 for tile in stack:
-                    entry = self.registry.lookup(tile.uid)
+                    entry = self.physical.lookup(tile.uid)
                     (kept if entry is not None and entry.set_id == set_id else strays).append(tile)
                 if kept:
                     kept_stacks.append(tuple(kept))

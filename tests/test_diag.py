@@ -123,9 +123,12 @@ def test_diag_cli_without_a_running_service(tmp_path, capsys):
 
 def test_diag_direct_drives_the_table_from_this_process(tmp_path, capsys):
     """No service: the tool builds the controller on the table's pins itself, in service mode."""
-    assert main(["diag", "--direct", "--pin-factory", "mock", "--state", str(tmp_path / "t.db"), "state"]) == 0
+    assert main(["install", "--root", str(tmp_path)]) == 0                  # the table's own configuration
+    direct = ["diag", "--direct", "--config-dir", str(tmp_path / "etc/mjtable"), "--pin-factory", "mock",
+              "--state", str(tmp_path / "t.db")]
+    assert main([*direct, "state"]) == 0
     assert "state: service" in capsys.readouterr().out
-    assert main(["diag", "--direct", "--pin-factory", "mock", "--state", str(tmp_path / "t.db"), "sensors"]) == 0
+    assert main([*direct, "sensors"]) == 0
     assert "center_down" in capsys.readouterr().out
 
 
@@ -167,7 +170,7 @@ def test_run_opens_the_diag_socket(tmp_path, monkeypatch):
 
     thread = threading.Thread(target=client)
     thread.start()
-    assert main(["run", "--pin-factory", "mock", "--seconds", "1.0", "--state", str(tmp_path / "t.db"),
+    assert main(["run", "--sim", "--seconds", "1.0", "--state", str(tmp_path / "t.db"),
                  "--diag-socket", str(tmp_path / "d.sock")]) == 0
     thread.join(timeout=5)
     assert result["answer"]["ok"] and result["answer"]["state"]

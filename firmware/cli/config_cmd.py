@@ -20,9 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def shipped_files() -> list[Path]:
-    from firmware.config import config_dir
+    from firmware.config_paths import shipped_dir
 
-    return sorted((config_dir() / "tables").glob("*.toml")) + sorted((config_dir() / "rules").glob("*.toml"))
+    return sorted((shipped_dir() / "tables").glob("*.toml")) + sorted((shipped_dir() / "rules").glob("*.toml"))
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -42,6 +42,8 @@ def run_check(args: argparse.Namespace) -> int:
                 cfg = load_table_config(path)
                 registry = load_table_registry(cfg) if cfg.reader.registry else None
                 sets = f", tile registry {'/'.join(registry.sets)}" if registry else ", no tile registry"
+                if registry and registry.unenrolled:
+                    sets += f" ({', '.join(registry.unenrolled)} not enrolled: walls counted, not verified)"
                 if args.rules:
                     from firmware.rules.ruleset import load_ruleset, table_conflicts
                     conflicts = table_conflicts(load_ruleset(args.rules), cfg.table.tile_set, str(path))

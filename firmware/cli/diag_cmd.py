@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
+from firmware.cli.run_cmd import add_table_options, table_model
 from firmware.diagnostics.service_limits import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
 from firmware.faults import TableError
 from firmware.reader.messages import ANTENNAS
@@ -32,7 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "  mjtable diag --sim reader ping\n"
                                    "  mjtable diag --port /dev/pts/5 reader inventory --antenna 4\n"
                                    "  mjtable diag enroll --set A --antenna 0 --out set-a.csv")
-    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
     parser.add_argument("--port", help="reader port URL instead of the table's (e.g. /dev/ttyUSB0, /dev/pts/5)")
     parser.add_argument("--sim", action="store_true", help="use the simulated table in this process")
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulated table (with --sim)")
@@ -47,10 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="with --sim: power the simulated table on in service mode (both lift keys held)")
     parser.add_argument("--direct", action="store_true",
                         help="no service is running: drive the table from this process, in service mode")
-    parser.add_argument("--state", type=Path, default=Path("/var/lib/mjtable/table.db"),
-                        help="with --direct: the table database (default /var/lib/mjtable/table.db)")
-    parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
-                        help="with --direct: override the table model's pin factory")
+    add_table_options(parser)     # on a table: its folder /etc/mjtable; with --sim or --port: the shipped model
     diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
 
     reader = diag.add_parser("reader", help="the tile reader board: ping, antennas, inventory, counters")
@@ -194,12 +191,19 @@ def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], No
     return answers[0]
 
 
+def diag_model(args: argparse.Namespace) -> Path:
+    """The table model a diagnostic uses: the table's own (its folder), or the shipped one for the
+    simulated table and for a reader board on a port of this machine."""
+    return table_model(args, simulated=bool(args.sim or args.port))[0]
+
+
 def _ask_direct(args: argparse.Namespace, request: dict) -> dict:
     """The technician's own controller on the real table, powered on in service mode."""
-    from firmware.cli.run_cmd import HardwareTable
-    from hal.runtime import run_until
+    from firmware.cli.run_cmd import DEFAULT_STATE, wire_service
+    from hal.runtime import real_loop, run_until
 
-    hw = HardwareTable(args.table, "mcr", args.state, args.pin_factory)
+    args.rules = "mcr"                  # (service mode deals no hand)
+    hw, _ = wire_service(args, real_loop(), args.state or DEFAULT_STATE)
     try:
         hw.controller.start(service=True)
         return _answer(hw.controller, lambda done, t: run_until(hw.loop, done, t, "the table"), request,
@@ -229,9 +233,9 @@ def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     from sim.faults import parse_fault
     from sim.table_run import SimRun
 
-    from firmware.config import default_table_path, load_table_config
+    from firmware.config import load_table_config
 
-    cfg = load_table_config(args.table or default_table_path())
+    cfg = load_table_config(diag_model(args))
     run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0, service=args.service)
     try:
         run.loop.run_for(5.0)                       # power on, home (or enter service mode)

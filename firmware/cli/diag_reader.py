@@ -4,9 +4,10 @@ table's port (or ``--port``, or the simulated board with ``--sim``), and enrollm
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Callable
 
-from firmware.config import TableConfig, default_table_path, load_table_config
+from firmware.config import TableConfig, load_table_config
 from firmware.diagnostics.reader_answers import antenna_place, ask_reader
 from firmware.events import EventBus
 from firmware.faults import FaultCode, FaultReporter, TableError
@@ -26,7 +27,7 @@ class ReaderSession:
     """A started reader driver and a way to run its loop until something is true."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.cfg: TableConfig = load_table_config(args.table or default_table_path())
+        self.cfg: TableConfig = load_table_config(_model(args))
         self.sim = None
         if args.sim:
             from sim.faults import parse_fault
@@ -98,7 +99,7 @@ def _session(args: argparse.Namespace, fn: Callable[[ReaderSession], int]) -> in
 def _board_where(args: argparse.Namespace) -> str:
     if args.sim:
         return "simulated reader"
-    return f"reader on {args.port or load_table_config(args.table or default_table_path()).reader.url}"
+    return f"reader on {args.port or load_table_config(_model(args)).reader.url}"
 
 
 def _ask_board(s: ReaderSession, args: argparse.Namespace, request: dict) -> dict:
@@ -118,7 +119,7 @@ def _where(antenna: int) -> str:
 
 
 def enroll(args: argparse.Namespace) -> int:
-    cfg = load_table_config(args.table or default_table_path())
+    cfg = load_table_config(_model(args))
     chosen = tile_set(args.tiles or cfg.table.tile_set)
     out = args.out or cfg.registry_files().get(args.set_id)
     if out is None:
@@ -157,3 +158,7 @@ def enroll(args: argparse.Namespace) -> int:
     return _session(args, run)
 
 
+def _model(args: argparse.Namespace) -> Path:
+    from firmware.cli.diag_cmd import diag_model
+
+    return diag_model(args)

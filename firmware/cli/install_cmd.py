@@ -1,78 +1,187 @@
-"""``mjtable install``: put the controller on a Raspberry Pi OS image (or under a test root).
+"""``mjtable install``: install or update a table (Raspberry Pi OS, or a test root) from a release bundle.
 
 Lays out, under ``--root`` (``/`` on a table):
 
-* ``opt/mjtable/venv``: a virtualenv with this checkout installed (``.[pi]``), unless ``--no-venv``;
-* ``etc/mjtable/``: the configuration (table models, rule sets, tile registries, scenarios), with
-  ``tables/table.toml`` the model the service runs;
-* ``etc/systemd/system/mjtable.service``: the unit (restart on failure, watchdog);
-* ``var/lib/mjtable/``: the table database's folder.
+* ``opt/mjtable/releases/<version>/``: the bundle's release in its own virtualenv, installed with no
+  network, self-tested, then made ``current`` (on trial until the service reports READY);
+* ``opt/mjtable/bin/mjtable-start``: the service's start guard (rolls a release back that never gets READY);
+* ``etc/mjtable/``: the table's configuration, written on the first install only (``--force`` replaces
+  it): table models, rule sets, ``tables/table.toml`` the model the service runs, whose tile sets are
+  enrolled into ``tiles/`` with ``mjtable diag enroll``;
+* ``etc/systemd/system/mjtable.service``: the unit; ``var/lib/mjtable/``: the table database's folder;
+* ``usr/local/bin/mjtable``: the current release's command.
 
-It prints the system steps it leaves to the administrator (user, groups, enabling the unit).
+It prints what the operating system still lacks against power cuts and the
+system steps it leaves to the administrator.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 
 from firmware.rules.names import RULE_NAMES
 
-PROJECT = Path(__file__).resolve().parent.parent.parent
+UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
+TRUSTED_KEY = Path("etc") / "mjtable" / "release-key.pub"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("install", help="install the service on a Raspberry Pi (or under a test root)",
-                            description="Install the controller, its config and its systemd unit.")
+    parser = sub.add_parser("install", help="install or update a table from a release bundle (no network)",
+                            description="Install or update the controller, its configuration and its unit.",
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="examples:\n  mjtable install --bundle mjtable-0.2.0.bundle.tar --root /\n"
+                                   "  mjtable install --bundle mjtable-0.2.0.bundle.tar --root $(mktemp -d)   "
+                                   "# try it in a folder")
+    parser.add_argument("--bundle", type=Path, help="the release bundle (make bundle / mjtable bundle)")
     parser.add_argument("--root", type=Path, default=Path("/"), help="install under this root (default /)")
-    parser.add_argument("--table", type=Path, help="the table model the service runs (default: four-port double)")
-    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr",
-                        help="the rule set the service runs (default mcr; it must suit the table's tile set)")
-    parser.add_argument("--no-venv", action="store_true", help="do not create the virtualenv (tests, dry runs)")
-    parser.add_argument("--force", action="store_true", help="replace an existing configuration")
+    parser.add_argument("--table", type=Path, help="first install: the table model (default: four-port double)")
+    parser.add_argument("--rules", choices=RULE_NAMES,
+                        help="the rule set the service runs (first install: mcr; an update keeps the table's)")
+    parser.add_argument("--trust", type=Path, metavar="KEY.pub",
+                        help="trust this Ed25519 public key from now on: unsigned bundles are refused")
+    parser.add_argument("--force", action="store_true", help="replace the table's configuration with the defaults")
+    parser.add_argument("--selftest-seconds", type=float, default=3.0,
+                        help="how long the new release runs against the simulated table before it may switch")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from firmware.config import config_dir, default_table_path, load_table_config
+def installed_rules(root: Path) -> str | None:
+    """The rule set the installed unit runs, if there is one."""
+    try:
+        found = re.search(r"--rules (\S+)", (root / UNIT).read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return found.group(1) if found else None
 
-    root = args.root
+
+def write_config(root: Path, shipped: Path, table: Path | None, force: bool) -> str:
+    """The table's configuration folder on the first install (or with ``force``); a line saying what was done."""
+    from firmware.config import load_table_config
+
     etc = root / "etc" / "mjtable"
-    table_src = args.table or default_table_path()
-    model = load_table_config(table_src)                      # refuse to install a broken model
-    from firmware.rules.ruleset import load_ruleset, table_conflicts
-    conflicts = table_conflicts(load_ruleset(args.rules), model.table.tile_set, str(table_src))
-    if conflicts:
-        raise ValueError("; ".join(conflicts))                 # the service would latch E03 at power-on
-    if etc.exists() and not args.force:
-        raise ValueError(f"{etc} exists; add --force to replace the configuration")
+    if (etc / "tables" / "table.toml").exists() and not force:
+        return f"configuration kept: {etc}"
+    model_text = (table or shipped / "tables" / "four_port_double.toml").read_text(encoding="utf-8")
+    load_table_config(table or shipped / "tables" / "four_port_double.toml")   # refuse a broken model
+    keep_key = (root / TRUSTED_KEY).read_bytes() if (root / TRUSTED_KEY).exists() else None
+    staging = etc.with_name("mjtable.new")
+    if staging.exists():
+        shutil.rmtree(staging)
+    shutil.copytree(shipped, staging, ignore=shutil.ignore_patterns("__init__.py", "__pycache__", "systemd",
+                                                                     "tiles", "*.tmp"))
+    (staging / "tiles").mkdir()
+    (staging / "tables" / "table.toml").write_text(table_model_text(model_text), encoding="utf-8")
+    load_table_config(staging / "tables" / "table.toml")
+    if keep_key is not None:
+        (staging / "release-key.pub").write_bytes(keep_key)
     if etc.exists():
         shutil.rmtree(etc)
-    shutil.copytree(config_dir(), etc, ignore=shutil.ignore_patterns("systemd", "*.tmp"))
-    shutil.copyfile(table_src, etc / "tables" / "table.toml")
-    installed = load_table_config(etc / "tables" / "table.toml")   # its registry paths must still resolve
+    staging.rename(etc)
+    return f"configuration written: {etc} (table model {etc / 'tables' / 'table.toml'})"
+
+
+def table_model_text(text: str) -> str:
+    """A model for a real table: its tile sets are the table's own enrolment files, not the simulator's."""
+    return re.sub(r'^(\s*([A-Z])\s*=\s*)"[^"]*sim-[A-Z]\.csv"', r'\1"../tiles/\2.csv"', text, flags=re.M)
+
+
+def _check_rules(root: Path, table: Path | None, shipped: Path, rules: str, force: bool) -> None:
+    """Refuse a rule set the table's model cannot play (the service would latch E03 at power-on)."""
+    from firmware.config import load_table_config
+    from firmware.rules.ruleset import load_ruleset, table_conflicts
+
+    own = root / "etc" / "mjtable" / "tables" / "table.toml"
+    model = table or (own if own.exists() and not force else shipped / "tables" / "four_port_double.toml")
+    conflicts = table_conflicts(load_ruleset(rules), load_table_config(model).table.tile_set, str(model))
+    if conflicts:
+        raise ValueError("; ".join(conflicts))
+
+
+def write_unit(root: Path, unit_file: Path, rules: str) -> Path:
+    unit = root / UNIT
+    unit.parent.mkdir(parents=True, exist_ok=True)
+    text = unit_file.read_text(encoding="utf-8")
+    unit.write_text(re.sub(r"--rules \S+", f"--rules {rules}", text), encoding="utf-8")
+    return unit
+
+
+def link_command(root: Path) -> None:
+    link = root / "usr" / "local" / "bin" / "mjtable"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(Path("/opt/mjtable/current/bin/mjtable") if root == Path("/")
+                    else root / "opt" / "mjtable" / "current" / "bin" / "mjtable")
+
+
+def run(args: argparse.Namespace) -> int:
+    from firmware.config_paths import shipped_dir
+    from firmware.faults import TableError
+    from firmware.rules.ruleset import load_ruleset
+    from hal.release.bundle import host_platform, open_bundle
+    from hal.release.releases import Releases, install_launcher
+
+    root: Path = args.root
+    rules = args.rules or installed_rules(root) or "mcr"
+    load_ruleset(rules)
+    if args.trust:
+        (root / TRUSTED_KEY).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(args.trust, root / TRUSTED_KEY)
+    trusted = root / TRUSTED_KEY if (root / TRUSTED_KEY).exists() else None
+    releases = Releases(root)
+    with tempfile.TemporaryDirectory(prefix="mjtable-install-") as tmp:
+        bundle = open_bundle(args.bundle, Path(tmp), trusted) if args.bundle else None
+        shipped = bundle.folder / "config" if bundle else shipped_dir()
+        unit_file = (bundle.folder if bundle else shipped_dir()) / "systemd" / "mjtable.service"
+        if bundle and host_platform() not in bundle.manifest["platforms"]:
+            raise TableError(f"{args.bundle} holds wheels for {', '.join(bundle.manifest['platforms'])}; "
+                             f"this machine is {host_platform()}")
+        _check_rules(root, args.table, shipped, rules, args.force)
+        (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
+        print(write_config(root, shipped, args.table, args.force))
+        unit = write_unit(root, unit_file, rules)
+        install_launcher(releases.base)
+        if bundle is not None:
+            print(f"bundle {args.bundle.name}: release {bundle.version}, "
+                  f"{'signed, signature good' if trusted else 'signed' if bundle.signed else 'not signed'}")
+            extras = f"[{bundle.manifest['extras']}]" if bundle.manifest.get("extras") else ""
+            releases.install(bundle.wheels, bundle.version, extras,
+                             ["--rules", rules, "--sim-seconds", f"{args.selftest_seconds:g}"])
+            before = releases.current()
+            releases.activate(bundle.version)
+            link_command(root)
+            print(f"release {bundle.version} passed its self-test and is current"
+                  + (f" (previous: {before}; it comes back by itself if this one never gets READY)"
+                     if before and before != bundle.version else ""))
+    print(f"installed under {root}: unit {unit}, releases {releases.folder}")
+    _say_what_is_left(root)
+    return 0
+
+
+def _say_what_is_left(root: Path) -> None:
+    from hal.os_checks import check_table_os, format_report, missing
+
+    lacking = missing(check_table_os(root))
+    if lacking:
+        print("against power cuts, this system still lacks (docs/table-os.md):")
+        print("\n".join("  " + line for line in format_report(lacking).splitlines()))
     from firmware.reader.registry import load_table_registry
-    load_table_registry(installed)
-    unit_dir = root / "etc" / "systemd" / "system"
-    unit_dir.mkdir(parents=True, exist_ok=True)
-    unit = (config_dir() / "systemd" / "mjtable.service").read_text(encoding="utf-8")
-    (unit_dir / "mjtable.service").write_text(unit.replace("--rules mcr", f"--rules {args.rules}"), encoding="utf-8")
-    (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
-    venv = root / "opt" / "mjtable" / "venv"
-    if not args.no_venv:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{PROJECT}[pi]"],
-                       check=True)
-    print(f"installed under {root}: config {etc}, unit {unit_dir / 'mjtable.service'}"
-          + ("" if args.no_venv else f", virtualenv {venv}"))
-    print("system steps left to you (as root):\n"
+    from firmware.config import load_table_config
+    try:
+        registry = load_table_registry(load_table_config(root / "etc" / "mjtable" / "tables" / "table.toml"))
+        hint = registry.enrol_hint() if registry.unenrolled else ""
+    except Exception as exc:  # noqa: BLE001 (a report, never a failed install)
+        hint = f"the table model does not load: {exc}"
+    if hint:
+        print(hint)
+    print("system steps left to you (as root, on the first install):\n"
           "  groupadd --system mjtable-tech      # technicians: may use 'mjtable diag'\n"
           "  useradd --system --groups gpio,dialout,mjtable-tech mjtable\n"
           "  usermod -aG mjtable-tech TECHNICIAN # each technician's login\n"
           "  chown -R mjtable:mjtable /var/lib/mjtable\n"
           "  systemctl daemon-reload && systemctl enable --now mjtable\n"
           "  journalctl -u mjtable -f          # the log, with fault codes")
-    return 0

@@ -11,7 +11,9 @@ import argparse
 import logging
 import sys
 
-from firmware.cli import config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, run_cmd, score_cmd, sim_cmd
+from firmware import __version__
+from firmware.cli import (config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, release_cmd, run_cmd,
+                          score_cmd, sim_cmd)
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -26,8 +28,10 @@ EPILOG = """examples:
   mjtable diag --sim --service test stackers   a service test on the simulated table
   mjtable diag --sim reader ping       talk to the (simulated) tile reader board
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
-  mjtable run --table /etc/mjtable/tables/table.toml --state /var/lib/mjtable/table.db
-  mjtable install --root /              install the service on a Raspberry Pi (make install-pi)
+  mjtable run --sim --seconds 60       the service against the simulated table at real time (a dry run)
+  mjtable run                          the service on a table (/etc/mjtable, /var/lib/mjtable/table.db)
+  mjtable install --bundle mjtable-0.2.0.bundle --root /    install or update a table from a release bundle
+  mjtable release list                 the releases on this table; activate, rollback
 """
 
 
@@ -35,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mjtable", description="Automatic mahjong table firmware.",
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("--version", action="version", version=f"mjtable {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sim_cmd.register(sub)
     config_cmd.register(sub)
@@ -44,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     score_cmd.register(sub)
     run_cmd.register(sub)
     install_cmd.register(sub)
+    release_cmd.register(sub)
     return parser
 
 

@@ -1,11 +1,15 @@
-"""``mjtable run``: the controller on a real table (the service's command).
+"""``mjtable run``: the controller on a table (the service's command), or against the simulated table.
 
-The composition root for hardware: the table model's pins through gpiozero
-(``[backend]``; ``--pin-factory mock`` for a dry run without a Pi), the
-reader on its serial URL, the table database, the OS CSPRNG for electronic
-dice, and the real-time loop.  Faults are logged with their code and hint
-(to the journal under systemd, else stderr).  Under systemd it reports
-READY, STATUS and WATCHDOG; SIGTERM stops every motor and exits.
+The service's composition root: the table model of the table's own
+configuration folder (``/etc/mjtable``, or ``--config-dir``), its pins through
+gpiozero (``[backend]``), the reader on its serial URL, the table database,
+the OS CSPRNG for electronic dice, and the real-time loop.  ``--sim`` keeps
+all of that and puts the simulated table's models behind the pins and the
+port (gpiozero mock pins, ``rfidsim://``): a dry run at real time that
+stacks, reads, raises and deals as the table will.  Faults are logged with
+their code and hint (to the journal under systemd, else stderr).  Under
+systemd it reports READY, STATUS and WATCHDOG; SIGTERM stops every motor
+and exits.
 """
 
 from __future__ import annotations
@@ -14,72 +18,100 @@ import argparse
 import logging
 import random
 import signal
+import tempfile
 from pathlib import Path
 
 from firmware.rules.names import RULE_NAMES
 
 log = logging.getLogger("mjtable.run")
 
+DEFAULT_STATE = Path("/var/lib/mjtable/table.db")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run the controller on a real table (the service)",
-                            description="Run the table controller on real hardware.",
+    parser = sub.add_parser("run", help="run the controller: the service on a table, or --sim for a dry run",
+                            description="Run the table controller (the service), on the table or with --sim "
+                                        "against the simulated table at real time.",
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  mjtable run --table /etc/mjtable/tables/table.toml --state "
-                                   "/var/lib/mjtable/table.db\n  mjtable run --pin-factory mock --seconds 5   "
-                                   "# dry run on a laptop")
-    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
+                            epilog="examples:\n  mjtable run                       # the service: /etc/mjtable, "
+                                   "/var/lib/mjtable/table.db\n  mjtable run --sim --seconds 60    "
+                                   "# a dry run on a laptop: the simulated table at real time")
+    add_table_options(parser)
     parser.add_argument("--rules", choices=RULE_NAMES, default="mcr")
-    parser.add_argument("--state", type=Path, default=Path("table.db"), help="the table database (SQLite)")
-    parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
-                        help="override the table model's [backend] pin_factory")
+    parser.add_argument("--sim", action="store_true",
+                        help="the simulated table behind the pins and the reader port, at real time (a dry run)")
+    parser.add_argument("--seed", type=int, default=1, help="with --sim: the simulated table's seed")
     parser.add_argument("--seconds", type=float, help="stop after this long (tests, dry runs)")
     parser.add_argument("--diag-socket", type=Path, default=Path("/run/mjtable/diag.sock"),
                         help="the technician's socket (default /run/mjtable/diag.sock; 'none' to disable)")
     parser.set_defaults(func=run)
 
 
-class HardwareTable:
-    """The controller wired to the real table: pins, reader, database, CSPRNG dice, real-time loop.
+def add_table_options(parser: argparse.ArgumentParser) -> None:
+    """Where a table's controller finds its model and database (``run`` and ``diag --direct``)."""
+    parser.add_argument("--config-dir", type=Path,
+                        help="the table's configuration folder (default /etc/mjtable, written by mjtable install)")
+    parser.add_argument("--table", type=Path, help="a table model (TOML) instead of the folder's tables/table.toml")
+    parser.add_argument("--state", type=Path,
+                        help=f"the table database (SQLite; default {DEFAULT_STATE}, with --sim a fresh one)")
+    parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
+                        help="override the table model's [backend] pin_factory")
 
-    Used by the service and by ``mjtable diag --direct`` (a technician's own
-    process when no service runs).
-    """
 
-    def __init__(self, table_path: Path | None, rules_name: str, state: Path, pin_factory: str | None) -> None:
-        from firmware.config import default_table_path, load_table_config
-        from firmware.controller.controller import Controller
-        from firmware.controller.store import open_table_store
-        from firmware.events import EventBus
-        from firmware.reader.registry import load_table_registry
-        from firmware.rules.ruleset import load_ruleset
-        from firmware.table import Table
+def table_model(args: argparse.Namespace, simulated: bool) -> tuple[Path, Path | None]:
+    """The model to run and the configuration folder its rule sets come from.
+
+    A table reads only its own folder.  A dry run (``--sim``) on a machine
+    with no installed table takes the shipped model, and says so."""
+    from firmware.config import default_table_path
+    from firmware.config_paths import TABLE_CONFIG_DIR, table_model_path
+
+    folder = args.config_dir or TABLE_CONFIG_DIR
+    if args.table:
+        return args.table, args.config_dir
+    if simulated and args.config_dir is None and not (folder / "tables" / "table.toml").is_file():
+        log.info("no table installed at %s: the shipped four-port double-set model", folder)
+        return default_table_path(), None
+    return table_model_path(folder), folder
+
+
+def wire_service(args: argparse.Namespace, loop, state: Path, simulated: bool = False):
+    """The service's table on ``loop``: (wired table, the simulated table or None)."""
+    from firmware.config import load_table_config
+    from firmware.reader.registry import load_table_registry
+    from firmware.rules.ruleset import load_ruleset
+    from firmware.wiring import wire_table
+
+    model, folder = table_model(args, simulated)
+    cfg = load_table_config(model)
+    rules = load_ruleset(args.rules, folder)
+    live = None
+    if simulated:
+        from sim.live_table import LiveSimTable
+        live = LiveSimTable(cfg, loop, seed=getattr(args, "seed", 1))
+        backend, registry = live.backend, live.registry
+    else:
         from hal.backend import HardwareBackend
-        from hal.runtime import real_loop
-
-        cfg = load_table_config(table_path or default_table_path())
-        if pin_factory:
-            cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": pin_factory})})
-        self.cfg = cfg
-        rules = load_ruleset(rules_name)
+        if args.pin_factory:
+            cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": args.pin_factory})})
         registry = load_table_registry(cfg)
-        self.loop = real_loop()
-        self.bus = EventBus(self.loop.now)
-        self.bus.subscribe("controller.acknowledged", lambda e: log.warning("latched fault acknowledged"))
-        self.bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
-        self.backend = HardwareBackend(cfg, self.loop)
-        self.table = Table(cfg, self.backend, self.loop, self.bus, random.SystemRandom())
-        state.parent.mkdir(parents=True, exist_ok=True)
-        self.store, problem = open_table_store(state)
-        self.controller = Controller(self.table, self.store, registry, rules, random.SystemRandom(),
-                                     store_problem=problem)
+        backend = HardwareBackend(cfg, loop)
 
-    def close(self) -> None:
-        """Every output to its safe value, the reader stopped, the database closed, the pins released."""
-        self.table.safe_stop_all()
-        self.table.reader.stop()
-        self.store.close()
-        self.backend.close()
+    def listen(bus) -> None:
+        bus.subscribe("controller.acknowledged", lambda e: log.warning("latched fault acknowledged"))
+        bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
+        if live is not None:
+            live.listen(bus)
+
+    try:
+        wired = wire_table(cfg, rules, registry, backend, loop, state, table_rng=random.SystemRandom(),
+                           controller_rng=random.SystemRandom(), listen=listen)
+    except BaseException:
+        backend.close()
+        raise
+    if live is not None:
+        live.seat(wired.controller, loop.post)
+    return wired, live
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,11 +122,21 @@ def run(args: argparse.Namespace) -> int:
     level_before = root.level
     root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
 
-    hw = HardwareTable(args.table, args.rules, args.state, args.pin_factory)
+    from hal.runtime import real_loop
+
+    scratch = tempfile.TemporaryDirectory(prefix="mjtable-run-") if args.sim and not args.state else None
+    state = args.state or (Path(scratch.name) / "table.db" if scratch else DEFAULT_STATE)
+    loop = real_loop()
+    try:
+        hw, live = wire_service(args, loop, state, simulated=args.sim)
+    except BaseException:
+        if scratch is not None:
+            scratch.cleanup()
+        raise
     if getattr(args, "own_process", False):
         from hal.runtime import keep_startup_objects
         keep_startup_objects()
-    cfg, loop, bus, controller = hw.cfg, hw.loop, hw.bus, hw.controller
+    cfg, bus, controller = hw.cfg, hw.bus, hw.controller
     notifier = Notifier()
     bus.subscribe("controller.state", lambda e: notifier.status(f"state {e.data['state']}"))
 
@@ -121,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
             server = None
     controller.start()
     notifier.ready(f"table {cfg.table.name}, rules {args.rules}")
-    log.info("controller started: %s, %s-tile set, rules %s, database %s", cfg.table.name, cfg.table.tile_set,
-             args.rules, args.state)
+    log.info("controller started: %s, %s-tile set, rules %s, database %s%s", cfg.table.name, cfg.table.tile_set,
+             args.rules, state, " (the simulated table behind the pins and the reader port)" if live else "")
     try:
         loop.run_forever()
     except KeyboardInterrupt:
@@ -133,7 +175,9 @@ def run(args: argparse.Namespace) -> int:
             server.stop()
         hw.close()
         signal.signal(signal.SIGTERM, previous)
-        log.info("controller stopped; every output safe")
+        log.info("controller stopped; every output safe%s", f" ({live.describe()})" if live else "")
+        if scratch is not None:
+            scratch.cleanup()
         root.setLevel(level_before)
     return 0
 

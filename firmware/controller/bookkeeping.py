@@ -4,7 +4,9 @@ Plain data, written to the table database as one JSON document after every
 change and read back through its typed model
 (:class:`firmware.controller.records.BookRecord`, whose fields are these).
 Positions of a stacked set's walls are kept as faces per position (from
-the verified wall map), so a restarted controller can still deal.
+the verified wall map), so a restarted controller can still deal.  A wall
+none of whose faces is known was counted, not verified (its set is not
+enrolled, or no tag of it was read): :meth:`Bookkeeping.wall_mode`.
 """
 
 from __future__ import annotations
@@ -102,6 +104,13 @@ class Bookkeeping:
         self.walls[set_id] = [[[wall[Position(side, stack, level)] for level in ("bottom", "top")
                                 if Position(side, stack, level) in wall]
                                for stack in range(1, wall.stacks_per_side + 1)] for side in range(4)]
+
+    def wall_mode(self, set_id: str) -> str:
+        """``verified`` when the set's wall names at least one face, else ``counted``: nothing in the wall was
+        checked tile by tile (a set not enrolled is counted only), so the deal knows none of its tiles."""
+        sides = self.walls.get(set_id) or []
+        named = any(face is not None for side in sides for stack in side for face in stack)
+        return "verified" if named else "counted"
 
     def wall(self, set_id: str) -> Wall | None:
         sides = self.walls.get(set_id)

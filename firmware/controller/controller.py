@@ -84,6 +84,7 @@ class Controller:
         self.safety = table.safety
         self.store = store
         self.registry = registry
+        self.enrol_hint = registry.enrol_hint()       # "" when every declared set is enrolled
         self.rules = rules
         self.cfg = table.cfg
         self.store_problem = store_problem            # the database was moved aside at power-on (E98)
@@ -124,6 +125,8 @@ class Controller:
         """Power on: service mode when both lift keys are held (or ``service``: the technician's own
         process, ``mjtable diag --direct``); else check the interlocks, home and carry on."""
         self.table.reader.start()
+        if self.enrol_hint:
+            log.warning("%s", self.enrol_hint)          # once per start: the technician's next job
         self.bus.publish("controller.boot", book=self.book.to_dict())
         if self.store_problem is not None:
             self.faults.report(Fault(FaultCode.E98, self.loop.now(), "store", dict(self.store_problem)))
@@ -283,8 +286,11 @@ class Controller:
         if self.book.hand_open:
             self.book.hand_open = False
             self.book.hand_over = True
+            on_table = self.book.sets_at(SetLocation.TABLE)
+            counted = bool(on_table) and self.book.wall_mode(on_table[0]) == "counted"
             with self.store.batch("end of hand"):
-                self.store.end_hand(self.book.hand, self.loop.now(), {"result": "ended"})
+                self.store.end_hand(self.book.hand, self.loop.now(),
+                                    {"result": "ended", **({"wall": "counted"} if counted else {})})
                 self.persist()
             self.bus.publish("hand.over", hand=self.book.hand)
         self._job = jobs.move_center(self.table, LiftStop.UP, self._center_moved("opened"))
@@ -376,7 +382,7 @@ class Controller:
         else:
             first = []
         self.bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,
-                         first_draws=first)
+                         first_draws=first, wall=b.wall_mode(set_id))
         self.dealt()
 
     # -- keys -----------------------------------------------------------------------------

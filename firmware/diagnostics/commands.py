@@ -1,7 +1,9 @@
 """What a technician may ask of the running controller, as JSON requests and replies.
 
 Read-only requests (``state``, ``faults``, ``counters``, ``sensors``,
-``reader``) are always answered.  ``ack`` acknowledges a latched fault
+``reader``) are always answered; ``state`` names how each set's walls
+below or on the table were checked (``verified`` or ``counted``, counted
+only) and, while a set is not enrolled, how to enrol it (``enrol``).  ``ack`` acknowledges a latched fault
 (refused, with the reason, while an interlock is still there).  Service
 tests move motors, so they are refused unless the table is in service mode
 (both lift keys at power-on) and no interlock is present (the safety
@@ -16,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from firmware.controller.states import TableState
+from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
 from firmware.diagnostics.judge import judge_from_pad
@@ -53,7 +55,10 @@ class DiagCommands:
     # -- read-only ------------------------------------------------------------------
     def _cmd_state(self, request: dict, reply: Reply) -> None:
         c = self.controller
-        reply({"ok": True, "state": c.state, "book": c.book.to_dict(), "chips": c.scoreboard.chips,
+        b = c.book
+        walls = {s: b.wall_mode(s) for s in sorted(b.sets_at(SetLocation.STACKED) + b.sets_at(SetLocation.TABLE))}
+        reply({"ok": True, "state": c.state, "book": b.to_dict(), "chips": c.scoreboard.chips,
+               "walls": walls, **({"enrol": c.enrol_hint} if c.enrol_hint else {}),
                "fault": c.fault.code.value if c.fault else None,
                "interlocks": [f"{f.detail['interlock']} ({f.code.value})" for f in c.safety.active()],
                "stuck_keys": sorted(c.table.panel.stuck),

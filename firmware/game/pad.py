@@ -5,7 +5,9 @@ seat (reader antennas 4..7 = sides 0..3); the panel says how the tile came
 (self-drawn, or whose discard) and which tile it was.  The pad's inventory
 gives the tags, the registry the faces; the referee then judges the hand
 like any other.  A tag in no registry, or a tile of the wrong set, makes the
-read unusable (the table asks for the tiles again) rather than guessed.
+read unusable (the table asks for the tiles again) rather than guessed; so
+does a set that is not enrolled (its tags name no tile: the hand cannot be
+verified, only judged by the people at the table).
 Sets the player had exposed are read with the rest; the referee names them
 (``parse_melds``), since the pad cannot tell exposed tiles from concealed ones.
 """
@@ -39,6 +41,10 @@ class PadRead:
 def read_pad(reader: ReaderDriver, side: int, registry: TileRegistry, set_id: str | None,
              done: Callable[[PadRead], None]) -> None:
     """Inventory the pad of ``side`` and name its tiles (``done`` gets the result)."""
+    if set_id is not None and registry.counted_only(set_id):
+        done(PadRead(problem=f"set {set_id} is not enrolled: the pad cannot name its tiles ({registry.enrol_hint()})"))
+        return
+
     def got(reply: Reply) -> None:
         if not reply.ok:
             done(PadRead(problem=f"pad of side {side} not read: {reply.error or reply.status}"))

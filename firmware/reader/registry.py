@@ -11,11 +11,18 @@ file as a technician would want: a malformed line, a UID twice (in one file
 or across sets), a set letter other than the file's, or face counts that are
 not exactly one of the standard sets (144, 136, 112, 108) is a
 :class:`~firmware.faults.ConfigError` naming the file and line.
+
+A set whose file does not exist yet is *declared but not enrolled* (a table
+just installed: nobody has enrolled its sets): the registry still knows its
+letter, so the controller tracks it like any set, but its tags name no
+tile, so its walls can only be counted (:meth:`TileRegistry.counted_only`),
+and :meth:`TileRegistry.enrol_hint` says how to enrol it.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,16 +50,57 @@ class RegisteredTile:
 
 
 class TileRegistry:
-    """UID -> (set, face) for every enrolled set."""
+    """UID -> (set, face) for every enrolled set; ``sets`` holds every declared set (no tiles until enrolled)."""
 
     def __init__(self) -> None:
         self.by_uid: dict[bytes, RegisteredTile] = {}
         self.sets: dict[str, list[RegisteredTile]] = {}
         self.sources: dict[str, str] = {}
+        self.unenrolled_files: dict[str, str] = {}      # declared set -> the file its enrollment will write
+
+    def declare(self, set_id: str, enrol_file: str) -> None:
+        """A set the table model names whose enrollment file does not exist yet: known, but no tag names a tile."""
+        if set_id in self.sets:
+            raise ConfigError(f"{enrol_file}: set {set_id} is already registered (from {self.sources[set_id]})")
+        self.sets[set_id] = []
+        self.sources[set_id] = enrol_file
+        self.unenrolled_files[set_id] = enrol_file
+
+    def enrolled(self, set_id: str) -> bool:
+        """The set is declared and its tags are known (its walls can be verified tile by tile)."""
+        return set_id in self.sets and set_id not in self.unenrolled_files
+
+    @property
+    def unenrolled(self) -> list[str]:
+        """Declared sets not enrolled yet, in the table model's order."""
+        return list(self.unenrolled_files)
+
+    def counted_only(self, set_id: str) -> bool:
+        """Walls of ``set_id`` can only be counted, not verified: the set is declared but not enrolled, or no
+        set is enrolled at all (then no tag names a tile of any set)."""
+        if not any(self.enrolled(s) for s in self.sets):
+            return True
+        return set_id in self.unenrolled_files
+
+    def enrol_hint(self) -> str:
+        """One line for the technician when some set is not enrolled, or none is declared ("" when every
+        declared set is enrolled): which sets, what that means, and the command that enrols each."""
+        missing = self.unenrolled
+        if not self.sets:
+            return ("no tile set is enrolled (the table model's [reader.registry] names none): walls are counted, "
+                    "not verified")
+        if not missing:
+            return ""
+        many = len(missing) > 1
+        commands = "; ".join(f"mjtable diag enroll --set {s} --antenna 0 --out {self.unenrolled_files[s]}"
+                             for s in missing)
+        return (f"tile set{'s' if many else ''} {', '.join(missing)} not enrolled: "
+                f"{'walls are' if many else 'its walls are'} counted, not verified; "
+                f"enrol {'each set' if many else 'it'} with: {commands}")
 
     def add_set(self, set_id: str, tiles: list[tuple[bytes, int]], source: str = "generated") -> None:
         """Register a whole set; raises ConfigError on a duplicate UID or a non-standard set."""
-        if set_id in self.sets:
+        if self.enrolled(set_id):
             raise ConfigError(f"{source}: set {set_id} is already registered (from {self.sources[set_id]})")
         entries = []
         for uid, kind in tiles:
@@ -63,6 +111,7 @@ class TileRegistry:
             entries.append(entry)
         self.sets[set_id] = entries
         self.sources[set_id] = source
+        self.unenrolled_files.pop(set_id, None)
         standard_set_of([kind for _, kind in tiles], source)
 
     def lookup(self, uid: bytes) -> RegisteredTile | None:
@@ -95,11 +144,23 @@ def standard_set_of(kinds: list[int], source: str) -> TileSet:
 
 
 def load_registry(files: dict[str, Path]) -> TileRegistry:
-    """Load one CSV per set (``{"A": path, ...}``) into a registry."""
+    """Load one CSV per set (``{"A": path, ...}``) into a registry; a set whose file does not exist is declared,
+    not enrolled (a file that exists but cannot be read or is malformed is a ConfigError)."""
     registry = TileRegistry()
-    for set_id, path in files.items():
+    for set_id, given in files.items():
+        path = _plain(given)
+        if not path.exists():
+            registry.declare(set_id, str(path))
+            continue
         registry.add_set(set_id, read_set_file(path, set_id), str(path))
     return registry
+
+
+def _plain(path: Path) -> Path:
+    """The path as a technician names it (``/etc/mjtable/tiles/A.csv``, not ``tables/../tiles/A.csv``), where
+    that is the same file (a symlinked folder can make ``..`` lead elsewhere)."""
+    plain = Path(os.path.normpath(path))
+    return plain if os.path.realpath(plain) == os.path.realpath(path) else Path(path)
 
 
 def read_set_file(path: Path, set_id: str) -> list[tuple[bytes, int]]:
@@ -149,8 +210,8 @@ def load_table_registry(cfg: "TableConfig") -> TileRegistry:
     """The registry a table model names, checked to hold the tile set the table plays."""
     from firmware.tiles.sets import tile_set
 
-    files = cfg.registry_files()
-    registry = load_registry(files)
+    registry = load_registry(cfg.registry_files())
     for set_id in registry.sets:
-        registry.check_covers(set_id, tile_set(cfg.table.tile_set), str(files[set_id]))
+        if registry.enrolled(set_id):
+            registry.check_covers(set_id, tile_set(cfg.table.tile_set), registry.sources[set_id])
     return registry

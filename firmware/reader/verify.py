@@ -7,6 +7,13 @@ it out.  Set defects are E82; positions whose TAG was lost are E83.  In
 competition mode any problem rejects the set; in casual mode a wall whose
 only problem is unread positions may rise, with a warning (the deal then
 does not know those tiles).
+
+A set that is declared but not enrolled (or a table with no set enrolled)
+has tags that name no tile: its walls are *counted only*
+(:func:`count_wall`): each side's count, TAGs that matched no counted tile
+and tiles counted but not read are checked as for any set, but no UID,
+face, duplicate or missing tile is, and the result says so
+(``verified`` False) so that nobody takes the wall for a verified one.
 """
 
 from __future__ import annotations
@@ -56,6 +63,12 @@ class Verification:
     problems: list[Problem]
     wall: Wall                          # faces by position (None where unknown)
     warnings: list[str] = field(default_factory=list)
+    verified: bool = True               # False: counted only (the set is not enrolled; no tile was named)
+
+    @property
+    def mode(self) -> str:
+        """``verified`` (every tile checked against the set's registry) or ``counted`` (counted only)."""
+        return "verified" if self.verified else "counted"
 
     @property
     def fault_code(self) -> FaultCode | None:
@@ -65,14 +78,20 @@ class Verification:
 
     def summary(self) -> str:
         if not self.problems:
-            return "verified, every tile present exactly once"
+            return "verified, every tile present exactly once" if self.verified else \
+                "counted only (the set is not enrolled): every side holds its tiles, no tile verified"
         counts = Counter(p.defect.value for p in self.problems)
-        return ("accepted with warnings: " if self.may_rise else "rejected: ") + \
+        return ("" if self.verified else "counted only: ") + \
+            ("accepted with warnings: " if self.may_rise else "rejected: ") + \
             ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
 
 
 def verify_wall(wall_map: WallMap, registry: TileRegistry, set_id: str, tile_set: TileSet,
                 competition: bool = False) -> Verification:
+    """Check the wall map of ``set_id`` tile by tile, or count it only when the registry cannot name the set's
+    tiles (:meth:`TileRegistry.counted_only`: the set is not enrolled)."""
+    if registry.counted_only(set_id):
+        return count_wall(wall_map, set_id, competition)
     problems: list[Problem] = []
     by_uid: dict[bytes, list[Position]] = defaultdict(list)
     faces: dict[Position, int | None] = {}
@@ -96,6 +115,29 @@ def verify_wall(wall_map: WallMap, registry: TileRegistry, set_id: str, tile_set
         if len(positions) > 1:
             problems.append(Problem(Defect.DUPLICATE, f"UID {uid.hex()} read {len(positions)} times",
                                     tuple(positions), uid))
+    problems += _count_problems(wall_map)
+    unread = wall_map.unread
+    problems += _missing(registry, set_id, tile_set, set(by_uid), len(unread))
+    may_rise = _may_rise(problems, competition)
+    warnings = [f"{len(unread)} positions unknown: the deal will not know those tiles"] if unread and may_rise \
+        else []
+    return Verification(may_rise, problems, _wall(faces, wall_map.tiles_per_side), warnings)
+
+
+def count_wall(wall_map: WallMap, set_id: str, competition: bool = False) -> Verification:
+    """Counting-only verification of a set that is not enrolled: only what the counts and the pairing of TAGs
+    with counted tiles tell (a side's count off, a stray TAG, tiles counted but not read); every face stays
+    unknown, so the deal does not know the tiles and the result is not ``verified``."""
+    problems = _count_problems(wall_map)
+    faces: dict[Position, int | None] = {position: None for position in wall_map.uids}
+    return Verification(_may_rise(problems, competition), problems, _wall(faces, wall_map.tiles_per_side),
+                        [f"set {set_id} is not enrolled: its walls are counted, not verified"], verified=False)
+
+
+def _count_problems(wall_map: WallMap) -> list[Problem]:
+    """What counting tells of any wall: sides holding the wrong number of tiles, TAGs that matched no
+    counted tile, and tiles counted whose TAG was lost."""
+    problems = []
     for side, counted in enumerate(wall_map.counted):
         if counted != wall_map.tiles_per_side:
             problems.append(Problem(Defect.SIDE_COUNT, f"side {side} holds {counted} tiles, its wall takes "
@@ -105,12 +147,12 @@ def verify_wall(wall_map: WallMap, registry: TileRegistry, set_id: str, tile_set
     unread = wall_map.unread
     if unread:
         problems.append(Problem(Defect.UNREAD, f"{len(unread)} tiles counted but not read", tuple(unread)))
-    problems += _missing(registry, set_id, tile_set, set(by_uid), len(unread))
-    only_unread = all(p.defect is Defect.UNREAD for p in problems)
-    may_rise = not problems or (only_unread and not competition)
-    warnings = [f"{len(unread)} positions unknown: the deal will not know those tiles"] if unread and may_rise \
-        else []
-    return Verification(may_rise, problems, _wall(faces, wall_map.tiles_per_side), warnings)
+    return problems
+
+
+def _may_rise(problems: list[Problem], competition: bool) -> bool:
+    """No problem, or (in casual mode) only positions whose TAG was lost."""
+    return not problems or (all(p.defect is Defect.UNREAD for p in problems) and not competition)
 
 
 def _missing(registry: TileRegistry, set_id: str, tile_set: TileSet, seen: set[bytes], unread: int) -> list[Problem]:

@@ -7,7 +7,9 @@ after the cycle: it stops the stream (whose reply
 tells how many TAGs the board sent, so a last loss is caught), builds the
 wall map, verifies it against the registry and the tile set, publishes
 ``wall.verified`` (and E82 / E83 with every problem when there are any), and
-calls ``done(verification)``.
+calls ``done(verification)``.  A set that is not enrolled is counted only
+(:func:`firmware.reader.verify.verify_wall` decides); ``wall.verified``
+then says ``verified`` False, mode ``counted``.
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
 class WallSession:
     def __init__(self, loop: Loop, faults: FaultReporter, reader: ReaderDriver, registry: TileRegistry,
                  set_id: str | None,
-                 tile_set: TileSet, read: WallRead, competition: bool, only_candidate: str | None = None) -> None:
-        """``set_id`` None: the set is recognised from its tags (the set most of them belong to), or, when
-        no tag at all was read, is ``only_candidate`` (the one registered set that is nowhere else)."""
+                 tile_set: TileSet, read: WallRead, competition: bool, candidates: tuple[str, ...] = ()) -> None:
+        """``set_id`` None: the set is recognised from its tags (the set most of them belong to), else it is
+        one of ``candidates`` (the registered sets that are nowhere else): the only one, or a set not enrolled
+        (whose tags name no tile)."""
         self.loop = loop
         self.faults = faults
         self.bus = faults.bus
@@ -46,7 +49,7 @@ class WallSession:
         self.tile_set = tile_set
         self.read = read
         self.competition = competition
-        self.only_candidate = only_candidate
+        self.candidates = tuple(candidates)
         self.wall_map: WallMap | None = None
         self.verification: Verification | None = None
         self._listening: list[Listening] = []
@@ -100,11 +103,11 @@ class WallSession:
         self._stop_listening()
         self.wall_map = self.read.build()
         if self.set_id is None:
-            self.set_id = _majority_set(self.registry, self.wall_map) or self.only_candidate or "?"
+            self.set_id = _recognise(self.registry, self.wall_map, self.candidates)
         result = verify_wall(self.wall_map, self.registry, self.set_id, self.tile_set, self.competition)
         self.verification = result
         self.bus.publish("wall.verified", set_id=self.set_id, may_rise=result.may_rise, summary=result.summary(),
-                         problems=[str(p) for p in result.problems])
+                         problems=[str(p) for p in result.problems], verified=result.verified, mode=result.mode)
         code = result.fault_code
         if code is not None:
             self.faults.report(Fault(code, self.loop.now(), "reader", {
@@ -118,6 +121,21 @@ class WallSession:
 def _majority_of(set_ids) -> str | None:
     votes = Counter(set_ids)
     return votes.most_common(1)[0][0] if votes else None
+
+
+def _recognise(registry: TileRegistry, wall_map: WallMap, candidates: tuple[str, ...]) -> str:
+    """The set a wall whose set was not known is: the set most of its tags belong to; or, when most tags
+    are of no enrolled set, a candidate set not enrolled; or the only candidate; else ``?``."""
+    not_enrolled = [s for s in candidates if not registry.enrolled(s)]
+    majority = _majority_set(registry, wall_map)
+    if not_enrolled:
+        read = [uid for uid in wall_map.uids.values() if uid is not None]
+        named = sum(1 for uid in read if registry.lookup(uid) is not None)
+        if majority is None or len(read) - named > named:
+            return not_enrolled[0]
+    if majority is not None:
+        return majority
+    return candidates[0] if len(candidates) == 1 else "?"
 
 
 def _majority_set(registry: TileRegistry, wall_map: WallMap) -> str | None:

@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
-from firmware.config import Section, _format_error, config_dir, read_toml
+from firmware.config import Section, _format_error, read_toml
+from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
 from firmware.hands.analysis import Shape
 from firmware.rules.names import RULE_NAMES
@@ -111,8 +112,9 @@ class RuleSetConfig(Section):
         return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
 
 
-def rules_path(name: str) -> Path:
-    return config_dir() / "rules" / f"{name}.toml"
+def rules_path(name: str, config_dir: Path | None = None) -> Path:
+    """The file of the rule set ``name``: the table's own copy in ``config_dir`` where there is one."""
+    return rules_file(name, config_dir)
 
 
 def load_ruleset_file(path: Path) -> RuleSetConfig:
@@ -123,10 +125,10 @@ def load_ruleset_file(path: Path) -> RuleSetConfig:
 
 
 @lru_cache(maxsize=None)
-def load_ruleset(name: str) -> RuleSetConfig:
+def load_ruleset(name: str, config_dir: Path | None = None) -> RuleSetConfig:
     if name not in RULE_NAMES:
         raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
-    return load_ruleset_file(rules_path(name))
+    return load_ruleset_file(rules_path(name, config_dir))
 
 
 def table_conflicts(rules: RuleSetConfig, table_tile_set: int, table_source: str) -> list[str]:

@@ -1,0 +1,117 @@
+"""``mjtable release``, ``mjtable selftest`` and ``mjtable bundle``: a table's releases, their self-test, the bundle."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from firmware.rules.names import RULE_NAMES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    release = sub.add_parser("release", help="the releases on this table: list, activate, rollback",
+                             description="The releases installed side by side under ROOT/opt/mjtable.")
+    release.add_argument("--root", type=Path, default=Path("/"), help="the install root (default /)")
+    actions = release.add_subparsers(dest="release_command", metavar="ACTION", required=True)
+    actions.add_parser("list", help="every installed release, the current one marked").set_defaults(func=_list)
+    activate = actions.add_parser("activate", help="make an installed release current (restart the service after)")
+    activate.add_argument("version")
+    activate.set_defaults(func=_activate)
+    actions.add_parser("rollback", help="make the previous release current again").set_defaults(func=_rollback)
+
+    selftest = sub.add_parser("selftest", help="check this release against the table before it may run",
+                              description="Imports, the table's configuration against the rule set, the table "
+                                          "database migrated on a copy, and a short run --sim; prints what the "
+                                          "operating system lacks against power cuts.")
+    from firmware.cli.run_cmd import add_table_options
+    add_table_options(selftest)
+    selftest.add_argument("--rules", choices=RULE_NAMES, default="mcr")
+    selftest.add_argument("--sim-seconds", type=float, default=3.0,
+                          help="how long the service runs against the simulated table (0: not at all)")
+    selftest.add_argument("--os-root", type=Path, default=Path("/"), help="the system whose settings are reported")
+    selftest.set_defaults(func=_selftest)
+
+    bundle = sub.add_parser("bundle", help="write an offline release bundle (wheels for the table, config, unit)",
+                            description="Build the project's wheel and gather every dependency's wheel for the "
+                                        "table's platform into one file, with a checksum manifest.")
+    bundle.add_argument("--project", type=Path, default=Path("."), help="the checkout to build (default .)")
+    bundle.add_argument("--out", type=Path, default=Path("dist"), help="where to write it (default dist/)")
+    bundle.add_argument("--platform", action="append", metavar="linux_ARCH",
+                        help="a platform to carry wheels for (repeatable; default: linux_aarch64, the table, "
+                             "and this machine's)")
+    bundle.add_argument("--python", default="3.11", help="the table's Python (default 3.11, bookworm)")
+    bundle.add_argument("--wheels", type=Path, metavar="DIR",
+                        help="take dependencies from this folder of wheels only (build with no network)")
+    bundle.add_argument("--sign", type=Path, metavar="KEY.pem", help="sign the manifest with this Ed25519 key")
+    bundle.add_argument("--new-key", type=Path, metavar="NAME",
+                        help="write a new key pair NAME.pem (private) and NAME.pub (trusted by tables), then stop")
+    bundle.set_defaults(func=_bundle)
+
+
+def _releases(args: argparse.Namespace):
+    from hal.release.releases import Releases
+
+    return Releases(args.root)
+
+
+def _list(args: argparse.Namespace) -> int:
+    releases = _releases(args)
+    installed = releases.installed()
+    if not installed:
+        print(f"no release installed under {releases.folder}")
+        return 1
+    for release in installed:
+        print(release.line())
+    for entry in releases.state()["history"][-5:]:
+        print(f"  {entry['at']}  {entry['what']} {entry['version'] or ''}".rstrip())
+    return 0
+
+
+def _activate(args: argparse.Namespace) -> int:
+    releases = _releases(args)
+    releases.activate(args.version)
+    print(f"release {args.version} is current (on trial until the service reports READY): "
+          "systemctl restart mjtable")
+    return 0
+
+
+def _rollback(args: argparse.Namespace) -> int:
+    back = _releases(args).rollback()
+    print(f"release {back} is current again: systemctl restart mjtable")
+    return 0
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from hal.release.selftest import check_os, run_selftest
+
+    checks = run_selftest(args)
+    for check in checks:
+        print(check.line())
+    lacking = check_os(args.os_root)
+    if lacking:
+        print("the operating system lacks, against power cuts (not a failure here; docs/table-os.md):")
+        print("\n".join("  " + line for line in lacking))
+    failed = [c.name for c in checks if not c.ok]
+    if failed:
+        print(f"selftest FAILED: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print("selftest passed")
+    return 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    from hal.release.bundle import TABLE_PLATFORM, build_bundle, host_platform, make_key_pair
+
+    if args.new_key:
+        private, public = args.new_key.with_suffix(".pem"), args.new_key.with_suffix(".pub")
+        make_key_pair(private, public)
+        print(f"signing key {private} (keep it off the tables), public key {public} "
+              f"(mjtable install --trust {public.name})")
+        return 0
+    platforms = args.platform or list(dict.fromkeys([TABLE_PLATFORM, host_platform()]))
+    path = build_bundle(args.project, args.out, platforms, args.python, find_links=args.wheels,
+                        sign_key=args.sign)
+    print(f"{path}: {path.stat().st_size / 2**20:.1f} MB, wheels for {', '.join(platforms)}"
+          + (", signed" if args.sign else ""))
+    return 0

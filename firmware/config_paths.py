@@ -1,0 +1,52 @@
+"""Where configuration is read from: the defaults shipped in the package, and a table's own folder.
+
+The package carries its defaults (table models, rule sets, the simulator's
+tile registries, fault scenarios, the systemd unit) as the package data
+``firmware.defaults``, read through :mod:`importlib.resources`: the same
+files whether the firmware runs from a checkout, an editable install or a
+wheel in a release's virtualenv.  A table's service never reads them
+directly: ``mjtable install`` copies them to the table's folder
+(``/etc/mjtable``, or ``--config-dir``), where a technician edits the
+table model and enrols the tile sets, and the service reads only that.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from firmware.faults import ConfigError
+
+SHIPPED_PACKAGE = "firmware.defaults"
+TABLE_CONFIG_DIR = Path("/etc/mjtable")      # a table's own configuration (the service's default)
+TABLE_MODEL = Path("tables") / "table.toml"  # the model a table's service runs, inside its folder
+
+
+def shipped_dir() -> Path:
+    """The folder of the shipped defaults (``config/`` of the checkout, ``firmware/defaults`` of a wheel)."""
+    folder = resources.files(SHIPPED_PACKAGE)
+    if not isinstance(folder, Path):          # a zipped install: the defaults must be on a file system
+        raise ConfigError(f"the shipped configuration ({SHIPPED_PACKAGE}) is not on a file system: {folder}")
+    return folder
+
+
+def shipped_file(*parts: str) -> Path:
+    return shipped_dir().joinpath(*parts)
+
+
+def table_model_path(config_dir: Path) -> Path:
+    """The table model of a table's configuration folder; a clear error where there is none."""
+    path = config_dir / TABLE_MODEL
+    if not path.is_file():
+        raise ConfigError(f"{path}: no table model (install the table first: mjtable install, "
+                          f"or name a folder with --config-dir, or a model with --table)")
+    return path
+
+
+def rules_file(name: str, config_dir: Path | None = None) -> Path:
+    """A rule set's file: the table's own copy where its folder has one, else the shipped one."""
+    if config_dir is not None:
+        own = config_dir / "rules" / f"{name}.toml"
+        if own.is_file():
+            return own
+    return shipped_file("rules", f"{name}.toml")

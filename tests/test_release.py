@@ -1,0 +1,250 @@
+"""Releases on a table, as a technician gets them: a bundle built from the checkout, installed with no network
+into a root outside the checkout, updated, refused, rolled back, with the table database surviving every step.
+
+The service's starts are driven as systemd drives them: the unit's ExecStartPre guard, the ExecStart command
+with a real NOTIFY_SOCKET (READY=1 read from it), and the ExecStartPost that ends a trial only after READY.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from firmware.cli.main import main
+from hal.release.bundle import TABLE_PLATFORM, host_platform
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+SOURCES = ("firmware", "hal", "sim", "config", "setup.cfg", "setup.py", "README.md")
+
+
+def _source(tmp: Path, version: str, patch=None) -> Path:
+    """A copy of the checkout at another version (with a defect where a test wants one)."""
+    src = tmp / f"src-{version}"
+    for name in SOURCES:
+        if (CHECKOUT / name).is_dir():
+            shutil.copytree(CHECKOUT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copyfile(CHECKOUT / name, src / name)
+    init = src / "firmware" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', f'__version__ = "{version}"  # was "'))
+    if patch:
+        patch(src)
+    return src
+
+
+def _bundle(tmp: Path, version: str, patch=None, wheels: Path | None = None, platforms=None) -> Path:
+    src = _source(tmp, version, patch)
+    args = ["bundle", "--project", str(src), "--out", str(tmp / "dist")]
+    for plat in platforms or [host_platform()]:
+        args += ["--platform", plat]
+    if wheels:
+        args += ["--wheels", str(wheels)]
+    assert main(args) == 0
+    return tmp / "dist" / f"mjtable-{version}.bundle.tar"
+
+
+def _install(root: Path, bundle: Path, capsys) -> tuple[int, str]:
+    code = main(["install", "--bundle", str(bundle), "--root", str(root), "--selftest-seconds", "1"])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def _state(root: Path) -> dict:
+    return json.loads((root / "opt/mjtable/releases.json").read_text())
+
+
+def _unit_commands(root: Path, state: Path) -> dict[str, list[str]]:
+    """The unit's commands, pointed into the test root (and at the simulated table: there are no pins here)."""
+    text = (root / "etc/systemd/system/mjtable.service").read_text()
+    lines = dict(line.split("=", 1) for line in text.splitlines() if line.startswith("Exec"))
+    pre = shlex.split(lines["ExecStartPre"].lstrip("+"))
+    post = shlex.split(lines["ExecStartPost"].lstrip("+"))
+    start = shlex.split(lines["ExecStart"])
+    assert pre[0] == post[0] == "/opt/mjtable/bin/mjtable-start" and start[0] == "/opt/mjtable/current/bin/mjtable"
+    start = [str(root) + start[0], *(a.replace("/etc/mjtable", str(root / "etc/mjtable")) for a in start[1:])]
+    start = [a if a != "/var/lib/mjtable/table.db" else str(state) for a in start]
+    return {"pre": [sys.executable, str(root) + pre[0], *pre[1:]],
+            "start": start + ["--sim", "--seconds", "1.5", "--diag-socket", "none"],
+            "post": [sys.executable, str(root) + post[0], *post[1:]]}
+
+
+def _systemd_start(root: Path, tmp: Path) -> bool:
+    """One start of the service as systemd makes it; True when the service sent READY=1."""
+    commands = _unit_commands(root, root / "var/lib/mjtable/table.db")
+    if subprocess.run(commands["pre"], capture_output=True).returncode != 0:
+        return False
+    path = str(tmp / "notify.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(path)
+    listener.settimeout(0.2)
+    try:
+        env = dict(os.environ, NOTIFY_SOCKET=path)
+        service = subprocess.Popen(commands["start"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env=env, cwd=tmp)
+        ready = False
+        while True:                                  # read as systemd does, while the service runs
+            try:
+                message = listener.recv(4096)
+                ready = ready or b"READY=1" in message
+            except (socket.timeout, BlockingIOError):
+                if service.poll() is not None:
+                    break
+        returncode = service.wait(timeout=120)
+    finally:
+        listener.close()
+    if ready:
+        assert subprocess.run(commands["post"], capture_output=True).returncode == 0
+    return ready and returncode == 0
+
+
+def _scores(db: Path) -> list:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT * FROM hands ORDER BY 1").fetchall()
+
+
+def _broken_build(src: Path) -> None:                       # v3: a module that does not import
+    scorer = src / "firmware" / "rules" / "mcr" / "scorer.py"
+    scorer.write_text(scorer.read_text() + '\nraise ImportError("v3: a broken build")\n')
+
+
+def _service_fails(src: Path) -> None:                      # v4: passes its self-test, its service never starts
+    run_cmd = src / "firmware" / "cli" / "run_cmd.py"
+    text = run_cmd.read_text()
+    marker = "def run(args: argparse.Namespace) -> int:\n"
+    run_cmd.write_text(text.replace(marker, marker + '    raise SystemExit("v4: the service cannot start")\n'))
+
+
+def test_bundle_install_update_refuse_and_roll_back(tmp_path, capsys):
+    root = tmp_path / "root"
+    root.mkdir()
+    # v1: built for the table (aarch64) and this machine, from the network; installed with none
+    v1 = _bundle(tmp_path, "1.0.0", platforms=[TABLE_PLATFORM, host_platform()])
+    with tarfile.open(v1) as tar:
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("mjtable-1.0.0/MANIFEST.json"))
+    assert manifest["version"] == "1.0.0" and TABLE_PLATFORM in manifest["platforms"]
+    assert any("pydantic_core" in n and "aarch64" in n for n in names), "no wheel of the table's platform"
+    assert any(n.startswith("mjtable-1.0.0/wheels/lgpio-") and "aarch64" in n for n in names)
+    assert "mjtable-1.0.0/systemd/mjtable.service" in names and "mjtable-1.0.0/config/rules/mcr.toml" in names
+    wheelhouse = tmp_path / "wheelhouse"
+    with tarfile.open(v1) as tar:
+        tar.extractall(tmp_path / "v1", filter="data")
+    shutil.copytree(tmp_path / "v1/mjtable-1.0.0/wheels", wheelhouse)
+
+    code, out = _install(root, v1, capsys)
+    assert code == 0, out
+    assert "release 1.0.0 passed its self-test and is current" in out and "not enrolled" in out
+    current = root / "opt/mjtable/current/bin/mjtable"
+    assert os.readlink(root / "opt/mjtable/current") == "releases/1.0.0"
+    model = (root / "etc/mjtable/tables/table.toml").read_text()
+    assert "sim-A.csv" not in model and '"../tiles/A.csv"' in model      # the table's own sets, not the simulator's
+
+    # the installed release works from outside the checkout: a game, the scorer, config check, run --sim
+    db = root / "var/lib/mjtable/table.db"
+    elsewhere = dict(cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    game = subprocess.run([str(current), "sim", "--hands", "2", "--state", str(db)], **elsewhere)
+    assert game.returncode == 0 and "hands: 2 of 2 played" in game.stdout, game.stdout + game.stderr
+    hand = (Path(__file__).parent / "data" / "mcr-random.jsonl").read_text().splitlines()[0] + "\n"
+    scored = subprocess.run([str(current), "score"], input=hand, **elsewhere)
+    assert scored.returncode == 0 and '"win": true' in scored.stdout, scored.stdout + scored.stderr
+    check = subprocess.run([str(current), "config", "check", str(root / "etc/mjtable/tables/table.toml")],
+                           **elsewhere)
+    assert check.returncode == 0, check.stderr
+    version = subprocess.run([str(current), "--version"], **elsewhere)
+    assert version.stdout.strip() == "mjtable 1.0.0"
+    scores = _scores(db)
+    assert scores
+
+    # v2 passes its self-test, becomes current on trial, and its first start ends the trial
+    code, out = _install(root, _bundle(tmp_path, "1.1.0", wheels=wheelhouse), capsys)
+    assert code == 0, out
+    assert _state(root)["current"] == "1.1.0" and _state(root)["trial"] == {"version": "1.1.0", "starts": 0}
+    assert _systemd_start(root, tmp_path)
+    assert _state(root)["trial"] is None and _state(root)["previous"] == "1.0.0"
+    assert _scores(db)[: len(scores)] == scores
+
+    # v3 fails its self-test: refused, nothing of it left, the table keeps 1.1.0
+    code, out = _install(root, _bundle(tmp_path, "1.2.0", _broken_build, wheels=wheelhouse), capsys)
+    assert code == 2 and "release 1.2.0 failed its self-test" in out and "v3: a broken build" in out
+    assert _state(root)["current"] == "1.1.0" and os.readlink(root / "opt/mjtable/current") == "releases/1.1.0"
+    assert sorted(p.name for p in (root / "opt/mjtable/releases").iterdir()) == ["1.0.0", "1.1.0"]
+
+    # v4 passes its self-test but its service never gets READY: after three starts the guard rolls back
+    code, out = _install(root, _bundle(tmp_path, "1.3.0", _service_fails, wheels=wheelhouse), capsys)
+    assert code == 0, out
+    assert _state(root)["current"] == "1.3.0"
+    assert [_systemd_start(root, tmp_path) for _ in range(3)] == [False, False, False]
+    assert _state(root)["trial"] == {"version": "1.3.0", "starts": 3}
+    assert _systemd_start(root, tmp_path)                  # the fourth start runs 1.1.0 again
+    state = _state(root)
+    assert state["current"] == "1.1.0" and "1.3.0" in state["failed"] and state["trial"] is None
+    assert os.readlink(root / "opt/mjtable/current") == "releases/1.1.0"
+    assert main(["release", "--root", str(root), "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "1.1.0        current" in listing and "1.3.0        rolled back" in listing
+    assert "rolled back from 1.3.0" in listing
+
+    # by hand: activate an older release, roll back to the one before
+    assert main(["release", "--root", str(root), "activate", "1.0.0"]) == 0
+    assert os.readlink(root / "opt/mjtable/current") == "releases/1.0.0"
+    assert main(["release", "--root", str(root), "rollback"]) == 0
+    assert os.readlink(root / "opt/mjtable/current") == "releases/1.1.0"
+    assert main(["release", "--root", str(root), "rollback"]) == 2          # nothing before that
+    assert "no previous release" in capsys.readouterr().err
+    assert _scores(db)[: len(scores)] == scores                             # the table's database survived
+    assert (root / "etc/mjtable/tables/table.toml").read_text() == model    # and its configuration
+
+
+def test_a_damaged_or_unsigned_bundle_is_refused(tmp_path, capsys):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    key = tmp_path / "parlour"
+    assert main(["bundle", "--new-key", str(key)]) == 0
+    from hal.release.bundle import open_bundle
+    from firmware.faults import TableError
+
+    folder = tmp_path / "mjtable-9.9.9"
+    (folder / "wheels").mkdir(parents=True)
+    (folder / "wheels" / "x.whl").write_bytes(b"wheel")
+    import hashlib
+    manifest = {"format": 1, "name": "mjtable", "version": "9.9.9", "platforms": [host_platform()],
+                "files": {"wheels/x.whl": hashlib.sha256(b"wheel").hexdigest()}}
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+
+    def pack(name: str) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w") as tar:
+            tar.add(folder, arcname=folder.name)
+        return path
+
+    assert open_bundle(pack("good.tar"), tmp_path / "o1").version == "9.9.9"
+    with pytest.raises(TableError, match="not signed"):
+        open_bundle(pack("unsigned.tar"), tmp_path / "o2", trusted_key=key.with_suffix(".pub"))
+    from hal.release.bundle import _sign
+    (folder / "MANIFEST.json.sig").write_bytes(_sign(key.with_suffix(".pem"), (folder / "MANIFEST.json").read_bytes()))
+    assert open_bundle(pack("signed.tar"), tmp_path / "o3", trusted_key=key.with_suffix(".pub")).signed
+    other = tmp_path / "other"
+    assert main(["bundle", "--new-key", str(other)]) == 0
+    with pytest.raises(TableError, match="signature does not match"):
+        open_bundle(pack("signed2.tar"), tmp_path / "o4", trusted_key=other.with_suffix(".pub"))
+    (folder / "wheels" / "x.whl").write_bytes(b"tampered")
+    with pytest.raises(TableError, match="does not match its checksum"):
+        open_bundle(pack("tampered.tar"), tmp_path / "o5")
+    (folder / "wheels" / "extra.whl").write_bytes(b"x")
+    with pytest.raises(TableError, match="not in its manifest"):
+        open_bundle(pack("extra.tar"), tmp_path / "o6")
+    (tmp_path / "junk.tar").write_bytes(b"not a tar")
+    with pytest.raises(TableError, match="not a release bundle"):
+        open_bundle(tmp_path / "junk.tar", tmp_path / "o7")
