@@ -19,7 +19,7 @@ from firmware.hands.analysis import discard_shanten, shanten
 from firmware.rules.ruleset import RuleSetConfig
 from firmware.tiles.tile import counts_of
 
-SHANTEN_KEPT = 4096         # hands whose shanten a player remembers (the same hands come back within a turn)
+SHANTEN_KEPT = 256          # hands whose shanten a player remembers (the same hands come back within a turn)
 
 
 class SimPlayer:

@@ -130,7 +130,7 @@ def total(t: list[int]) -> int:
 
 
 # (chows, pungs and kongs, pair) -> the fans that depend on these tiles alone, as (fan, count)
-COMBINATIONS_KEPT = 20_000
+COMBINATIONS_KEPT = 4096
 _COMBINATIONS: dict[tuple[tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
 
 
