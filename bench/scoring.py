@@ -7,12 +7,21 @@ given the same tiles, melds and flags (a hand without a riichi yaku still
 costs it a full evaluation).  Figures are microseconds per hand, best of
 three passes.  Targets: faster than every pure-Python peer, within 5x of
 PyMahjongGB.
+
+Hostile lines: ``mjtable score``'s answer to one line whose tile string is
+10 KB, 100 KB and 1 MB long (digits without a suit letter, which a
+backtracking pattern made quadratic, and valid tile codes), in microseconds
+per KB: flat across the sizes when the line's reading is linear.  The 1 MB
+line is also fed through the whole stream, where it is over the line limit
+and dropped in bounded chunks.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -95,6 +104,46 @@ def _mahjong_pkg() -> Callable[[Win], object] | str:
     return run
 
 
+HOSTILE_SIZES = (10_000, 100_000, 1_000_000)
+HOSTILE_TILES = {"digits_without_suit": "1", "valid_tile_codes": "123m"}
+
+
+def _hostile_line(pattern: str, size: int) -> str:
+    hand = (pattern * (size // len(pattern) + 1))[:size]
+    return json.dumps({"id": 1, "rules": "mcr", "hand": hand, "win_tile": "1m", "seat_wind": "E",
+                       "round_wind": "E"})
+
+
+def _best_s(fn: Callable[[], object], passes: int = 3) -> float:
+    best = float("inf")
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def hostile() -> dict:
+    """Microseconds per KB of one hostile line, per size: the scorer's line function (no line limit), and
+    the 1 MB line through the stream (over the limit: dropped)."""
+    from firmware.rules.case_scoring import score_input, score_line
+
+    rows: dict = {}
+    for name, pattern in HOSTILE_TILES.items():
+        row: dict = {}
+        for size in HOSTILE_SIZES:
+            line = _hostile_line(pattern, size)
+            seconds = _best_s(lambda line=line: score_line(line))
+            row[str(size)] = {"ms": round(seconds * 1e3, 2), "us_per_kb": round(seconds * 1e6 / (len(line) / 1e3), 2)}
+        first, last = row[str(HOSTILE_SIZES[0])]["us_per_kb"], row[str(HOSTILE_SIZES[-1])]["us_per_kb"]
+        row["ratio_1mb_to_10kb_per_kb"] = round(last / first, 2)
+        rows[name] = row
+    data = (_hostile_line("1", HOSTILE_SIZES[-1]) + "\n").encode()
+    seconds = _best_s(lambda: score_input(io.BytesIO(data), io.StringIO()))
+    rows["stream_1mb_line"] = {"ms": round(seconds * 1e3, 2), "us_per_kb": round(seconds * 1e6 / (len(data) / 1e3), 2)}
+    return rows
+
+
 def run() -> dict:
     sets = {"case_hands": case_wins(), "generated": list(generated_wins(random.Random(5), N_GENERATED))}
     engines: dict[str, Callable | str] = {"mjtable": score, "pymahjonggb": _pymahjonggb(), "mahjong": _mahjong_pkg()}
@@ -114,6 +163,7 @@ def run() -> dict:
             targets["faster_than_mahjong"] = ours < row["mahjong"]
         row["targets"] = targets
         results["tasks"][task] = row
+    results["hostile"] = hostile()
     return results
 
 
@@ -128,3 +178,15 @@ def print_table(results: dict) -> None:
               + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in row["targets"].items()))
     for note in results["notes"]:
         print(f"note: {note}")
+    hostile_rows = results.get("hostile")
+    if hostile_rows:
+        sizes = [str(n) for n in HOSTILE_SIZES]
+        print("\nmjtable score, one hostile line: us per KB by tile-string size (flat = linear; ratio = 1 MB / 10 KB)")
+        print(f"{'line':22} " + " ".join(f"{int(n) // 1000:>7} KB" for n in sizes) + f" {'ratio':>6} {'1 MB ms':>8}")
+        for name in HOSTILE_TILES:
+            row = hostile_rows[name]
+            print(f"{name:22} " + " ".join(f"{row[n]['us_per_kb']:10.2f}" for n in sizes)
+                  + f" {row['ratio_1mb_to_10kb_per_kb']:6.2f} {row[sizes[-1]]['ms']:8.1f}")
+        stream = hostile_rows["stream_1mb_line"]
+        print(f"{'stream, 1 MB line':22} {stream['us_per_kb']:10.2f} us per KB, {stream['ms']:.1f} ms "
+              "(over the 64 KiB line limit: dropped in bounded chunks)")

@@ -1,15 +1,18 @@
-"""``mjtable score [--rules R] [FILE|-]``: score hands in the JSON-lines case format.
+"""``mjtable score [--rules R] [FILE|-]``: score hands in the JSON-lines case format (one case per line)."""
 
-One result line per case line, in order; a line that cannot be read gets an
-``error`` result naming the problem and scoring goes on.  The exit status is
-0 when every line was read, 2 when the input itself cannot be opened.
-"""
+# One strict-JSON answer per non-blank line, in order; a line that cannot be read or is not a valid case
+# gets an ``error`` answer naming the problem, and scoring goes on.  The input is read as bytes (lines of
+# at most 64 KiB, decoded one by one) and the output written as UTF-8.  Exit status: 0 when every line was
+# read as a JSON object (some may be invalid cases or not wins), 1 when some line could not be read, 2 when
+# the input cannot be opened or is one JSON document rather than JSON lines.
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from firmware.rules.names import RULE_NAMES
 
@@ -26,21 +29,30 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "\"discarder\": \"E\"}' | mjtable score")
     parser.add_argument("--rules", choices=RULE_NAMES,
                         help="rule set for cases without a 'rules' field (default mcr)")
-    parser.add_argument("input", nargs="?", default="-", help="JSON-lines file, or - for standard input (default)")
+    parser.add_argument("input", nargs="?", default="-",
+                        help="JSON-lines file (one case per line, at most 64 KiB each), or - for standard input "
+                             "(default); exit status 0 when every line was read, 1 when some line could not be "
+                             "read, 2 when the input cannot be opened or is one JSON document")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from firmware.rules.case_scoring import score_stream     # (imported here: ``mjtable --help`` scores nothing)
+    from firmware.rules.case_scoring import score_input     # (imported here: ``mjtable --help`` scores nothing)
 
+    out = _utf8(sys.stdout)
     if args.input == "-":
-        score_stream(sys.stdin, sys.stdout, args.rules)
-        return 0
+        return score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules).exit_status
     path = Path(args.input)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with handle:
-        score_stream(handle, sys.stdout, args.rules)
-    return 0
+        return score_input(handle, out, args.rules).exit_status
+
+
+def _utf8(out: TextIO) -> TextIO:
+    """``out`` writing UTF-8 (JSON lines are UTF-8, whatever the locale says)."""
+    if isinstance(out, io.TextIOWrapper) and out.encoding.replace("-", "").lower() != "utf8":
+        out.reconfigure(encoding="utf-8")
+    return out

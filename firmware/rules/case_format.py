@@ -10,18 +10,172 @@ on with the next.
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from firmware.rules.win import HandError, Meld, MeldKind, Win, wind_index
-from firmware.tiles.tile import TileError, parse, parse_one
+from firmware.tiles.tile import TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
 BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win")
+MAX_DEPTH = 32                  # nesting of arrays and objects in a line (a case needs 3)
+MAX_INT_DIGITS = 20             # a longer integer is out of range (and Python refuses > 4300 digits)
+MAX_ID = 2**53 - 1              # an integer id must be exact in every JSON reader (I-JSON)
+ONE_CASE_PER_LINE = "the format is one case per line (JSON lines)"
 
 
 class CaseError(ValueError):
     """A line that is not a valid case; the message names the field."""
+
+
+class UnreadableLine(CaseError):
+    """A line that is not one strict JSON object: the input's format is at fault, not the case.
+
+    ``case_id`` is the line's id when it could still be read (else None)."""
+
+    def __init__(self, message: str, case_id: Any = None) -> None:
+        super().__init__(message)
+        self.case_id = case_id
+
+
+@dataclass(frozen=True)
+class _BadNumber:
+    """What the JSON reader makes of a number it must not keep (found and named by :func:`_first_problem`)."""
+    problem: str
+
+
+def _int(text: str) -> int | _BadNumber:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        return _BadNumber(f"an integer of {digits} digits is out of range (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float | _BadNumber:
+    value = float(text)
+    return value if math.isfinite(value) else _BadNumber(f"{show(text, 24)} is out of range (not a finite number)")
+
+
+def _constant(name: str) -> _BadNumber:
+    return _BadNumber(f"{name} is not a JSON number")
+
+
+_STRINGS = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.S)      # possessive: no backtracking, linear
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]++")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting(text: str, depth: int = 0) -> tuple[int, int]:
+    """(depth at the end, deepest depth) of the arrays and objects of ``text``, strings skipped, starting at
+    ``depth``: linear, and run before ``json.loads`` (which recurses once per level)."""
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    if not brackets:
+        return depth, depth
+    depths = list(accumulate(map(_STEP.__getitem__, brackets), initial=depth))
+    return depths[-1], max(depths)
+
+
+def load_object(text: str) -> dict[str, Any]:
+    """One line as a strict JSON object, or :class:`UnreadableLine` naming the problem: nested more than
+    ``MAX_DEPTH`` deep (checked before parsing), not JSON, NaN or Infinity, a number out of range, a string
+    with a lone surrogate, or not an object."""
+    if text.count("[") + text.count("{") > MAX_DEPTH and nesting(text)[1] > MAX_DEPTH:
+        raise UnreadableLine(f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects")
+    try:
+        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        hint = f"; {ONE_CASE_PER_LINE}, and this line looks like part of a case spread over several lines" \
+            if looks_partial(text, exc) else ""
+        raise UnreadableLine(f"not JSON: {exc.msg} at column {exc.colno}{hint}") from None
+    except RecursionError:                              # (not reached: the nesting is checked first)
+        raise UnreadableLine(f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects") from None
+    if isinstance(data, _BadNumber):
+        raise UnreadableLine(f"not JSON: {data.problem}")
+    if not isinstance(data, dict):
+        hint = f" (not an array of cases: {ONE_CASE_PER_LINE})" if isinstance(data, list) else ""
+        raise UnreadableLine(f"a case is a JSON object, got {describe(data)}{hint}")
+    problem = _first_problem(data, "")
+    if problem:
+        path, what = problem
+        in_id = path == "id" or path.startswith(("id.", "id["))
+        case_id = None if in_id or not valid_id(data.get("id")) else data.get("id")
+        raise UnreadableLine(f"field '{path}': {what}" + ("; the answer's id is null" if in_id else ""), case_id)
+    return data
+
+
+def looks_partial(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether a line that is not JSON looks like a piece of JSON spread over several lines."""
+    stripped = text.strip()
+    return bool(stripped) and (exc.pos >= len(text.rstrip()) or stripped[0] in '"}]' or stripped[-1] in ",{[:")
+
+
+def _first_problem(value: Any, path: str) -> tuple[str, str] | None:
+    """(path, problem) of the first number out of range or string with a lone surrogate, depth first."""
+    if isinstance(value, _BadNumber):
+        return path, value.problem
+    if isinstance(value, str):
+        return None if value.isascii() or _is_unicode(value) else (path, _surrogate(value))
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            if not (key.isascii() or _is_unicode(key)):
+                return where, "the key " + _surrogate(key)
+            found = _first_problem(item, where)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _first_problem(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate(text: str) -> str:
+    lone = next(c for c in text if "\ud800" <= c <= "\udfff")
+    return f"holds a lone surrogate \\u{ord(lone):04x}, which is not a character"
+
+
+def valid_id(value: Any) -> bool:
+    """An id the answer can echo: a string, an integer within ±MAX_ID, or null."""
+    return value is None or isinstance(value, str) or (type(value) is int and -MAX_ID <= value <= MAX_ID)
+
+
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be echoed as an id (None when it can)."""
+    if valid_id(value):
+        return None
+    what = f"an integer out of range ({value})" if type(value) is int else describe(value)
+    return (f"field 'id' must be a string, an integer within ±{MAX_ID} or null, got {what}; "
+            "the answer's id is null")
+
+
+_JSON_TYPES = {type(None): "null", bool: "a bool", int: "an integer", float: "a float", str: "a string",
+               list: "an array", dict: "an object"}
+_EXPECTED = {str: "a string", int: "an integer", bool: "true or false", list: "an array", dict: "an object"}
+
+
+def describe(value: Any) -> str:
+    """A value's JSON type and a short rendering of it, for error messages: ``a string "false"``."""
+    kind = _JSON_TYPES.get(type(value), type(value).__name__)
+    if value is None:
+        return kind
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):                     # (an array holding a number out of range)
+        return kind
+    return f"{kind} {text if len(text) <= 40 else text[:40] + f'… ({len(text)} characters)'}"
 
 
 @dataclass(frozen=True)
@@ -33,13 +187,8 @@ class Case:
 
 
 def parse_line(line: str) -> tuple[Any, Case]:
-    """(id or None, case); raises CaseError after the id is known so the result can carry it."""
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise CaseError(f"not JSON: {exc.msg} at column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise CaseError("a case is a JSON object")
+    """(id or None, case); raises CaseError (UnreadableLine when the line is not a strict JSON object)."""
+    data = load_object(line)
     return data.get("id"), parse_case(data)
 
 
@@ -48,7 +197,10 @@ def parse_case(data: dict) -> Case:
     try:
         rules = _field(data, "rules", str, None)
         hand = tuple(_tiles(data, "hand"))
-        melds = tuple(_meld(m, i) for i, m in enumerate(_field(data, "melds", list, [])))
+        raw_melds = _field(data, "melds", list, [])
+        if len(raw_melds) > 4:
+            raise CaseError(f"field 'melds': {len(raw_melds)} melds; a hand has at most 4")
+        melds = tuple(_meld(m, i) for i, m in enumerate(raw_melds))
         win_tile = _tile(data, "win_tile")
         flags = {name: _field(data, name, bool, False) for name in BOOL_FIELDS}
         seat = _wind(data, "seat_wind")
@@ -67,14 +219,17 @@ def parse_case(data: dict) -> Case:
     return Case(case_id, rules, win, discarder)
 
 
-def _field(data: dict, name: str, kind: type, default: Any = ...) -> Any:
+def _field(data: dict, name: str, kind: type, default: Any = ..., where: str = "") -> Any:
+    """``data[name]`` of exactly the JSON type ``kind`` (a bool is not an integer); ``default`` when missing or
+    null (no default: an error).  ``where`` prefixes the field's name in messages (``melds[0]``)."""
+    full = f"{where}.{name}" if where else name
     if name not in data or data[name] is None:
         if default is ...:
-            raise CaseError(f"missing field '{name}'")
+            raise CaseError(f"missing field '{full}'")
         return default
     value = data[name]
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        raise CaseError(f"field '{name}' must be {kind.__name__}, got {value!r}")
+        raise CaseError(f"field '{full}' must be {_EXPECTED.get(kind, kind.__name__)}, got {describe(value)}")
     return value
 
 
@@ -94,8 +249,11 @@ def _tile(data: dict, name: str) -> int:
 
 
 def _wind(data: dict, name: str) -> int:
+    text = _field(data, name, str)
+    if len(text) != 1:
+        raise CaseError(f"field '{name}': wind {show(text)}: use E, S, W or N")
     try:
-        return wind_index(_field(data, name, str))
+        return wind_index(text)
     except TileError as exc:
         raise CaseError(f"field '{name}': {exc}") from None
 
@@ -103,15 +261,16 @@ def _wind(data: dict, name: str) -> int:
 def _meld(raw: Any, index: int) -> Meld:
     where = f"melds[{index}]"
     if not isinstance(raw, dict):
-        raise CaseError(f"{where} must be an object")
+        raise CaseError(f"{where} must be an object, got {describe(raw)}")
+    kind_name = _field(raw, "kind", str, where=where)
     try:
-        kind = MeldKind(raw.get("kind"))
+        kind = MeldKind(kind_name)
     except ValueError:
-        raise CaseError(f"{where}: kind must be chow, pung or kong, got {raw.get('kind')!r}") from None
+        raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}") from None
     try:
-        tiles = sorted(parse(str(raw.get("tiles", ""))))
+        tiles = sorted(parse(_field(raw, "tiles", str, where=where)))
     except TileError as exc:
-        raise CaseError(f"{where}: {exc}") from None
+        raise CaseError(f"field '{where}.tiles': {exc}") from None
     size = 4 if kind is MeldKind.KONG else 3
     if len(tiles) != size:
         raise CaseError(f"{where}: a {kind.value} has {size} tiles, got {len(tiles)}")
@@ -120,12 +279,12 @@ def _meld(raw: Any, index: int) -> Meld:
             raise CaseError(f"{where}: a chow is three consecutive tiles of one suit")
     elif len(set(tiles)) != 1:
         raise CaseError(f"{where}: a {kind.value} is {size} identical tiles")
-    concealed = bool(raw.get("concealed", False))
+    concealed = _field(raw, "concealed", bool, False, where)
     source = raw.get("from")
     if concealed:
         if kind is not MeldKind.KONG:
             raise CaseError(f"{where}: only a kong can be concealed")
         source = None
-    elif source not in SOURCES:
-        raise CaseError(f"{where}: 'from' must be left, opposite or right")
+    elif not isinstance(source, str) or source not in SOURCES:
+        raise CaseError(f"field '{where}.from' must be left, opposite or right, got {describe(source)}")
     return Meld(kind, tiles[0], source)

@@ -16,8 +16,6 @@ kinds       code     tiles
 
 from __future__ import annotations
 
-import re
-
 from firmware.tile_constants import PLAYABLE, SUITED, TERMINALS, TERMINALS_AND_HONOURS  # noqa: F401
 
 SUITS = "mps"
@@ -70,37 +68,56 @@ def code(kind: int) -> str:
     raise TileError(f"no tile kind {kind}")
 
 
-_TOKEN = re.compile(r"([1-9]+)([mpsf])|([ESWNCFP])|(\s+)|(.)")
+_RANKS = frozenset("123456789")
+_SUIT_BASE = {"m": 0, "p": 9, "s": 18, "f": FLOWER_BASE}
+_HONOUR_KIND = {h: SUITED + i for i, h in enumerate(HONOURS)}
+
+
+def show(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut short (with its length) when it is longer than ``limit``: error messages stay small."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
 
 
 def parse(text: str) -> list[int]:
-    """Parse a compact string into kinds, in order: ``"123m5pE"`` -> [0, 1, 2, 13, 27]."""
+    """Parse a compact string into kinds, in order: ``"123m5pE"`` -> [0, 1, 2, 13, 27].
+
+    One left-to-right scan (linear in the length, whatever the text); the first bad code raises.
+    """
     kinds: list[int] = []
-    for digits, suit, honour, _space, bad in _TOKEN.findall(text):
-        if bad:
-            if bad.isdigit() and bad != "0":
-                raise TileError(f"rank without a suit letter in {text!r}")
-            raise TileError(f"unknown tile code {bad!r} in {text!r}")
-        if honour:
-            kinds.append(SUITED + HONOURS.index(honour))
-        elif digits:
-            if suit == "f":
-                for d in digits:
-                    if d == "9":
-                        raise TileError(f"unknown tile code '9f' in {text!r}")
-                    kinds.append(FLOWER_BASE + int(d) - 1)
-            else:
-                base = SUITS.index(suit) * 9
-                kinds.extend(base + int(d) - 1 for d in digits)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in _RANKS:
+            j = i + 1
+            while j < n and text[j] in _RANKS:
+                j += 1
+            base = _SUIT_BASE.get(text[j]) if j < n else None
+            if base is None:
+                raise TileError(f"rank without a suit letter in {show(text)}")
+            if base == FLOWER_BASE and "9" in text[i:j]:
+                raise TileError(f"unknown tile code '9f' in {show(text)}")
+            kinds.extend(base + ord(d) - 49 for d in text[i:j])
+            i = j + 1
+        elif c in _HONOUR_KIND:
+            kinds.append(_HONOUR_KIND[c])
+            i += 1
+        elif c.isspace():
+            i += 1
+        elif c.isdigit() and c != "0":
+            raise TileError(f"rank without a suit letter in {show(text)}")
+        else:
+            raise TileError(f"unknown tile code {c!r} in {show(text)}")
     if not kinds and text.strip():
-        raise TileError(f"no tiles in {text!r}")
+        raise TileError(f"no tiles in {show(text)}")
     return kinds
 
 
 def parse_one(text: str) -> int:
     kinds = parse(text)
     if len(kinds) != 1:
-        raise TileError(f"expected one tile, got {text!r}")
+        raise TileError(f"expected one tile, got {show(text)}")
     return kinds[0]
 
 
