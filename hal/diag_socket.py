@@ -2,126 +2,605 @@
 
 The service opens it (``/run/mjtable/diag.sock``); the file is mode 0660 and,
 when the group exists, owned by the technicians' group, so only root and
-that group may connect.  Each connection sends one JSON request per line;
-a thread reads it, posts it to the controller's loop and writes the reply
-back when the loop has answered (or a timeout error).
+that group may connect.  Each connection sends one JSON request per line
+and gets one JSON line back per request, in order; the request is posted to
+the controller's loop and its answer written back when the loop has
+answered (or an error at the request's ``timeout_s``).
+
+One thread serves every connection (a selector), within fixed limits, so
+that no client, careless or hostile, can take the controller down:
+
+* at most ``max_connections`` at once (32); one more is answered
+  ``{"ok": false, "error": "too many connections ..."}`` and closed;
+* a request line is at most ``max_line_bytes`` (64 KiB): a longer one is
+  answered with an error and the connection closed (nothing longer is kept);
+* a connection that sends nothing for ``idle_timeout_s`` (60 s) while no
+  request of its own is under way is told so and closed;
+* every line that is not a request (not UTF-8, not JSON, nested too deep,
+  not an object, a ``timeout_s`` that is not a number of seconds within
+  0..4 h) is answered with ``{"ok": false, "error": ...}``;
+* running out of file descriptors does not end the accept loop: the client
+  is told, the server backs off briefly and goes on accepting.
+
+A connection that closes while its request is under way (the technician
+pressed Ctrl-C, or the request timed out) posts ``{"cmd": "stop",
+"client_gone": true}`` for it: a service test it started stops like a
+hold-to-run button let go.  Requests carry ``"client"``, the connection's
+number, set by the server (whatever the client sent), so that the stop
+touches only that client's test.
+
+At start the path is replaced only if it holds a stale socket (one nobody
+answers on): a live socket, a file, a folder or a link there is an error
+naming the path, and nothing is removed.
 """
 
 from __future__ import annotations
 
+import errno
 import grp
 import json
 import logging
+import math
 import os
 import queue
+import selectors
 import socket
+import stat
+import struct
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
+
+from firmware.faults import TableError
 
 log = logging.getLogger(__name__)
 
 REPLY_TIMEOUT_S = 60.0
 MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
+MAX_CONNECTIONS = 32
+IDLE_TIMEOUT_S = 60.0
+MAX_LINE_BYTES = 64 * 1024
+BACKLOG = 64
+ACCEPT_BACKOFF_S = 0.1               # out of descriptors with nothing to spare: try again after this
+PROBE_TIMEOUT_S = 1.0                # is anyone answering on an existing socket file
+CONNECT_TIMEOUT_S = 10.0             # a client waits this long for the server to accept
+_RECV_BYTES = 64 * 1024
+_OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+Reply = Callable[[dict[str, Any]], None]
+
+
+class DiagSocketError(TableError, OSError):
+    """The socket cannot be opened at its path (something else is there, or another service answers)."""
+
+
+class BadRequest(ValueError):
+    """A line that is not a request the server can pass on."""
+
+
+class _Connection:
+    __slots__ = ("sock", "number", "inbox", "outbox", "waiting", "deadline", "timeout_s", "last_active",
+                 "closing")
+
+    def __init__(self, sock: socket.socket, number: int, now: float) -> None:
+        self.sock = sock
+        self.number = number
+        self.inbox = bytearray()
+        self.outbox = bytearray()
+        self.waiting: int | None = None          # the request under way (its number), None: none
+        self.deadline = 0.0                      # when the request under way is given up
+        self.timeout_s = 0.0
+        self.last_active = now
+        self.closing = False                     # close once the outbox is written
 
 
 class DiagSocketServer:
     def __init__(self, path: str | Path, post: Callable[..., None],
-                 handle: Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None],
-                 group: str | None = "mjtable-tech", mode: int = 0o660) -> None:
+                 handle: Callable[[dict[str, Any], Reply], None],
+                 group: str | None = "mjtable-tech", mode: int = 0o660, *,
+                 max_connections: int = MAX_CONNECTIONS, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.path = Path(path)
         self._post = post
         self._handle = handle
         self.group, self.mode = group, mode
+        self.max_connections = max_connections
+        self.idle_timeout_s = idle_timeout_s
+        self.max_line_bytes = max_line_bytes
         self._sock: socket.socket | None = None
+        self._inode: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._selector: selectors.BaseSelector | None = None
+        self._wake_r: socket.socket | None = None
+        self._wake_w: socket.socket | None = None
+        self._wake_lock = threading.Lock()
+        self._answers: queue.SimpleQueue[tuple[int, int, Any]] = queue.SimpleQueue()
+        self._conns: dict[int, _Connection] = {}
+        self._numbers = 0
+        self._requests = 0
+        self._reserve: int | None = None         # a descriptor kept to refuse a client when there are none left
+        self._accept_paused_until: float | None = None
+        self._short_of_files = False               # (logged once until a client is accepted again)
+        self._count_changed = threading.Condition()
 
+    # -- opening and closing -----------------------------------------------------------------------
     def start(self) -> None:
-        if self.path.exists():
-            self.path.unlink()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Bound, restricted and listening under a temporary name, then renamed into place: a client
-        # never finds the path before it accepts connections, nor while anyone may connect.
         staging = self.path.with_name(self.path.name + ".new")
-        if staging.exists():
-            staging.unlink()
+        for path in (self.path, staging):
+            _clear_stale_socket(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DiagSocketError(f"{self.path}: cannot make its folder {self.path.parent}: "
+                                  f"{exc.strerror or exc}") from None
+        # Bound, restricted and listening under a temporary name, then linked into place: a client
+        # never finds the path before it accepts connections, nor while anyone may connect.
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(staging))
-        os.chmod(staging, self.mode)
-        if self.group:
+        bound = False
+        try:
             try:
-                os.chown(staging, -1, grp.getgrnam(self.group).gr_gid)
-            except (KeyError, PermissionError):
-                log.info("diag socket: group %s not set (missing, or not allowed)", self.group)
-        sock.listen(4)
-        os.rename(staging, self.path)
-        sock.settimeout(0.2)
+                sock.bind(str(staging))
+            except OSError as exc:
+                raise DiagSocketError(f"{staging}: cannot open the diag socket there: {exc.strerror or exc}") from None
+            bound = True
+            os.chmod(staging, self.mode)
+            if self.group:
+                try:
+                    os.chown(staging, -1, grp.getgrnam(self.group).gr_gid)
+                except (KeyError, PermissionError):
+                    log.info("diag socket: group %s not set (missing, or not allowed)", self.group)
+            sock.listen(BACKLOG)
+            _move_into_place(staging, self.path)
+        except BaseException:
+            sock.close()
+            if bound and staging.is_socket():
+                staging.unlink()
+            raise
+        info = os.stat(self.path)
+        self._inode = (info.st_dev, info.st_ino)
+        sock.setblocking(False)
         self._sock = sock
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(sock, selectors.EVENT_READ, "listen")
+        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self._reserve = _spare_descriptor()
         self._thread = threading.Thread(target=self._serve, name="diag-socket", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake()
         if self._thread is not None:
-            self._thread.join(timeout=2)
+            self._thread.join(timeout=5)
+        for conn in list(self._conns.values()):
+            self._close(conn)
+        if self._selector is not None:
+            self._selector.close()
         if self._sock is not None:
             self._sock.close()
-        if self.path.exists():
-            self.path.unlink()
+        with self._wake_lock:
+            for end in (self._wake_r, self._wake_w):
+                if end is not None:
+                    end.close()
+            self._wake_r = self._wake_w = None
+        if self._reserve is not None:
+            os.close(self._reserve)
+            self._reserve = None
+        try:                                      # only our own socket: not one another server put there since
+            info = os.lstat(self.path)
+            if self._inode == (info.st_dev, info.st_ino):
+                self.path.unlink()
+        except FileNotFoundError:
+            pass
 
+    # -- what a caller may look at -----------------------------------------------------------------
+    @property
+    def serving(self) -> bool:
+        """The accept loop runs."""
+        return self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    def wait_connections(self, count: int, timeout_s: float) -> bool:
+        """Wait until exactly ``count`` connections are open (a test's way to know the server caught up)."""
+        with self._count_changed:
+            return self._count_changed.wait_for(lambda: len(self._conns) == count, timeout=timeout_s)
+
+    # -- the serving thread ------------------------------------------------------------------------
     def _serve(self) -> None:
-        assert self._sock is not None
+        assert self._selector is not None
         while not self._stop.is_set():
             try:
-                conn, _ = self._sock.accept()
-            except socket.timeout:
+                events = self._selector.select(self._next_timeout())
+                for key, mask in events:
+                    if key.data == "listen":
+                        self._accept()
+                    elif key.data == "wake":
+                        self._drain_wake()
+                    else:
+                        self._ready(key.data, mask)
+                self._deliver_answers()
+                self._check_times()
+            except Exception:  # noqa: BLE001 - the accept loop must not end: log it and go on
+                log.exception("diag socket: unexpected error; serving on")
+                self._stop.wait(ACCEPT_BACKOFF_S)      # (a repeating error does not spin)
+
+    def _next_timeout(self) -> float | None:
+        now = time.monotonic()
+        times = [self._accept_paused_until] if self._accept_paused_until is not None else []
+        for conn in self._conns.values():
+            times.append(conn.deadline if conn.waiting is not None else conn.last_active + self.idle_timeout_s)
+        return max(0.0, min(times) - now) if times else None
+
+    def _accept(self) -> None:
+        assert self._sock is not None
+        for _ in range(BACKLOG):                     # what is waiting now, then the other connections' turn
+            try:
+                sock, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                if exc.errno in _OUT_OF_FILES:
+                    if not self._refuse_without_descriptors(exc):
+                        return
+                    continue
+                if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
+                    continue
+                log.warning("diag socket: accept failed (%s); trying again shortly", exc)
+                self._pause_accept()
+                return
+            if len(self._conns) >= self.max_connections:
+                _refuse(sock, f"too many connections ({self.max_connections} open); try again later")
                 continue
+            self._short_of_files = False
+            self._numbers += 1
+            sock.setblocking(False)
+            conn = _Connection(sock, self._numbers, time.monotonic())
+            assert self._selector is not None
+            self._selector.register(sock, selectors.EVENT_READ, conn)
+            self._conns[conn.number] = conn
+            self._count_changed_notify()
+
+    def _refuse_without_descriptors(self, exc: OSError) -> bool:
+        """No descriptor for a new client: give up the spare one to tell it so; False when that fails
+        too (then accepting pauses a moment rather than spinning on the waiting connection)."""
+        if not self._short_of_files:
+            log.warning("diag socket: out of file descriptors (%s); refusing clients until some are free",
+                        exc.strerror)
+            self._short_of_files = True
+        if self._reserve is not None:
+            os.close(self._reserve)
+            self._reserve = None
+            try:
+                assert self._sock is not None
+                sock, _ = self._sock.accept()
             except OSError:
-                break
-            threading.Thread(target=self._client, args=(conn,), daemon=True).start()
+                pass
+            else:
+                _refuse(sock, "the controller is out of file descriptors; try again later")
+                self._reserve = _spare_descriptor()
+                return self._reserve is not None
+            self._reserve = _spare_descriptor()
+        self._pause_accept()
+        return False
 
-    def _client(self, conn: socket.socket) -> None:
-        with conn, conn.makefile("rw", encoding="utf-8") as stream:
-            for line in stream:
-                try:
-                    request = json.loads(line)
-                    if not isinstance(request, dict):
-                        raise ValueError("a request is a JSON object")
-                except ValueError as exc:
-                    answer: dict[str, Any] = {"ok": False, "error": f"bad request: {exc}"}
+    def _pause_accept(self) -> None:
+        assert self._selector is not None and self._sock is not None
+        if self._accept_paused_until is None:
+            self._selector.unregister(self._sock)
+        self._accept_paused_until = time.monotonic() + ACCEPT_BACKOFF_S
+
+    def _check_times(self) -> None:
+        now = time.monotonic()
+        if self._accept_paused_until is not None and now >= self._accept_paused_until:
+            self._accept_paused_until = None
+            if self._reserve is None:
+                self._reserve = _spare_descriptor()
+            assert self._selector is not None and self._sock is not None
+            self._selector.register(self._sock, selectors.EVENT_READ, "listen")
+        for conn in list(self._conns.values()):
+            if conn.waiting is not None:
+                if now >= conn.deadline:
+                    log.info("diag socket: client %d: no answer within %g s", conn.number, conn.timeout_s)
+                    self._give_up(conn)
+                    self._send(conn, {"ok": False, "error": f"the controller did not answer within "
+                                                            f"{conn.timeout_s:g} s"})
+                    self._next_request(conn)
+            elif now - conn.last_active >= self.idle_timeout_s:
+                if conn.closing or conn.outbox:        # it does not read what it was sent
+                    self._close(conn)
                 else:
-                    answers: queue.Queue = queue.Queue()
-                    self._post(self._handle, request, answers.put)
-                    try:
-                        answer = answers.get(timeout=_reply_timeout_s(request))
-                    except queue.Empty:
-                        answer = {"ok": False, "error": "the controller did not answer"}
-                stream.write(json.dumps(answer, default=str, ensure_ascii=False) + "\n")
-                stream.flush()
+                    self._send(conn, {"ok": False, "error": f"idle for {self.idle_timeout_s:g} s: closing"})
+                    self._finish(conn)
+
+    # -- one connection ------------------------------------------------------------------------------
+    def _ready(self, conn: _Connection, mask: int) -> None:
+        if conn.number not in self._conns:
+            return
+        if mask & selectors.EVENT_WRITE:
+            self._flush(conn)
+            self._next_request(conn)
+        if mask & selectors.EVENT_READ and conn.number in self._conns and not conn.closing:
+            try:
+                data = conn.sock.recv(_RECV_BYTES)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:                               # the client went away
+                self._give_up(conn)
+                self._close(conn)
+                return
+            conn.last_active = time.monotonic()
+            conn.inbox += data
+            if len(conn.inbox) > 2 * self.max_line_bytes:     # lines sent ahead of the answers: bounded too
+                self._give_up(conn)
+                self._send(conn, {"ok": False, "error": "too much sent before the answer; closing"})
+                self._finish(conn)
+                return
+            self._next_request(conn)
+
+    def _next_request(self, conn: _Connection) -> None:
+        """Take the next whole line as a request, one at a time, each once the last answer is written."""
+        while conn.waiting is None and not conn.outbox and not conn.closing and conn.number in self._conns:
+            end = conn.inbox.find(b"\n", 0, self.max_line_bytes + 1)
+            if end < 0:
+                if len(conn.inbox) > self.max_line_bytes:
+                    self._send(conn, {"ok": False, "error": f"request line longer than {self.max_line_bytes} "
+                                                            f"bytes; closing"})
+                    self._finish(conn)
+                return
+            line = bytes(conn.inbox[:end])
+            del conn.inbox[:end + 1]
+            self._request(conn, line)
+
+    def _request(self, conn: _Connection, line: bytes) -> None:
+        try:
+            request = parse_request(line)
+            timeout_s = reply_timeout_s(request)
+        except BadRequest as exc:
+            self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+            return
+        request.pop("client_gone", None)
+        request["client"] = conn.number
+        self._requests += 1
+        conn.waiting, conn.timeout_s = self._requests, timeout_s
+        conn.deadline = time.monotonic() + timeout_s
+        try:
+            self._post(self._handle, request, self._replier(conn.number, self._requests))
+        except Exception as exc:  # noqa: BLE001 - answered, never raised into the accept loop
+            log.exception("diag socket: posting a request failed")
+            conn.waiting = None
+            self._send(conn, {"ok": False, "error": f"the controller cannot take requests: {exc}"})
+
+    def _replier(self, number: int, request: int) -> Reply:
+        """The reply function handed to the loop: called on the loop's thread, at most once counts."""
+        def reply(answer: dict[str, Any]) -> None:
+            self._answers.put((number, request, answer))
+            self._wake()
+        return reply
+
+    def _deliver_answers(self) -> None:
+        while True:
+            try:
+                number, request, answer = self._answers.get_nowait()
+            except queue.Empty:
+                return
+            conn = self._conns.get(number)
+            if conn is None or conn.waiting != request:
+                continue                               # its client went away, or was told it timed out
+            conn.waiting = None
+            self._send(conn, answer)
+            self._next_request(conn)
+
+    def _give_up(self, conn: _Connection) -> None:
+        """The request under way will not be answered to this client: stop what it started."""
+        if conn.waiting is None:
+            return
+        conn.waiting = None
+        log.info("diag socket: client %d left before its answer; stopping its test", conn.number)
+        try:
+            self._post(self._handle, {"cmd": "stop", "client": conn.number, "client_gone": True}, _ignore)
+        except Exception:  # noqa: BLE001
+            log.exception("diag socket: posting the stop failed")
+
+    def _send(self, conn: _Connection, answer: Any) -> None:
+        try:
+            text = json.dumps(answer, default=str, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            text = json.dumps({"ok": False, "error": f"the answer could not be written: {exc}"})
+        conn.outbox += text.encode("utf-8", "replace") + b"\n"
+        conn.last_active = time.monotonic()
+        self._flush(conn)
+
+    def _flush(self, conn: _Connection) -> None:
+        if conn.number not in self._conns:
+            return
+        while conn.outbox:
+            try:
+                sent = conn.sock.send(conn.outbox)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:                            # the client is gone: what it started stops
+                self._give_up(conn)
+                self._close(conn)
+                return
+            del conn.outbox[:sent]
+            conn.last_active = time.monotonic()
+        assert self._selector is not None
+        events = (0 if conn.closing else selectors.EVENT_READ) | (selectors.EVENT_WRITE if conn.outbox else 0)
+        if conn.closing and not conn.outbox:
+            self._close(conn)
+        else:
+            self._selector.modify(conn.sock, events, conn)
+
+    def _finish(self, conn: _Connection) -> None:
+        """Close once what is to be written is written (or now, if it is)."""
+        conn.closing = True
+        self._flush(conn)
+
+    def _close(self, conn: _Connection) -> None:
+        if self._conns.pop(conn.number, None) is None:
+            return
+        try:
+            assert self._selector is not None
+            self._selector.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        conn.sock.close()
+        self._count_changed_notify()
+
+    def _count_changed_notify(self) -> None:
+        with self._count_changed:
+            self._count_changed.notify_all()
+
+    def _wake(self) -> None:
+        with self._wake_lock:
+            if self._wake_w is not None:
+                try:
+                    self._wake_w.send(b"\0")
+                except OSError:                        # full: it is awake already
+                    pass
+
+    def _drain_wake(self) -> None:
+        assert self._wake_r is not None
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
 
 
-def _reply_timeout_s(request: dict[str, Any]) -> float:
-    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), capped."""
+def parse_request(line: bytes) -> dict[str, Any]:
+    """A request line as a JSON object; :class:`BadRequest` with the reason for anything else."""
     try:
-        return min(float(request.get("timeout_s", REPLY_TIMEOUT_S)), MAX_REPLY_TIMEOUT_S)
-    except (TypeError, ValueError):
-        return REPLY_TIMEOUT_S
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        request = json.loads(text)
+    except RecursionError:
+        raise BadRequest("JSON nested too deep") from None
+    except ValueError as exc:
+        raise BadRequest(f"not JSON ({exc})") from None
+    if not isinstance(request, dict):
+        raise BadRequest("a request is a JSON object")
+    return request
+
+
+def reply_timeout_s(request: dict[str, Any]) -> float:
+    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), within 0..4 h."""
+    value = request.get("timeout_s", REPLY_TIMEOUT_S)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"timeout_s is a number of seconds, not {value!r:.40}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_REPLY_TIMEOUT_S):
+        raise BadRequest(f"timeout_s between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {value!r:.40}")
+    return seconds
+
+
+def _ignore(answer: dict[str, Any]) -> None:
+    """The answer to a stop posted for a client that is gone: nobody to tell."""
+
+
+def _refuse(sock: socket.socket, why: str) -> None:
+    """One error line to a client the server will not serve, then the connection closed."""
+    try:
+        sock.setblocking(False)
+        sock.send(json.dumps({"ok": False, "error": why}).encode() + b"\n")
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+def _spare_descriptor() -> int | None:
+    try:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _clear_stale_socket(path: Path) -> None:
+    """Make room at ``path``: nothing there, or a socket nobody answers on (removed).  Anything else is
+    a :class:`DiagSocketError` naming the path, and stays as it is."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise DiagSocketError(f"{path}: cannot look at it: {exc.strerror or exc}") from None
+    if not stat.S_ISSOCK(info.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(info.st_mode) else "a symbolic link" if stat.S_ISLNK(info.st_mode)
+                else "a regular file" if stat.S_ISREG(info.st_mode) else "a special file")
+        raise DiagSocketError(f"{path} is {kind}, not a socket: not replacing it (move it away, or choose "
+                              f"another --diag-socket PATH)")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(PROBE_TIMEOUT_S)
+        try:
+            probe.connect(str(path))
+        except ConnectionRefusedError:
+            pass                                   # stale: left by a service that stopped without removing it
+        except OSError as exc:
+            raise DiagSocketError(f"{path}: cannot tell whether a service answers on this socket "
+                                  f"({exc.strerror or exc}): not replacing it") from None
+        else:
+            raise DiagSocketError(f"{path}: another service is answering on this socket: not replacing it "
+                                  f"(stop it, or choose another --diag-socket PATH)")
+    again = os.lstat(path)
+    if (again.st_dev, again.st_ino) == (info.st_dev, info.st_ino):
+        path.unlink()
+        log.info("diag socket: removed the stale socket %s", path)
+
+
+def _move_into_place(staging: Path, path: Path) -> None:
+    """The listening socket under its real name, without replacing anything that appeared there since
+    it was checked (a hard link fails when the name is taken); where links are not possible, a rename."""
+    try:
+        os.link(staging, path)
+    except FileExistsError:
+        raise DiagSocketError(f"{path}: something appeared there while the diag socket was opened: "
+                              f"not replacing it") from None
+    except OSError:
+        os.rename(staging, path)
+        return
+    staging.unlink()
 
 
 def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
     """One request to a running controller's diag socket; the server waits as long as the client."""
+    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+            and 0 < timeout_s <= MAX_REPLY_TIMEOUT_S):
+        raise ValueError(f"a timeout between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {timeout_s!r}")
     request = {**request, "timeout_s": timeout_s}
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout_s + 5.0)
+        # a blocking connect waits while the server's queue of connections to accept is full (one with a
+        # timeout fails at once then); SO_SNDTIMEO bounds that wait
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(CONNECT_TIMEOUT_S), 0))
         try:
             sock.connect(str(path))
         except FileNotFoundError:
             raise ConnectionError(f"no controller is listening on {path} (is the service running?)") from None
+        except ConnectionRefusedError:
+            raise ConnectionError(f"no controller is listening on {path} (a socket left behind: is the "
+                                  f"service running?)") from None
         except PermissionError:
             raise ConnectionError(f"{path}: permission denied (root or the technicians' group only)") from None
-        with sock.makefile("rw", encoding="utf-8") as stream:
-            stream.write(json.dumps(request) + "\n")
+        except (BlockingIOError, TimeoutError):
+            raise ConnectionError(f"{path}: the controller accepts no connection (too many clients?)") from None
+        sock.settimeout(timeout_s + 5.0)
+        with sock.makefile("rwb") as stream:
+            stream.write(json.dumps(request).encode() + b"\n")
             stream.flush()
             line = stream.readline()
     if not line:

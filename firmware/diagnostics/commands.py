@@ -11,11 +11,25 @@ supervisor checks the levels); each runs on the loop through the same
 mechanism objects as the cycle (so a jam in a test raises the same fault
 code) and replies when it is done, or at once with the reason when an
 interlock or a fault stops it (the table stays in service mode).
+
+``stop`` stops the service test that is running, whoever started it: every
+motor to safe, the test answered ``stopped_by: technician``, and a learn
+that was cut short keeps the times learned before.  The diag socket sends
+``{"cmd": "stop", "client_gone": true}`` when the connection that started a
+test closes before its answer (Ctrl-C on the client): that stops only the
+test of that connection (``client``, the socket's number for it).  Outside
+service mode nothing is touched (the game's motors are the controller's).
+
+Request fields are checked before anything moves: a field of the wrong type
+is answered with the reason like any refusal.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import weakref
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.controller.states import SetLocation, TableState
@@ -23,13 +37,32 @@ from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
 from firmware.diagnostics.judge import judge_from_pad
 from firmware.diagnostics.reader_answers import ask_reader
-from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, GROUP_TESTS, LEARN_RUNS, ServiceTests,
-                                                slower_than_design)
+from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS,
+                                                ServiceTests, slower_than_design)
 
 log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
+COMMANDS = "state, faults, counters, sensors, watch, reader, judge, ack, test, jog, learn, burn-in, stop"
+
+
+class BadField(ValueError):
+    """A request field of the wrong type: answered with the reason, nothing moves."""
+
+
+@dataclass
+class _Running:
+    """A service test started here: its name and the connection that asked for it."""
+
+    name: str
+    client: Any
+
+
+# the tests running now (a controller has one at a time), by the controller's ServiceTest object;
+# and, per controller, until when a stopped disk run's end timer is still pending on the loop
+_RUNNING: "weakref.WeakKeyDictionary[Any, _Running]" = weakref.WeakKeyDictionary()
+_DISK_BUSY_UNTIL: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
 
 
 class DiagCommands:
@@ -43,11 +76,12 @@ class DiagCommands:
         cmd = cmd.replace("-", "_") if isinstance(cmd, str) else cmd
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
-            reply({"ok": False, "error": f"unknown command {cmd!r}; commands: state, faults, counters, sensors, "
-                                        f"watch, reader, judge, ack, test, jog, learn, burn-in"})
+            reply({"ok": False, "error": f"unknown command {cmd!r:.60}; commands: {COMMANDS}"})
             return
         try:
             handler(request, reply)
+        except BadField as exc:
+            reply({"ok": False, "error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - a bad request must not take the controller down
             log.exception("diag command %r failed", cmd)
             reply({"ok": False, "error": str(exc)})
@@ -91,9 +125,9 @@ class DiagCommands:
 
     def _cmd_watch(self, request: dict, reply: Reply) -> None:
         """Every input change over the next ``seconds``, then the inputs as they are."""
-        seconds = float(request.get("seconds", 10.0))
+        seconds = _seconds(request, "seconds", 10.0)
         if not 0 < seconds <= WATCH_MAX_S:
-            reply({"ok": False, "error": f"watch between 0 and {WATCH_MAX_S:g} s"})
+            reply({"ok": False, "error": f"seconds: watch between 0 and {WATCH_MAX_S:g} s"})
             return
         log, start_s = EdgeLog.of(self.controller.table), self.controller.loop.now()
         self.controller.loop.call_later(seconds, lambda: reply(
@@ -119,25 +153,90 @@ class DiagCommands:
     # -- service tests ------------------------------------------------------------------
     def _cmd_test(self, request: dict, reply: Reply) -> None:
         name = request.get("name")
-        if name not in GROUP_TESTS:
-            reply({"ok": False, "error": f"unknown test {name!r}; tests: {', '.join(GROUP_TESTS)}"})
-        elif self._may_move(reply):
-            self.tests.group(name, self.controller.begin_service_test(reply))
+        if not isinstance(name, str) or name not in GROUP_TESTS:
+            reply({"ok": False, "error": f"unknown test {name!r:.60}; tests: {', '.join(GROUP_TESTS)}"})
+        elif self._may_move(reply, disk=name == "disk"):
+            self.tests.group(name, self._begin(request, reply, f"test {name}", DISK_JOG_S if name == "disk" else None))
 
     def _cmd_jog(self, request: dict, reply: Reply) -> None:
-        if self._may_move(reply):
-            self.tests.jog(str(request.get("mechanism")), self.controller.begin_service_test(reply),
-                           seconds=request.get("seconds"), to=request.get("to"))
+        mechanism = request.get("mechanism")
+        if not isinstance(mechanism, str):
+            raise BadField(f"mechanism: a mechanism's name, not {mechanism!r:.60}")
+        seconds = _seconds(request, "seconds", None)
+        to = request.get("to")
+        if to is not None and not isinstance(to, str):
+            raise BadField(f"to: up or down, not {to!r:.60}")
+        disk = mechanism == self.controller.table.turntable.name
+        if self._may_move(reply, disk=disk):
+            self.tests.jog(mechanism, self._begin(request, reply, f"jog {mechanism}",
+                                                  (DISK_JOG_S if seconds is None else seconds) if disk else None),
+                           seconds=seconds, to=to)
 
     def _cmd_learn(self, request: dict, reply: Reply) -> None:
-        if self._may_move(reply):
-            self.tests.learn(self.controller.begin_service_test(reply), int(request.get("runs", LEARN_RUNS)))
+        runs = _whole(request, "runs", LEARN_RUNS)
+        if not self._may_move(reply):
+            return
+        mechanisms = self.controller.table.mechanisms()
+        before = {m.name: list(m.nominal.samples) for m in mechanisms}
+
+        def answered(answer: dict[str, Any]) -> None:
+            if "stopped_by" in answer:          # cut short: the times learned before stay
+                for m in mechanisms:
+                    m.nominal.restore(before[m.name])
+            reply(answer)
+        self.tests.learn(self._begin(request, answered, "learn"), runs)
 
     def _cmd_burn_in(self, request: dict, reply: Reply) -> None:
-        if self._may_move(reply):
-            self.tests.burn_in(self.controller.begin_service_test(reply), int(request.get("cycles", BURN_IN_CYCLES)))
+        cycles = _whole(request, "cycles", BURN_IN_CYCLES)
+        if self._may_move(reply, disk=True):
+            self.tests.burn_in(self._begin(request, reply, "burn-in", DISK_JOG_S), cycles)
 
-    def _may_move(self, reply: Reply) -> bool:
+    def _begin(self, request: dict, reply: Reply, name: str, disk_s: float | None = None) -> Reply:
+        """The test's answer through the controller (so that a fault or a stop can answer it), remembered
+        as running.  ``disk_s``: the test runs the disk that long at a time.
+
+        A disk run's end is a timer on the loop that a stop cannot take back; were the disk started again
+        before it falls due, it would stop that run (and let a stopped burn-in go on).  So after a test
+        that ran the disk is stopped, the disk is refused until then: from the test's start for a jog or
+        the disk test (they run it at once), else at most one disk run from the stop."""
+        c = self.controller
+        started_s, disk_runs = c.loop.now(), c.table.turntable.runs
+
+        def answered(answer: dict[str, Any]) -> None:
+            if "stopped_by" in answer and disk_s is not None and c.table.turntable.runs != disk_runs:
+                at_once = name.startswith("jog") or name == "test disk"
+                _DISK_BUSY_UNTIL[c] = (started_s if at_once else c.loop.now()) + disk_s
+            reply(answer)
+        answer = c.begin_service_test(answered)
+        _RUNNING[c.service_test] = _Running(name, request.get("client"))
+        return answer
+
+    # -- stopping --------------------------------------------------------------------------------------
+    def _cmd_stop(self, request: dict, reply: Reply) -> None:
+        """Stop the running service test or jog: every motor to safe, the test answered (see the module)."""
+        c = self.controller
+        test = c.service_test
+        running = _RUNNING.get(test) if test is not None else None
+        if request.get("client_gone"):
+            if running is None or running.client is None or running.client != request.get("client"):
+                reply({"ok": True, "note": "that client's test was not running"})
+                return
+            who = "because its client went away before the answer"
+        else:
+            who = "by the technician (mjtable diag stop)"
+        if test is None:
+            if c.state == TableState.SERVICE.value:
+                c.table.safe_stop_all()                 # (nothing should move; make sure of it)
+            reply({"ok": True, "note": "no service test was running"})
+            return
+        c.stop_motion()
+        name = running.name if running is not None else "a service test"
+        log.info("service test %s stopped: %s", name, who)
+        test.answer({"ok": False, "stopped_by": "technician" if not request.get("client_gone") else "client gone",
+                     "reason": who, "error": f"stopped {who}"})
+        reply({"ok": True, "stopped": name, "motors": "safe"})
+
+    def _may_move(self, reply: Reply, disk: bool = False) -> bool:
         """Motors move only in service mode with no interlock present, and one test at a time."""
         c = self.controller
         if c.state != TableState.SERVICE.value:
@@ -151,6 +250,38 @@ class DiagCommands:
             return False
         busy = [m.name for m in c.table.mechanisms() if m.busy] + (["turntable"] if c.table.turntable.running else [])
         if busy or c.service_test is not None:
-            reply({"ok": False, "error": f"still moving: {', '.join(busy) or 'a test'}; wait for the running test"})
+            reply({"ok": False, "error": f"still moving: {', '.join(busy) or 'a test'}; wait for the running test "
+                                         f"(or mjtable diag stop)"})
+            return False
+        wait_s = _DISK_BUSY_UNTIL.get(c, 0.0) - c.loop.now()
+        if disk and wait_s > 0:
+            reply({"ok": False, "error": f"the stopped disk run is still timed: the disk may run again in "
+                                         f"{wait_s:.1f} s"})
             return False
         return True
+
+
+def _seconds(request: dict, key: str, default: float | None) -> Any:
+    """A request's number of seconds: finite, or the default when it is not there."""
+    value = request.get(key)
+    if value is None:
+        return default
+    try:
+        seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:
+        seconds = math.nan
+    if not math.isfinite(seconds):
+        raise BadField(f"{key}: a number of seconds, not {value!r:.60}")
+    return seconds
+
+
+def _whole(request: dict, key: str, default: int) -> int:
+    """A request's count: a whole number, or the default when it is not there (the test checks the range)."""
+    value = request.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        if not (isinstance(value, float) and value.is_integer()):
+            raise BadField(f"{key}: a whole number, not {value!r:.60}")
+        value = int(value)
+    return value
