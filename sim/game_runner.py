@@ -150,6 +150,7 @@ class GameRunner:
             liable_wind = verdict.liable_wind
             for wind, amount in enumerate(verdict.payments):
                 by_side[(wind + self.dealer) % SIDES] += amount
+            self.run.players.lay_hand(side, _faces(seat.hand, seat.melds, None if self_drawn else tile))
             if verdict.legal:
                 if winner_side is None:
                     self.hands_won += 1
@@ -185,3 +186,16 @@ class GameRunner:
         if not self.run.controller.store.failing and record.hand > self._delivered:
             self._delivered = record.hand
             self.hands_recorded += 1
+
+
+def _faces(hand: list[int], melds, discard: int | None) -> list[int]:
+    """Every face of a declared win as the player lays it on the pad: the hand, the won discard, the sets."""
+    from firmware.rules.win import MeldKind
+
+    faces = list(hand) + ([discard] if discard is not None else [])
+    for meld in melds:
+        if meld.kind is MeldKind.CHOW:
+            faces += [meld.tile, meld.tile + 1, meld.tile + 2]
+        else:
+            faces += [meld.tile] * (4 if meld.kind is MeldKind.KONG else 3)
+    return faces

@@ -63,6 +63,57 @@ def _s(value: float | None) -> str:
     return "-" if value is None else f"{value:g} s"
 
 
+def hand_outcome(wins: list[dict[str, Any]], recorded: Any | None) -> str:
+    """What became of one hand, in words: its legal wins (``wins``, from the report), a false win, a drawn hand.
+
+    ``recorded`` is the scoreboard's record of the hand (None: not recorded).  A false win is recorded with
+    the declarer among the winners (or none, when a technician's judgement recorded it) but no fan and not
+    drawn; its note says why.  It is never "drawn": the hand ended on a declaration, not on an empty wall."""
+    false_win = _false_win(recorded)
+    texts = [f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}"
+             f"{' self-drawn' if w['self_drawn'] else ''}: " + " ".join(f["name"] for f in w["fans"]) for w in wins]
+    if false_win:
+        texts.append(false_win)                         # (several winners: a false one beside a legal one)
+    if texts:
+        return "; ".join(texts)
+    if recorded is None:
+        return "not scored (its result was not recorded)"
+    if recorded.drawn:
+        return "drawn" + (f" ({recorded.note})" if recorded.note else "")
+    return "won (see the scoreboard)"
+
+
+def _false_win(recorded: Any | None) -> str:
+    """The false win of a recorded hand in words, or "" when it has none."""
+    if recorded is None:
+        return ""
+    note = recorded.note or ""
+    at = note.find("false win")
+    if at >= 0:
+        return note[at:]
+    if recorded.drawn or recorded.fans:
+        return ""
+    # no fan and not drawn: the declaration was refused (a record from before notes named it)
+    return f"false win by side {recorded.winners[0]}" if recorded.winners else "false win"
+
+
+def hands_line(report: dict[str, Any]) -> str:
+    """The hand count: played of requested, won, drawn and false wins."""
+    return (f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
+            f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
+                                                else ""))
+
+
+def final_line(report: dict[str, Any], with_hands: bool = False) -> str:
+    """The last line of the summary: the final state and the run's speed (``with_hands``: the hand count too,
+    for ``--quiet``, which prints this line only)."""
+    state = report["final_state"]
+    if state == "in_play" and report["hands_played"] == report["hands_requested"]:
+        state += " (the last hand is scored; its walls are still up)"
+    return (f"final state {state}; " + (hands_line(report) + "; " if with_hands else "")
+            + f"{report['simulated_s']:.0f} simulated s in {report['wall_s']:.2f} s wall (x{report['speedup']})")
+
+
 def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: bool = False,
                   results: dict[int, Any] | None = None) -> list[str]:
     """The end-of-run summary a bench tester reads; ``verbose`` adds every hand of this run (``hands``, with
@@ -73,22 +124,12 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
         for win in report["wins"]:
             by_hand.setdefault(win["hand"], []).append(win)
         for h in hands:
-            recorded = (results or {}).get(h["hand"])
-            result = "; ".join(
-                f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}"
-                f"{' self-drawn' if w['self_drawn'] else ''}: " + " ".join(f["name"] for f in w["fans"])
-                for w in by_hand.get(h["hand"], []))
-            if not result:
-                result = ("not scored (its result was not recorded)" if recorded is None else
-                          recorded.note if recorded.note.startswith("false win") else
-                          "drawn" if recorded.drawn or not recorded.winners else "won (see the scoreboard)")
+            result = hand_outcome(by_hand.get(h["hand"], []), (results or {}).get(h["hand"]))
             lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
                          f"{result}")
     if report.get("resumed_after_hand"):
         lines.append(f"resumed from the table database after hand {report['resumed_after_hand']}")
-    lines.append(f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
-                 f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
-                                                     else ""))
+    lines.append(hands_line(report))
     fans = sorted(report["fan_counts"].items(), key=lambda kv: (-kv[1], kv[0]))
     if fans:
         lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))
@@ -118,9 +159,5 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
         lines.append(f"fault {f['code']} ({f['tier']}) at {f['at_s']:.1f} s in {f['state']}: {code.text}"
                      + (f"; acknowledged at {acked:.1f} s" if acked is not None else "")
                      + f"\n  hint: {code.hint}")
-    state = report["final_state"]
-    if state == "in_play" and report["hands_played"] == report["hands_requested"]:
-        state += " (the last hand is scored; its walls are still up)"
-    lines.append(f"final state {state}; {report['simulated_s']:.0f} simulated s in "
-                 f"{report['wall_s']:.2f} s wall (x{report['speedup']})")
+    lines.append(final_line(report))
     return lines

@@ -173,6 +173,18 @@ class TablePeople:
         entry = self.world.physical.lookup(tile.uid)
         return entry.set_id if entry is not None else None
 
+    def lay_hand(self, side: int, kinds: list[int]) -> bool:
+        """The player of ``side`` lays a hand (a declared win: its faces, exposed sets included) on the pad in
+        front of the seat, where the table's referee reads it (``mjtable diag judge``, ``reader inventory`` of
+        the pad); it stays there until the table top is pushed into the centre.  False if the table top lacks
+        a tile of it (nothing is laid)."""
+        try:
+            self.world.lay_hand_on_pad(side, kinds)
+        except ValueError as exc:
+            log.warning("%s", exc)
+            return False
+        return True
+
     def finish_hand(self) -> None:
         """The hand was played out (a win or a drawn hand): someone presses a lift key (as soon as the
         table is back in play, if a hold or a fault interrupted it meanwhile)."""

@@ -3,7 +3,8 @@
 The world owns the mechanics (centre lift, turntable and ring, four heads,
 four wall lifts, dice), the panel inputs a bench tester presses, the lamps
 it watches, and where every physical tile is: on the disk, in a head's
-track, in a groove under the table, or in the walls on the table top.
+track, in a groove under the table, or in the walls on the table top (a
+hand laid on a seat pad is of those: the pad's antenna reads it there).
 All randomness comes from one ``random.Random(seed)``.
 """
 
@@ -18,6 +19,7 @@ from typing import Callable
 from firmware.config import SIDES, TableConfig
 from firmware.loop import Loop
 from firmware.tiles.sets import tile_set
+from firmware.tiles.tile import code
 from sim.models.cam import CamModel
 from sim.models.center_lift import CenterLiftModel
 from sim.models.dice import DiceModel
@@ -132,9 +134,11 @@ class TableWorld:
         return self.center.position >= 1.0
 
     def push_table_into_center(self) -> int:
-        """Players push every tile on the table top into the open centre; returns how many."""
+        """Players push every tile on the table top into the open centre; returns how many.  A hand laid on a
+        seat pad goes in with them (its tiles are tiles of the table top: see :meth:`lay_hand_on_pad`)."""
         tiles = [t for side in self.walls for stack in side for t in stack]
         self.walls = [[] for _ in range(len(self.walls))]
+        self.clear_pads()
         self.turntable.load(shuffled(tiles, self.rng))
         return len(tiles)
 
@@ -203,10 +207,35 @@ class TableWorld:
         return [t.uid for t in self.pads[antenna - SIDES]]
 
     def lay_on_pad(self, side: int, tiles: list[SimTile]) -> None:
-        """A player lays tiles on the seat pad of ``side`` (each is read once as it arrives)."""
+        """A player lays tiles on the seat pad of ``side`` (each is read once as it arrives; an inventory of
+        the pad's antenna lists them until they are taken away)."""
         for tile in tiles:
             self.pads[side].append(tile)
             self.reader.tile_passed(SIDES + side, tile.uid)
+
+    def lay_hand_on_pad(self, side: int, kinds: list[int]) -> list[SimTile]:
+        """The player of ``side`` lays a hand (these faces) on the seat pad: tiles of those faces from the table
+        top, none that lies on a pad already.  (In the simulator the walls stand for every tile on the table
+        top: a tile drawn stays in its wall, so a hand's tiles are found there; pushing the table into the
+        centre takes them off the pad with the walls.)  ValueError, nothing laid, if the table lacks one."""
+        on_pads = {id(t) for pad in self.pads for t in pad}
+        free: dict[int, list[SimTile]] = {}
+        for tile in self.wall_tiles():
+            if id(tile) not in on_pads:
+                free.setdefault(tile.kind, []).append(tile)
+        tiles = []
+        for kind in kinds:
+            if not free.get(kind):
+                raise ValueError(f"the pad of side {side}: no tile {code(kind)} left on the table top")
+            tiles.append(free[kind].pop())
+        self.lay_on_pad(side, tiles)
+        return tiles
+
+    def clear_pads(self) -> list[SimTile]:
+        """Take every tile off the seat pads (the table top is cleared); returns them."""
+        taken = [t for pad in self.pads for t in pad]
+        self.pads = [[] for _ in range(SIDES)]
+        return taken
 
     def feed_over_antenna(self, antenna: int, tiles: list[SimTile], interval_s: float = 0.4) -> None:
         """A technician passes ``tiles`` one by one over ``antenna`` (enrollment on the bench)."""

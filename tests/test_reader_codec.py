@@ -152,3 +152,87 @@ def test_clean_streams_in_any_chunks_decode_completely(sent, seed):
         cut += step
     assert got == [Frame(seq, cmd, payload) for seq, cmd, payload in sent]
     assert d.counters.crc_errors == 0 and d.counters.noise_bytes == 0
+
+
+def _frame_ending_in_sof(cmd: int = Cmd.TAG) -> tuple[Frame, bytes]:
+    """A frame whose last byte (CRC_lo) is 0xA5, the start byte."""
+    for n in range(10_000):
+        frame = Frame(n % 256, cmd, n.to_bytes(4, "big"))
+        raw = frame.encode()
+        if raw[-1] == 0xA5:
+            return frame, raw
+    raise AssertionError("no such frame")
+
+
+def test_a_lost_last_byte_that_was_the_start_byte_does_not_lose_the_next_frame():
+    first, raw = _frame_ending_in_sof()
+    second = Frame(9, Cmd.HEARTBEAT, Heartbeat(1000, 1).pack())
+    d = FrameDecoder()
+    got = d.feed(raw[:-1] + second.encode())
+    # the first checks with the second's SOF in place of its lost 0xA5; the second still decodes from that SOF
+    assert got == [first, second]
+    assert d.counters.shared_starts == 1 and d.counters.crc_errors == 0 and d.pending_bytes == 0
+
+
+def test_a_lost_last_start_byte_byte_by_byte_and_followed_by_noise():
+    first, raw = _frame_ending_in_sof()
+    second = Frame(9, Cmd.HEARTBEAT, Heartbeat(1000, 1).pack())
+    d = FrameDecoder()
+    stream = raw[:-1] + second.encode() + b"\x00\x13" + encode(10, Cmd.PING)
+    got = [f for b in stream for f in d.feed(bytes([b]))]
+    assert got == [first, second, Frame(10, Cmd.PING)]
+
+
+def test_a_frame_ending_in_the_start_byte_then_a_clean_stream_costs_nothing():
+    first, raw = _frame_ending_in_sof()
+    d = FrameDecoder()
+    assert d.feed(raw) == [first] and d.pending_bytes == 0     # returned at once, nothing waits for it
+    assert d.feed(b"\x00" + encode(3, Cmd.PING)) == [Frame(3, Cmd.PING)]
+    assert d.feed(raw + raw) == [first, first]
+    c = d.counters
+    assert (c.crc_errors, c.bad_length, c.resyncs, c.shared_starts, c.noise_bytes) == (0, 0, 0, 0, 1)
+
+
+_sof_heavy_frames = st.lists(
+    st.tuples(st.integers(0, 255), st.sampled_from(list(Cmd)),
+              st.lists(st.sampled_from([0xA5, 0xA5, 0x00, 0x02, 0x7F, 0xFF]) | st.integers(0, 255),
+                       max_size=30).map(bytes)),
+    min_size=2, max_size=14)
+
+
+def _is_subsequence(got: list[Frame], sent: list[Frame]) -> bool:
+    it = iter(sent)
+    return all(any(g == s for s in it) for g in got)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(_sof_heavy_frames, st.integers(0, 2**32 - 1), st.floats(0.05, 0.6), st.floats(0, 1))
+def test_single_byte_deletions_lose_only_their_own_frames(sent, seed, p_delete, p_last):
+    """Every frame the line did not touch is decoded, in order; nothing decoded was not sent."""
+    rng = random.Random(seed)
+    frames = [Frame(seq, cmd, payload) for seq, cmd, payload in sent]
+    stream, untouched = bytearray(), []
+    for frame in frames:
+        raw = bytearray(frame.encode())
+        if rng.random() < p_delete:       # one byte lost; often the last one (the case the CRC cannot see)
+            del raw[len(raw) - 1 if rng.random() < p_last else rng.randrange(len(raw))]
+        else:
+            untouched.append(frame)
+        stream += raw
+    stream += bytes(260)
+    d = FrameDecoder()
+    got, cut = [], 0
+    while cut < len(stream):
+        step = rng.randrange(1, 40)
+        got += d.feed(bytes(stream[cut:cut + step]))
+        cut += step
+    assert _is_subsequence(got, frames)                   # no phantom, order kept
+    assert _is_subsequence(untouched, got)                # every untouched frame decoded
+
+
+def test_the_last_byte_deletion_property_holds_for_frames_ending_in_the_start_byte():
+    ending = [_frame_ending_in_sof(cmd)[0] for cmd in (Cmd.TAG, Cmd.HEARTBEAT, Cmd.ERROR, Cmd.PING)]
+    plain = Frame(1, Cmd.PING)
+    frames = [ending[0], ending[1], plain, ending[2], ending[3], plain]
+    stream = b"".join(f.encode()[:-1] if f is not plain else f.encode() for f in frames)
+    assert FrameDecoder().feed(stream + bytes(8)) == frames

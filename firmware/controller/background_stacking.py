@@ -123,10 +123,19 @@ class BackgroundStacking:
                 progress.counted = [h.counted for h in self.c.table.heads]
                 progress.counts_known = True
         if self.session is not None:
+            session, self.session = self.session, None
             if progress is not None:
-                progress.uids = [list(side) for side in self.session.read.progress()]
-            self.session.abandon()
-            self.session = None
+                progress.uids = [list(side) for side in session.read.progress()]
+            # The TAGs of the tiles counted last may still be on the line: the session listens until the board
+            # has sent them (else those tiles stay unread, an E83 that only the stop caused)
+            session.suspend(lambda: self._suspended(session, progress))
+
+    def _suspended(self, session: WallSession, progress: StackingProgress | None) -> None:
+        """The TAGs that were on the line when the cycle stopped are in: the progress takes them, unless the
+        cycle went on already (a new session) or the set is no longer being stacked."""
+        if progress is None or self.c.book.stacking is not progress or self.session is not None:
+            return
+        progress.uids = [list(side) for side in session.read.progress()]
 
     def pause(self) -> None:
         self._pause_wanted = True

@@ -6,6 +6,15 @@ over LEN..PAYLOAD.  The line is noisy in real tables (motors next to the
 cable), so the decoder accepts a frame only when SOF, LEN range and CRC all
 hold; on any failure it drops one byte and looks for the next 0xA5.  Bytes
 between frames are noise.  Nothing here raises on bad input: it is counted.
+
+One loss the CRC cannot see: a frame whose last byte (CRC_lo) was 0xA5 and
+was lost on the line still checks, with the next frame's SOF in its place.
+Its content is right, but that SOF is then gone and so would be the next
+frame.  So the last byte of an accepted frame that is 0xA5 stays a candidate
+start: when what follows the frame is not a frame of its own (no SOF, or a
+candidate that fails), the decoder tries a frame starting at that shared
+byte before scanning on.  A clean stream never pays for it (the frame after
+is found first, and a failed try is not counted as an error).
 """
 
 from __future__ import annotations
@@ -93,6 +102,26 @@ class DecoderCounters:
     bad_length: int = 0
     resyncs: int = 0          # times the decoder dropped a byte of a broken frame and searched again
     noise_bytes: int = 0      # bytes outside any frame
+    shared_starts: int = 0    # frames whose SOF was the last byte of the frame before (which lost its own)
+
+
+_FRAME, _NEED, _BAD_LENGTH, _BAD_CRC = range(4)
+
+
+def _try_frame(buf: bytearray, i: int) -> tuple[int, int]:
+    """What starts at ``buf[i]`` (a SOF): (_FRAME, end), (_NEED, 0) for more bytes, or a failure."""
+    n = len(buf)
+    if n - i < 2:
+        return _NEED, 0
+    length = buf[i + 1]
+    if length < MIN_LEN or length > MAX_LEN:
+        return _BAD_LENGTH, 0
+    end = i + length + 4
+    if end > n:
+        return _NEED, 0
+    if binascii.crc_hqx(buf[i + 1:end - 2], 0xFFFF) != (buf[end - 2] << 8 | buf[end - 1]):
+        return _BAD_CRC, 0
+    return _FRAME, end
 
 
 class FrameDecoder:
@@ -100,24 +129,46 @@ class FrameDecoder:
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        self._shared = False      # buf[0] is the last byte (0xA5) of an accepted frame: maybe the next one's SOF
         self.counters = DecoderCounters()
 
     @property
     def pending_bytes(self) -> int:
-        return len(self._buf)
+        """Bytes kept for a frame not yet complete (a kept shared start byte belongs to a decoded frame)."""
+        return len(self._buf) - self._shared
 
     def reset(self) -> None:
         """Forget a partial frame (after the port was reopened)."""
-        self.counters.noise_bytes += len(self._buf)
+        self.counters.noise_bytes += self.pending_bytes
         self._buf.clear()
+        self._shared = False
 
     def feed(self, data: bytes) -> list[Frame]:
         buf = self._buf
         buf += data
         frames: list[Frame] = []
         c = self.counters
-        i, n = 0, len(buf)
+        # shared: the index of the last byte of the frame just accepted, when it is SOF, until what follows
+        # that frame is known to be (or not to be) a frame of its own
+        shared: int | None = 0 if self._shared else None
+        i, n = (1 if self._shared else 0), len(buf)
         while i < n:
+            if shared is not None:
+                own = _try_frame(buf, i) if buf[i] == SOF else (_BAD_LENGTH, 0)
+                if own[0] == _FRAME:                   # the usual case: the next frame follows
+                    shared = None
+                else:
+                    status, end = _try_frame(buf, shared)
+                    if status == _NEED:
+                        break                          # wait for the bytes that decide
+                    start, shared = shared, None
+                    if status == _FRAME:               # the frame before lost its last byte: this is the next
+                        c.shared_starts += 1
+                        i = self._accept(buf, start, end, frames)
+                        if buf[i - 1] == SOF:
+                            shared = i - 1
+                        continue
+                    # not a frame either way: on as usual (a failed try at the shared byte is not an error)
             j = buf.find(SOF, i)
             if j < 0:
                 c.noise_bytes += n - i
@@ -125,24 +176,26 @@ class FrameDecoder:
                 break
             c.noise_bytes += j - i
             i = j
-            if n - i < 2:
+            status, end = _try_frame(buf, i)
+            if status == _NEED:
                 break
-            length = buf[i + 1]
-            if length < MIN_LEN or length > MAX_LEN:
-                c.bad_length += 1
+            if status != _FRAME:
+                if status == _BAD_LENGTH:
+                    c.bad_length += 1
+                else:
+                    c.crc_errors += 1
                 c.resyncs += 1
                 i += 1
                 continue
-            end = i + length + 4
-            if end > n:
-                break
-            if binascii.crc_hqx(buf[i + 1:end - 2], 0xFFFF) != (buf[end - 2] << 8 | buf[end - 1]):
-                c.crc_errors += 1
-                c.resyncs += 1
-                i += 1
-                continue
-            frames.append(Frame(buf[i + 2], buf[i + 3], bytes(buf[i + 4:end - 2])))
-            c.frames_ok += 1
-            i = end
-        del buf[:i]
+            i = self._accept(buf, i, end, frames)
+            if buf[i - 1] == SOF:
+                shared = i - 1
+        start = i if shared is None else shared
+        del buf[:start]
+        self._shared = shared is not None
         return frames
+
+    def _accept(self, buf: bytearray, i: int, end: int, frames: list[Frame]) -> int:
+        frames.append(Frame(buf[i + 2], buf[i + 3], bytes(buf[i + 4:end - 2])))
+        self.counters.frames_ok += 1
+        return end

@@ -94,6 +94,19 @@ class WallSession:
         """Stop listening without a verdict (the cycle was aborted)."""
         self._stop_listening()
 
+    def suspend(self, done: Callable[[], None]) -> None:
+        """The cycle stopped (a fault): stop the stream, and stop listening only when the board has answered.
+
+        A tile counted just before the motors stopped passed its antenna then, but its TAG can still be on the
+        line (the board's UART is slower than the loop); the board sends its frames in order, so by its answer
+        to STREAM_STOP every TAG of a tile counted before the stop is in ``read``.  ``done()`` then (at once when
+        the link is down: a TAG lost with it is one the driver reported lost)."""
+        self.reader.stream_stop(lambda reply: self._suspended(done))
+
+    def _suspended(self, done: Callable[[], None]) -> None:
+        self._stop_listening()
+        done()
+
     def _stop_listening(self) -> None:
         for listening in self._listening:
             listening.cancel()
