@@ -326,6 +326,12 @@ def read_toml(path: str | Path) -> dict:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a TOML file") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: not readable (permission denied)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 

@@ -55,7 +55,27 @@ class FaultSpec:
         return float(m.group(1)) if m else None
 
 
+# What each kind takes: the targets it accepts (a pattern; None: no target) and what its =VALUE is.
+_SIDE = r"[0-3]"
+TARGETS: dict[str, str | None] = {
+    "jam": rf"stacker{_SIDE}|lift{_SIDE}|center|dice", "wear": rf"stacker{_SIDE}|lift{_SIDE}|center",
+    "stall": r"disk|ring", "stuck-on": r"[a-z_]+\d?", "stuck-off": r"[a-z_]+\d?", "antenna": r"[0-7]",
+    "missing-tile": None, "extra-tile": None, "foreign-tile": None, "unknown-tile": None, "rfid-noise": None,
+    "rfid-drop": None, "rfid-disconnect": None, "power-cut": None, "brownout": None, "lid-open": None,
+    "disk-fail": None,
+}
+TARGET_WORDS = {"jam": "stacker0..3, lift0..3, center or dice", "wear": "stacker0..3, lift0..3 or center",
+                "stall": "disk or ring", "antenna": "0..3 (heads) or 4..7 (seat pads)",
+                "stuck-on": "a sensor name, e.g. lid", "stuck-off": "a sensor name, e.g. lid"}
+VALUES = {"wear": "factor", "rfid-noise": "probability", "rfid-drop": "probability", "missing-tile": "tile",
+          "extra-tile": "tile", "stuck-on": "duration", "stuck-off": "duration", "antenna": "duration",
+          "rfid-disconnect": "duration", "power-cut": "duration", "brownout": "duration", "lid-open": "duration"}
+VALUE_WORDS = {"factor": "a slow-down factor of at least 1, e.g. =2.5", "probability": "a probability 0..1, e.g. =0.01",
+               "tile": "a tile, e.g. =5m", "duration": "a duration in seconds, e.g. =3s"}
+
+
 def parse_fault(text: str) -> FaultSpec:
+    """Read and check a spec; FaultSpecError naming the part that is wrong (before any simulated second)."""
     m = _SPEC.match(text.strip())
     if not m:
         raise FaultSpecError(f"bad fault spec {text!r}: expected KIND[:TARGET][@WHEN][=VALUE]")
@@ -68,20 +88,67 @@ def parse_fault(text: str) -> FaultSpec:
             at_s = float(tm.group(1))
         elif (em := _WHEN_EVENT.match(when)):
             event = (em.group(1), int(em.group(2)))
+            if event[1] < 1:
+                raise FaultSpecError(f"{text!r}: events count from 1 (@{event[0]}1)")
         else:
             raise FaultSpecError(f"bad time {when!r} in {text!r}: use @95s, @stacking2 or @hand3")
-    if kind in ("jam", "wear", "stall", "stuck-on", "stuck-off", "antenna") and not target:
-        raise FaultSpecError(f"{kind} needs a target, e.g. {kind}:stacker2")
+    targets = TARGETS[kind]
+    if targets is None and target:
+        raise FaultSpecError(f"{text!r}: {kind} takes no target")
+    if targets is not None and not target:
+        raise FaultSpecError(f"{kind} needs a target ({TARGET_WORDS[kind]}), e.g. {kind}:{_example(kind)}")
+    if targets is not None and not re.fullmatch(targets, target):
+        raise FaultSpecError(f"{text!r}: no {target!r} to {kind}; use {TARGET_WORDS[kind]}")
     if kind == "power-cut" and not when:
         raise FaultSpecError(f"{text!r}: a power cut needs a time or an event, e.g. power-cut@95s or power-cut@hand2")
     if kind in ("missing-tile", "extra-tile") and not value:
         raise FaultSpecError(f"{kind} needs a tile, e.g. {kind}=5m")
-    if kind in ("missing-tile", "extra-tile"):
+    if value is not None:
+        _check_value(text, kind, value)
+    return FaultSpec(kind, target, at_s, event, value, text)
+
+
+def _example(kind: str) -> str:
+    return {"jam": "stacker2", "wear": "lift1", "stall": "disk", "antenna": "2"}.get(kind, "lid")
+
+
+def _check_value(text: str, kind: str, value: str) -> None:
+    what = VALUES.get(kind)
+    if what is None:
+        raise FaultSpecError(f"{text!r}: {kind} takes no =VALUE")
+    ok = True
+    if what == "duration":
+        m = _DURATION.match(value)
+        ok = bool(m) and 0 < float(m.group(1)) <= 86_400
+    elif what in ("factor", "probability"):
+        try:
+            number = float(value)
+        except ValueError:
+            ok = False
+        else:
+            ok = 1 <= number <= 100 if what == "factor" else 0 <= number <= 1
+    elif what == "tile":
         try:
             parse_one(value)
         except TileError as exc:
             raise FaultSpecError(f"{text!r}: {exc}") from None
-    return FaultSpec(kind, target, at_s, event, value, text)
+    if not ok:
+        raise FaultSpecError(f"{text!r}: {value!r} is not {VALUE_WORDS[what]}")
+
+
+def check_fits_run(specs: list[FaultSpec], hands: int) -> None:
+    """An inject whose event cannot happen in a run of ``hands`` hands is an error, not a silent no-op.
+
+    A run of N hands deals N hands and stacks at most N + 1 sets (the set for the next hand goes down
+    while the last is played)."""
+    for spec in specs:
+        if spec.event is None:
+            continue
+        name, n = spec.event
+        last = hands if name == "hand" else hands + 1
+        if n > last:
+            raise FaultSpecError(f"{spec.text!r}: a run of {hands} hands has no {name} {n} "
+                                 f"(the last is {name}{last}); add --hands or inject earlier")
 
 
 _TARGET = re.compile(r"^([a-z_]+?)(\d)?$")
@@ -207,6 +274,12 @@ def apply_faults(world: "TableWorld", specs: list[FaultSpec]) -> None:
     for spec in specs:
         if spec.kind not in WORLD:
             continue
+        if spec.kind in ("stuck-on", "stuck-off") and spec.target not in world.io.sensors:
+            if not (spec.kind == "stuck-on" and re.fullmatch(r"gate[0-3]", spec.target)):
+                raise FaultSpecError(f"{spec.text!r}: no sensor {spec.target!r} (a gate sticks open: "
+                                     f"stuck-on:gate0..3); sensors: {', '.join(sorted(world.io.sensors))}")
+        if spec.kind == "lid-open" and world.lid is None:
+            raise FaultSpecError("this table model has no lid sensor")
         if spec.kind in ("missing-tile", "extra-tile", "foreign-tile", "unknown-tile"):
             _change_set(world, spec)
             continue

@@ -11,29 +11,18 @@ cannot be what the files say.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from firmware.controller.bookkeeping import Bookkeeping
 from firmware.controller.states import SetLocation
 from firmware.controller.store import StorageError, StoreUnreadable, TableStore
+from firmware.cli.arg_types import check_writable
 from firmware.faults import TableError
 from sim.world_state import WorldFileError, world_file
 
 
 class ResumeError(TableError):
     """A saved table that this run cannot resume, or a place it cannot write; the message says which."""
-
-
-def check_writable(path: Path, option: str) -> None:
-    """``path`` can be written: its folder exists and may be written, and it is not a folder itself."""
-    if path.is_dir():
-        raise ResumeError(f"{option} {path}: a folder; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ResumeError(f"{option} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ResumeError(f"{option} {path}: not writable")
 
 
 def check_resume(state: Path, rules: str, tile_set: int) -> None:

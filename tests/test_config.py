@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.cli.config_cmd import shipped_files
+from firmware.cli.config_cmd import folder_files
 from firmware.cli.main import main
 from firmware.config import default_table_path, load_table_config, parse_table_config
 from firmware.faults import ConfigError
@@ -22,7 +22,7 @@ def _error(data) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("path", [p for p in shipped_files() if p.parent.name == "tables"], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in folder_files() if p.parent.name == "tables"], ids=lambda p: p.name)
 def test_every_shipped_table_model_loads(path):
     cfg = load_table_config(path)
     assert cfg.stacks_per_side * 2 >= cfg.tiles_per_side
@@ -31,7 +31,7 @@ def test_every_shipped_table_model_loads(path):
 def test_config_check_command_checks_every_shipped_file(capsys):
     assert main(["config", "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count(": ok") == len(shipped_files()) >= 5
+    assert out.count(": ok") == len(folder_files()) >= 5
 
 
 def test_config_check_command_fails_on_a_bad_file(tmp_path, capsys):

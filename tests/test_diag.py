@@ -108,12 +108,17 @@ def test_faults_and_ack_over_the_socket(tmp_path):
      "wall_lift1: 7.50 s learned, 3.00 s designed (2.5x)"),
     (["diag", "--sim", "--service", "--inject", "wear:center=2", "learn", "--runs", "3"], 0,
      "center_lift: {\"before\": 1.5, \"after\": 3.0}"),
-    (["diag", "--sim", "--service", "learn", "--runs", "30"], 1, "learn runs between 1 and 9"),
     (["diag", "--sim", "faults"], 0, "faults: 0"),
 ])
 def test_diag_cli_against_the_simulator(argv, code, words, capsys):
     assert main(argv) == code
     assert words in capsys.readouterr().out
+
+
+def test_out_of_range_counts_are_refused_before_the_table_is_touched(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["diag", "--sim", "--service", "learn", "--runs", "30"])
+    assert exit_.value.code == 2 and "--runs: 30: from 1 to 9" in capsys.readouterr().err
 
 
 def test_diag_cli_without_a_running_service(tmp_path, capsys):
@@ -123,7 +128,7 @@ def test_diag_cli_without_a_running_service(tmp_path, capsys):
 
 def test_diag_direct_drives_the_table_from_this_process(tmp_path, capsys):
     """No service: the tool builds the controller on the table's pins itself, in service mode."""
-    assert main(["install", "--root", str(tmp_path)]) == 0                  # the table's own configuration
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0    # the table's own configuration
     direct = ["diag", "--direct", "--config-dir", str(tmp_path / "etc/mjtable"), "--pin-factory", "mock",
               "--state", str(tmp_path / "t.db")]
     assert main([*direct, "state"]) == 0
@@ -352,4 +357,51 @@ def test_counters_reset_after_a_repair():
     commands.handle({"cmd": "counters", "reset": True}, after.append)
     assert after[0]["reader"]["crc_errors"] == 0 and after[0]["reader"]["frames_ok"] == 0
     assert {name: m["runs"] for name, m in after[0]["mechanisms"].items()} == runs      # history is kept
+    run.close()
+
+
+@pytest.mark.parametrize("argv", [
+    ["diag", "--sim", "--json", "state"],                   # before the tool
+    ["diag", "--json", "--sim", "state"],
+    ["diag", "--sim", "state", "--json"],                   # after it, as before
+])
+def test_json_goes_before_or_after_the_tool(argv, capsys):
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+def test_without_json_the_answer_is_text(capsys):
+    assert main(["diag", "--sim", "state"]) == 0
+    assert capsys.readouterr().out.startswith("state: ")
+
+
+def test_judge_record_outside_a_hand_says_why_and_fails(capsys):
+    argv = ["diag", "--sim", "judge", "--side", "2", "--tile", "E", "--discarder", "0",
+            "--lay", "123m456p789s123sEE", "--record"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "legal: True" in out and "not recorded: no hand in play" in out
+    assert main([*argv, "--json"]) == 1
+    assert "not recorded: no hand in play" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_diag_stop_with_nothing_running(capsys):
+    assert main(["diag", "--sim", "--service", "stop"]) == 0
+    assert "no service test was running" in capsys.readouterr().out
+
+
+def test_an_interrupted_local_test_is_stopped():
+    """Ctrl-C (or no answer in time) while ``--direct``/``--sim`` waits: the test stops, motors safe."""
+    from firmware.cli.diag_cmd import _answer
+
+    run = SimRun(hands=0, service=True)
+    run.loop.run_for(2.0)
+
+    def interrupted(done, timeout_s):
+        run.loop.run_for(5.0)
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        _answer(run.controller, interrupted, {"cmd": "burn-in", "cycles": 50}, 3600.0)
+    assert run.controller.service_test is None and run.controller.table.motors_safe()
+    assert not run.controller.table.moving()
     run.close()

@@ -167,9 +167,13 @@ def test_bundle_install_update_refuse_and_roll_back(tmp_path, capsys):
     scores = _scores(db)
     assert scores
 
-    # v2 passes its self-test, becomes current on trial, and its first start ends the trial
-    code, out = _install(root, _bundle(tmp_path, "1.1.0", wheels=wheelhouse), capsys)
-    assert code == 0, out
+    # v2, installed by the table's own mjtable (1.0.0), passes its self-test, becomes current on trial,
+    # and its first start ends the trial
+    update = subprocess.run([str(root / "usr/local/bin/mjtable"), "install", "--bundle",
+                             str(_bundle(tmp_path, "1.1.0", wheels=wheelhouse)), "--root", str(root),
+                             "--selftest-seconds", "1"], **elsewhere)
+    assert update.returncode == 0, update.stdout + update.stderr
+    assert "release 1.1.0 passed its self-test" in update.stdout and "system steps" not in update.stdout
     assert _state(root)["current"] == "1.1.0" and _state(root)["trial"] == {"version": "1.1.0", "starts": 0}
     assert _systemd_start(root, tmp_path)
     assert _state(root)["trial"] is None and _state(root)["previous"] == "1.0.0"
@@ -207,9 +211,20 @@ def test_bundle_install_update_refuse_and_roll_back(tmp_path, capsys):
     assert (root / "etc/mjtable/tables/table.toml").read_text() == model    # and its configuration
 
 
+def test_keys_are_never_overwritten_and_a_private_key_is_never_trusted(tmp_path, capsys):
+    key = tmp_path / "parlour"
+    assert main(["bundle", "--new-key", str(key)]) == 0
+    before = key.with_suffix(".pem").read_bytes()
+    assert main(["bundle", "--new-key", str(key)]) == 2                   # would lock every table out
+    assert "exists" in capsys.readouterr().err and key.with_suffix(".pem").read_bytes() == before
+    root = tmp_path / "root"
+    for wrong in (key.with_suffix(".pem"), tmp_path / "missing.pub", Path(__file__)):
+        assert main(["install", "--config-only", "--root", str(root), "--trust", str(wrong)]) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+        assert not (root / "etc/mjtable/release-key.pub").exists() and not root.exists()
+
+
 def test_a_damaged_or_unsigned_bundle_is_refused(tmp_path, capsys):
-    wheels = tmp_path / "wheels"
-    wheels.mkdir()
     key = tmp_path / "parlour"
     assert main(["bundle", "--new-key", str(key)]) == 0
     from hal.release.bundle import open_bundle

@@ -63,7 +63,7 @@ def test_notifier_speaks_sd_notify(tmp_path):
 
 def test_install_into_a_root_without_a_bundle_writes_the_configuration_and_the_unit(tmp_path, capsys):
     """Configuration, unit and start guard; the table's model enrols its own tile sets, not the simulator's."""
-    assert main(["install", "--root", str(tmp_path)]) == 0
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0
     unit = (tmp_path / "etc/systemd/system/mjtable.service").read_text()
     assert unit == UNIT.read_text()
     installed = load_table_config(tmp_path / "etc/mjtable/tables/table.toml")
@@ -74,21 +74,25 @@ def test_install_into_a_root_without_a_bundle_writes_the_configuration_and_the_u
     assert "systemctl daemon-reload" in out and "not enrolled" in out and "mjtable diag enroll --set A" in out
     # an update keeps the table's configuration (a technician's edits, its enrolled sets)
     (tmp_path / "etc/mjtable/tiles/A.csv").write_text("uid,set,tile\n")
-    assert main(["install", "--root", str(tmp_path)]) == 0
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0
     assert "configuration kept" in capsys.readouterr().out
     assert (tmp_path / "etc/mjtable/tiles/A.csv").exists()
-    assert main(["install", "--root", str(tmp_path), "--force"]) == 0
-    assert not (tmp_path / "etc/mjtable/tiles/A.csv").exists()
+    (tmp_path / "etc/mjtable/tables/table.toml").write_text("# edited\n")
+    assert main(["install", "--config-only", "--root", str(tmp_path), "--force"]) == 0    # the defaults again,
+    assert (tmp_path / "etc/mjtable/tiles/A.csv").exists()                                # the enrolled sets kept
+    assert load_table_config(tmp_path / "etc/mjtable/tables/table.toml")
+    assert main(["install", "--root", str(tmp_path)]) == 2                                # no bundle: say so
+    assert "--bundle FILE is required" in capsys.readouterr().err
 
 
 def test_install_with_another_rule_set_checks_it_against_the_table(tmp_path, capsys):
-    assert main(["install", "--root", str(tmp_path), "--rules", "competition"]) == 0
+    assert main(["install", "--config-only", "--root", str(tmp_path), "--rules", "competition"]) == 0
     unit = (tmp_path / "etc/systemd/system/mjtable.service").read_text()
     assert "--rules competition" in unit and "--rules mcr" not in unit
-    assert main(["install", "--root", str(tmp_path)]) == 0                  # an update keeps the rule set
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0    # an update keeps the rule set
     assert "--rules competition" in (tmp_path / "etc/systemd/system/mjtable.service").read_text()
     # 辽宁 plays 136 tiles: the four-port model is set up for 144, so the service would latch E03
-    assert main(["install", "--root", str(tmp_path / "b"), "--rules", "liaoning"]) == 2
+    assert main(["install", "--config-only", "--root", str(tmp_path / "b"), "--rules", "liaoning"]) == 2
     assert "plays 136 tiles" in capsys.readouterr().err
 
 
@@ -217,3 +221,19 @@ def test_run_on_an_unreadable_database_moves_it_aside_and_latches_e98(tmp_path, 
                  "--diag-socket", "none"]) == 0
     assert (tmp_path / "table.db.bad1").read_bytes() == content
     assert any("E98" in r.getMessage() and "moved" in r.getMessage() for r in caplog.records)
+
+
+def test_a_dry_run_on_mock_pins_says_why_it_latches_and_which_fault_it_starts_with(tmp_path, caplog):
+    """gpiozero's plain mock pins do not move: the run says so (and points at run --sim) before the table
+    latches; the next run on the same database names the fault it starts latched with."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    argv = ["run", *SHIPPED_MODEL, "--pin-factory", "mock", "--seconds", "0.3", "--state", str(tmp_path / "t.db"),
+            "--diag-socket", "none"]
+    assert main(argv) == 0
+    assert "mock pins do not move" in caplog.text and "run --sim" in caplog.text
+    caplog.clear()
+    assert main(argv) == 0
+    started = [r.getMessage() for r in caplog.records if "starts latched" in r.getMessage()]
+    assert started and started[0].split(": ")[1][:1] == "E", started

@@ -65,7 +65,7 @@ def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
     (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),
     (["--rules", "riichi"], "invalid choice"),
     (["--auto-ack-s", "-3"], "cannot be negative"),
-    (["--hands", "0"], "at least 1"),
+    (["--hands", "0"], "--hands: 0: from 1 to 1000000"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv, words, capsys):
     try:

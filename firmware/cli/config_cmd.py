@@ -14,15 +14,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     check = csub.add_parser("check", help="validate files (default: every shipped table model and rule set)")
     check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
+    check.add_argument("--config-dir", type=Path, metavar="DIR",
+                       help="check a table's configuration folder (e.g. /etc/mjtable) instead of the shipped files")
     check.add_argument("--rules", choices=RULE_NAMES,
                        help="also check each table model against this rule set (as the controller does at power-on)")
     check.set_defaults(func=run_check)
 
 
-def shipped_files() -> list[Path]:
+def folder_files(folder: Path | None = None) -> list[Path]:
+    """The table models and rule sets of a configuration folder (the shipped one by default)."""
     from firmware.config_paths import shipped_dir
 
-    return sorted((shipped_dir() / "tables").glob("*.toml")) + sorted((shipped_dir() / "rules").glob("*.toml"))
+    folder = folder or shipped_dir()
+    if not folder.is_dir():
+        raise ValueError(f"--config-dir {folder}: not a folder")
+    return sorted((folder / "tables").glob("*.toml")) + sorted((folder / "rules").glob("*.toml"))
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -31,7 +37,7 @@ def run_check(args: argparse.Namespace) -> int:
     from firmware.reader.registry import load_table_registry
     from firmware.rules.ruleset import load_ruleset_file
 
-    files = args.files or shipped_files()
+    files = args.files or folder_files(args.config_dir)
     bad = 0
     for path in files:
         try:

@@ -15,8 +15,10 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
+from firmware.cli.arg_types import count, seconds
 from firmware.cli.run_cmd import add_table_options, table_model
-from firmware.diagnostics.service_limits import BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS
+from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_S, GROUP_TESTS,
+                                                 LEARN_RUNS, LEARN_RUNS_MAX)
 from firmware.faults import TableError
 from firmware.reader.messages import ANTENNAS
 
@@ -36,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", help="reader port URL instead of the table's (e.g. /dev/ttyUSB0, /dev/pts/5)")
     parser.add_argument("--sim", action="store_true", help="use the simulated table in this process")
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulated table (with --sim)")
-    parser.add_argument("--link-timeout-s", type=float, default=LINK_TIMEOUT_S,
+    parser.add_argument("--link-timeout-s", type=seconds, default=LINK_TIMEOUT_S,
                         help=f"how long to wait for the board to answer (default {LINK_TIMEOUT_S:g})")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="fault to inject into the simulated table (with --sim); repeatable")
@@ -47,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="with --sim: power the simulated table on in service mode (both lift keys held)")
     parser.add_argument("--direct", action="store_true",
                         help="no service is running: drive the table from this process, in service mode")
+    parser.add_argument("--json", action="store_true",
+                        help="print the controller's answer as JSON (before or after the tool's name)")
     add_table_options(parser)     # on a table: its folder /etc/mjtable; with --sim or --port: the shipped model
     diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
 
@@ -58,28 +62,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     inventory.add_argument("--antenna", type=int, choices=range(ANTENNAS), required=True)
     inventory.set_defaults(func=_inventory)
     counters = tools.add_parser("counters", help="listen for a while and print the line counters")
-    counters.add_argument("--seconds", type=float, default=10.0)
+    counters.add_argument("--seconds", type=seconds, default=10.0)
     counters.set_defaults(func=_counters)
 
     def controller_tool(name: str, text: str, timeout_s: float = 60.0) -> argparse.ArgumentParser:
         tool = diag.add_parser(name, help=text)
         tool.add_argument("--socket", type=Path, default=argparse.SUPPRESS,
                           help=f"the running controller's socket (default {DEFAULT_SOCKET})")
-        tool.add_argument("--timeout-s", type=float, default=timeout_s, help=f"wait this long (default {timeout_s:g})")
-        tool.add_argument("--json", action="store_true", help="print the controller's answer as JSON")
+        tool.add_argument("--timeout-s", type=seconds, default=timeout_s,
+                          help=f"wait this long (default {timeout_s:g})")
+        # (SUPPRESS: not given after the tool, it leaves the one given before the tool as it is)
+        tool.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                          help="print the controller's answer as JSON")
         tool.set_defaults(func=_controller_command, command_name=name)
         return tool
 
     for name, text in (("state", "the controller's state, bookkeeping and chips"),
                        ("faults", "fault history with codes and hints"),
-                       ("ack", "acknowledge a latched fault")):
+                       ("ack", "acknowledge a latched fault"),
+                       ("stop", "stop the running service test or jog (every motor to safe)")):
         controller_tool(name, text)
     counters = controller_tool("counters", "reader line counters, mechanism runs, slow moves and nominal times, "
                                            "tile counts")
     counters.add_argument("--reset", action="store_true",
                           help="start the line counters and slow-move counts from zero (after a repair)")
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
-    sensors.add_argument("--watch", type=float, metavar="S", help="record every input change for S seconds")
+    sensors.add_argument("--watch", type=seconds, metavar="S", help="record every input change for S seconds")
     judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
     judge.add_argument("--side", type=int, choices=range(4), required=True, help="the winner's side")
     judge.add_argument("--tile", required=True, help="the winning tile, e.g. 5m, E, C")
@@ -94,12 +102,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
                                  "the disk for a while, a dice throw (service mode only)")
     jog.add_argument("mechanism", help="stacker0..3, wall_lift0..3, center_lift, turntable, dice")
-    jog.add_argument("--seconds", type=float, help=f"turntable: run this long (default {DISK_JOG_S:g})")
+    jog.add_argument("--seconds", type=seconds, help=f"turntable: run this long (default {DISK_JOG_S:g})")
     jog.add_argument("--to", choices=("up", "down"), help="center_lift: the stop (default: the other one)")
     learn = controller_tool("learn", "learn the nominal times of every cam and lift anew (service mode only)", 600.0)
-    learn.add_argument("--runs", type=int, default=LEARN_RUNS, help=f"moves per mechanism (default {LEARN_RUNS})")
+    learn.add_argument("--runs", type=count(1, LEARN_RUNS_MAX), default=LEARN_RUNS,
+                       help=f"moves per mechanism (default {LEARN_RUNS})")
     burn = controller_tool("burn-in", "repeat every motor test, counting slow moves (service mode only)", 3600.0)
-    burn.add_argument("--cycles", type=int, default=BURN_IN_CYCLES, help=f"cycles (default {BURN_IN_CYCLES})")
+    burn.add_argument("--cycles", type=count(1, BURN_IN_CYCLES_MAX), default=BURN_IN_CYCLES,
+                      help=f"cycles (default {BURN_IN_CYCLES})")
 
     enroll = diag.add_parser("enroll", help="read a set's tags in canonical order and write its registry file")
     enroll.add_argument("--set", dest="set_id", required=True, help="set letter (A, B)")
@@ -107,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     enroll.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help="set size (default: the table's)")
     enroll.add_argument("--out", type=Path, help="registry file to write (default: the table's file for the set)")
     enroll.add_argument("--force", action="store_true", help="replace an existing registry file")
-    enroll.add_argument("--tile-timeout-s", type=float, default=120.0, help="give up after this long without a tile")
+    enroll.add_argument("--tile-timeout-s", type=seconds, default=120.0, help="give up after this long without a tile")
     enroll.set_defaults(func=_enroll)
 
 
@@ -178,6 +188,10 @@ def _controller_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise TableError(f"{socket}: {exc}") from None
     print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer))
+    if request.get("record") and answer.get("ok") and not answer.get("recorded"):
+        if not args.json:           # (the answer says why; as text, say it: the verdict went nowhere)
+            print(answer.get("error") or "not recorded")
+        return 1
     return 0 if answer.get("ok") else 1
 
 
@@ -186,8 +200,14 @@ def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], No
     from firmware.diagnostics.commands import DiagCommands
 
     answers: list[dict] = []
-    DiagCommands(controller).handle(request, answers.append)
-    loop_run_until(lambda: bool(answers), timeout_s)
+    commands = DiagCommands(controller)
+    commands.handle(request, answers.append)
+    try:
+        loop_run_until(lambda: bool(answers), timeout_s)
+    except BaseException:
+        # Ctrl-C, or no answer in time: a test must not run on with nobody watching (every motor to safe)
+        commands.handle({"cmd": "stop"}, lambda answer: None)
+        raise
     return answers[0]
 
 
@@ -230,17 +250,25 @@ def _lay_on_pad(run, side: int, text: str) -> None:
 
 
 def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
-    from sim.faults import parse_fault
+    from sim.faults import check_fits_run, parse_fault
     from sim.table_run import SimRun
+    from sim.virtual_loop import SimTimeout
 
     from firmware.config import load_table_config
 
     cfg = load_table_config(diag_model(args))
-    run = SimRun(cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject], hands=0, service=args.service)
+    faults = [parse_fault(s) for s in args.inject]
+    check_fits_run(faults, hands=0)             # (no game here: an inject @handN would never happen)
+    run = SimRun(cfg, seed=args.seed, faults=faults, hands=0, service=args.service)
     try:
         run.loop.run_for(5.0)                       # power on, home (or enter service mode)
         if getattr(args, "lay", None):
             _lay_on_pad(run, args.side, args.lay)
-        return _answer(run.controller, run.run_until, request, max(args.timeout_s, 7200.0))
+        # (simulated time is cheap: wait as long as the longest test could take, a burn-in's cycles included)
+        limit_s = max(args.timeout_s, 7200.0, 120.0 * int(request.get("cycles") or 0) + 600.0)
+        try:
+            return _answer(run.controller, run.run_until, request, limit_s)
+        except SimTimeout:
+            raise TableError(f"the simulated table did not answer within {limit_s:g} simulated s") from None
     finally:
         run.close()

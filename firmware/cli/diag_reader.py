@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
+from firmware.cli.arg_types import check_writable
 from firmware.config import TableConfig, load_table_config
 from firmware.diagnostics.reader_answers import antenna_place, ask_reader
 from firmware.events import EventBus
@@ -121,11 +122,14 @@ def _where(antenna: int) -> str:
 def enroll(args: argparse.Namespace) -> int:
     cfg = load_table_config(_model(args))
     chosen = tile_set(args.tiles or cfg.table.tile_set)
+    declared = sorted(cfg.reader.registry)
+    if args.set_id not in declared:
+        raise TableError(f"--set {args.set_id!r}: the table model {cfg.source} declares the sets "
+                         f"{', '.join(declared) or 'none'} ([reader.registry]); a set is enrolled for one of them")
     out = args.out or cfg.registry_files().get(args.set_id)
-    if out is None:
-        raise TableError(f"no registry file for set {args.set_id} in {cfg.source}; give --out FILE")
     if out.exists() and not args.force:
         raise TableError(f"{out} exists; add --force to replace it")
+    check_writable(out, "--out")                  # (before the first tile: the file can be written)
 
     def run(s: ReaderSession) -> int:
         enrollment = Enrollment(chosen, args.set_id, args.antenna)

@@ -23,6 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from firmware.cli.arg_types import seconds
 from firmware.rules.names import RULE_NAMES
 
 UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
@@ -43,8 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the rule set the service runs (first install: mcr; an update keeps the table's)")
     parser.add_argument("--trust", type=Path, metavar="KEY.pub",
                         help="trust this Ed25519 public key from now on: unsigned bundles are refused")
-    parser.add_argument("--force", action="store_true", help="replace the table's configuration with the defaults")
-    parser.add_argument("--selftest-seconds", type=float, default=3.0,
+    parser.add_argument("--force", action="store_true",
+                        help="replace the table's configuration with the defaults (its enrolled tile sets and "
+                             "trusted key are kept)")
+    parser.add_argument("--config-only", action="store_true",
+                        help="write the configuration, the unit and the start guard, no release")
+    parser.add_argument("--selftest-seconds", type=seconds, default=3.0,
                         help="how long the new release runs against the simulated table before it may switch")
     parser.set_defaults(func=run)
 
@@ -68,12 +73,18 @@ def write_config(root: Path, shipped: Path, table: Path | None, force: bool) -> 
     model_text = (table or shipped / "tables" / "four_port_double.toml").read_text(encoding="utf-8")
     load_table_config(table or shipped / "tables" / "four_port_double.toml")   # refuse a broken model
     keep_key = (root / TRUSTED_KEY).read_bytes() if (root / TRUSTED_KEY).exists() else None
+    enrolled = etc / "tiles"
     staging = etc.with_name("mjtable.new")
     if staging.exists():
         shutil.rmtree(staging)
     shutil.copytree(shipped, staging, ignore=shutil.ignore_patterns("__init__.py", "__pycache__", "systemd",
                                                                      "tiles", "*.tmp"))
-    (staging / "tiles").mkdir()
+    if enrolled.is_dir():
+        shutil.copytree(enrolled, staging / "tiles")       # the table's enrolled sets are its own
+    else:
+        (staging / "tiles").mkdir()
+    for other in (staging / "tables").glob("*.toml"):   # (every model names the table's sets, not the simulator's)
+        other.write_text(table_model_text(other.read_text(encoding="utf-8")), encoding="utf-8")
     (staging / "tables" / "table.toml").write_text(table_model_text(model_text), encoding="utf-8")
     load_table_config(staging / "tables" / "table.toml")
     if keep_key is not None:
@@ -122,17 +133,24 @@ def run(args: argparse.Namespace) -> int:
     from firmware.config_paths import shipped_dir
     from firmware.faults import TableError
     from firmware.rules.ruleset import load_ruleset
-    from hal.release.bundle import host_platform, open_bundle
+    from hal.release.bundle import check_public_key, host_platform, open_bundle
     from hal.release.releases import Releases, install_launcher
 
-    root: Path = args.root
+    if not args.bundle and not args.config_only:
+        raise ValueError("--bundle FILE is required (make bundle writes one); --config-only writes the "
+                         "configuration and the unit without a release")
+    root: Path = args.root.absolute()
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--root {root}: not a folder")
+    if args.bundle and not args.bundle.is_file():
+        raise ValueError(f"--bundle {args.bundle}: no such file")
     rules = args.rules or installed_rules(root) or "mcr"
     load_ruleset(rules)
     if args.trust:
-        (root / TRUSTED_KEY).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(args.trust, root / TRUSTED_KEY)
-    trusted = root / TRUSTED_KEY if (root / TRUSTED_KEY).exists() else None
+        check_public_key(args.trust)                   # (a private key or a text file is refused here)
+    trusted = args.trust or (root / TRUSTED_KEY if (root / TRUSTED_KEY).exists() else None)
     releases = Releases(root)
+    first = not (root / "etc" / "mjtable" / "tables" / "table.toml").exists()
     with tempfile.TemporaryDirectory(prefix="mjtable-install-") as tmp:
         bundle = open_bundle(args.bundle, Path(tmp), trusted) if args.bundle else None
         shipped = bundle.folder / "config" if bundle else shipped_dir()
@@ -140,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         if bundle and host_platform() not in bundle.manifest["platforms"]:
             raise TableError(f"{args.bundle} holds wheels for {', '.join(bundle.manifest['platforms'])}; "
                              f"this machine is {host_platform()}")
+        if bundle and releases.current() == bundle.version:
+            raise TableError(f"release {bundle.version} is already current here (mjtable release list)")
         _check_rules(root, args.table, shipped, rules, args.force)
         (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
         print(write_config(root, shipped, args.table, args.force))
@@ -157,12 +177,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"release {bundle.version} passed its self-test and is current"
                   + (f" (previous: {before}; it comes back by itself if this one never gets READY)"
                      if before and before != bundle.version else ""))
-    print(f"installed under {root}: unit {unit}, releases {releases.folder}")
-    _say_what_is_left(root)
+    if args.trust:
+        (root / TRUSTED_KEY).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(args.trust, root / TRUSTED_KEY)
+        print(f"trusted from now on: {root / TRUSTED_KEY} (unsigned bundles are refused)")
+    print(f"installed under {root}: unit {unit}, releases {releases.folder}"
+          + ("" if bundle else " (no release: --config-only)"))
+    _say_what_is_left(root, first)
     return 0
 
 
-def _say_what_is_left(root: Path) -> None:
+def _say_what_is_left(root: Path, first: bool) -> None:
     from hal.os_checks import check_table_os, format_report, missing
 
     lacking = missing(check_table_os(root))
@@ -178,6 +203,8 @@ def _say_what_is_left(root: Path) -> None:
         hint = f"the table model does not load: {exc}"
     if hint:
         print(hint)
+    if not first:
+        return
     print("system steps left to you (as root, on the first install):\n"
           "  groupadd --system mjtable-tech      # technicians: may use 'mjtable diag'\n"
           "  useradd --system --groups gpio,dialout,mjtable-tech mjtable\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import NoReturn
 
 from firmware import __version__
 from firmware.cli import (config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, release_cmd, run_cmd,
@@ -30,13 +31,20 @@ EPILOG = """examples:
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
   mjtable run --sim --seconds 60       the service against the simulated table at real time (a dry run)
   mjtable run                          the service on a table (/etc/mjtable, /var/lib/mjtable/table.db)
-  mjtable install --bundle mjtable-0.2.0.bundle --root /    install or update a table from a release bundle
+  mjtable install --bundle mjtable-0.2.0.bundle.tar --root /    install or update a table from a release bundle
   mjtable release list                 the releases on this table; activate, rollback
 """
 
 
+class CommandLine(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line naming the argument (subcommands inherit it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mjtable", description="Automatic mahjong table firmware.",
+    parser = CommandLine(prog="mjtable", description="Automatic mahjong table firmware.",
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser.add_argument("--version", action="version", version=f"mjtable {__version__}")
@@ -60,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
     logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
                         format="%(levelname)s %(name)s: %(message)s")
-    # the state machine library narrates every callback at INFO: the controller logs its own state changes
-    logging.getLogger("transitions").setLevel(logging.WARNING if verbose < 2 else logging.DEBUG)
+    # the state machine library narrates every callback at INFO and DEBUG: the controller's state changes are
+    # logged by the commands themselves (sim -vv, run); the library's lines only one level past DEBUG (sim -vvvv)
+    logging.getLogger("transitions").setLevel(logging.WARNING if verbose < 3 else logging.DEBUG)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -77,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # output piped into head, less ...
         return 0
+    except OSError as exc:            # a file named on the command line: missing, a folder, not allowed
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"mjtable: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ Ctrl-C (or ``--seconds``).
 from __future__ import annotations
 
 import argparse
+from firmware.cli.arg_types import count, probability, seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,14 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                             epilog="example:\n  mjtable reader-sim --feed-set A --antenna 0 &\n"
                                    "  mjtable diag --port /dev/pts/5 enroll --set A --antenna 0 --out a.csv")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--noise", type=float, default=0.0, help="probability that a byte is corrupted")
-    parser.add_argument("--drop", type=float, default=0.0, help="probability that a board frame is lost")
+    parser.add_argument("--noise", type=probability, default=0.0, help="probability that a byte is corrupted")
+    parser.add_argument("--drop", type=probability, default=0.0, help="probability that a board frame is lost")
     parser.add_argument("--faulty-antenna", type=int, action="append", default=[], choices=range(8))
     parser.add_argument("--feed-set", choices=("A", "B"), help="pass the simulated set's tiles over --antenna")
     parser.add_argument("--antenna", type=int, default=0, choices=range(8))
-    parser.add_argument("--interval-s", type=float, default=0.5, help="time between fed tiles")
-    parser.add_argument("--pad-tiles", type=int, default=14, help="tiles lying on each seat pad (inventory)")
-    parser.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    parser.add_argument("--interval-s", type=seconds, default=0.5, help="time between fed tiles")
+    parser.add_argument("--pad-tiles", type=count(0, 14), default=14, help="tiles lying on each seat pad (inventory)")
+    parser.add_argument("--seconds", type=seconds, help="stop after this long (default: until Ctrl-C)")
     parser.set_defaults(func=run)
 
 

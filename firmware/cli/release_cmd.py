@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from firmware.cli.arg_types import seconds_or_zero
 from firmware.rules.names import RULE_NAMES
 
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from firmware.cli.run_cmd import add_table_options
     add_table_options(selftest)
     selftest.add_argument("--rules", choices=RULE_NAMES, default="mcr")
-    selftest.add_argument("--sim-seconds", type=float, default=3.0,
+    selftest.add_argument("--sim-seconds", type=seconds_or_zero, default=3.0,
                           help="how long the service runs against the simulated table (0: not at all)")
     selftest.add_argument("--os-root", type=Path, default=Path("/"), help="the system whose settings are reported")
     selftest.set_defaults(func=_selftest)

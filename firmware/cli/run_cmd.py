@@ -21,11 +21,13 @@ import signal
 import tempfile
 from pathlib import Path
 
+from firmware.cli.arg_types import seconds
 from firmware.rules.names import RULE_NAMES
 
 log = logging.getLogger("mjtable.run")
 
 DEFAULT_STATE = Path("/var/lib/mjtable/table.db")
+DIAG_SOCKET = Path("/run/mjtable/diag.sock")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,9 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--sim", action="store_true",
                         help="the simulated table behind the pins and the reader port, at real time (a dry run)")
     parser.add_argument("--seed", type=int, default=1, help="with --sim: the simulated table's seed")
-    parser.add_argument("--seconds", type=float, help="stop after this long (tests, dry runs)")
-    parser.add_argument("--diag-socket", type=Path, default=Path("/run/mjtable/diag.sock"),
-                        help="the technician's socket (default /run/mjtable/diag.sock; 'none' to disable)")
+    parser.add_argument("--seconds", type=seconds, help="stop after this long (tests, dry runs)")
+    parser.add_argument("--diag-socket", type=Path,
+                        help="the technician's socket (default /run/mjtable/diag.sock, with --sim one in the run's "
+                             "own folder; 'none' to disable)")
     parser.set_defaults(func=run)
 
 
@@ -152,16 +155,27 @@ def run(args: argparse.Namespace) -> int:
     if args.seconds:
         loop.call_later(args.seconds, stop)
     server = None
-    if str(args.diag_socket) != "none":
+    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else DIAG_SOCKET)
+    if str(socket_path) != "none":
         from firmware.diagnostics.commands import DiagCommands
         from hal.diag_socket import DiagSocketServer
         try:
-            server = DiagSocketServer(args.diag_socket, loop.post, DiagCommands(controller).handle)
+            server = DiagSocketServer(socket_path, loop.post, DiagCommands(controller).handle)
             server.start()
+            if live is not None:
+                log.info("technician's socket: mjtable diag --socket %s state", socket_path)
         except OSError as exc:
-            log.warning("no diag socket at %s: %s", args.diag_socket, exc)
+            log.warning("no diag socket at %s: %s", socket_path, exc)
             server = None
+    if live is None and cfg.backend.pin_factory == "mock":
+        log.warning("gpiozero's mock pins do not move: homing cannot finish and the table latches a fault; "
+                    "for a dry run that moves, use mjtable run --sim")
     controller.start()
+    if controller.fault is not None and controller.table_state.value == "latched":
+        fault = controller.fault
+        log.error("the table starts latched, as its database left it: %s %s (%s); acknowledge with "
+                  "'mjtable diag ack' or both lift keys once the cause is mended", fault.code.value,
+                  fault.code.text, fault.source)
     notifier.ready(f"table {cfg.table.name}, rules {args.rules}")
     log.info("controller started: %s, %s-tile set, rules %s, database %s%s", cfg.table.name, cfg.table.tile_set,
              args.rules, state, " (the simulated table behind the pins and the reader port)" if live else "")

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
+from firmware.cli.arg_types import count, seconds
 from firmware.rules.names import RULE_NAMES
 
 
@@ -31,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
-    parser.add_argument("--hands", type=int, default=16, help="hands to play (default 16)")
+    parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
     parser.add_argument("--rules", choices=RULE_NAMES, default="mcr",
                         help="rule set (dealing; default mcr)")
     parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
@@ -46,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--service", action="store_true",
                         help="power on in service mode (both lift keys held): no game; with --diag-socket, "
                              "train on the service tests; runs until Ctrl-C or --until-s")
-    parser.add_argument("--until-s", type=float, metavar="S", help="with --service: stop after S simulated seconds")
+    parser.add_argument("--until-s", type=seconds, metavar="S", help="with --service: stop after S simulated seconds")
     parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more output: every hand in the summary, -vv the controller's log")
@@ -120,7 +122,7 @@ def _rfid_report(sim, verification) -> dict:
 def run_game(args: argparse.Namespace) -> int:
     from firmware.config import default_table_path, load_table_config
     from firmware.rules.ruleset import load_ruleset
-    from sim.faults import parse_fault
+    from sim.faults import check_fits_run, parse_fault
     from sim.pacer import Pacer, Stopwatch
     from sim.report import build_report, summary_lines
     from sim.resume import check_resume, check_writable
@@ -136,6 +138,12 @@ def run_game(args: argparse.Namespace) -> int:
     if args.service and args.speed is None and args.until_s is None:
         raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
     faults = [parse_fault(spec) for spec in args.inject]
+    if not args.service:
+        check_fits_run(faults, args.hands)
+    rules_tiles = load_ruleset(args.rules).rules.tile_set
+    if args.tiles and args.tiles != rules_tiles:
+        raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
+                         f"(the rule set decides the tile set; leave --tiles out)")
     if args.report:
         check_writable(args.report, "--report")
     if args.state:
@@ -146,6 +154,8 @@ def run_game(args: argparse.Namespace) -> int:
     if getattr(args, "own_process", False):
         from hal.runtime import keep_startup_objects
         keep_startup_objects()
+    if args.verbose >= 2:
+        _log_events(run)
     server = run.serve_diag(args.diag_socket) if args.diag_socket else None
     if server is not None:
         print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
@@ -172,8 +182,11 @@ def run_game(args: argparse.Namespace) -> int:
         run.close()
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
-    lines = summary_lines(report, hands, verbose=args.verbose > 0, results=results)
-    print("\n".join(lines[-1:] if args.quiet else lines))
+    if args.quiet:                  # the last line only, with the hand count
+        from sim.report import final_line
+        print(final_line(report, with_hands=not args.service))
+    else:
+        print("\n".join(summary_lines(report, hands, verbose=args.verbose > 0, results=results)))
     if not completed:
         print(f"mjtable sim: the run did not complete (state {report['final_state']})", file=sys.stderr)
     if not report["chips_conserved"]:
@@ -220,6 +233,38 @@ def _show(bar, run, pacer, args: argparse.Namespace) -> None:
                             f"{c.book.dealer}{stacking} chips {chips}")
     elif run.controller is None:
         bar.set_postfix_str("power off")
+
+
+# -vv: the controller's steps as log lines (INFO), as ``mjtable run`` logs them on a table
+_EVENT_LINES: dict[str, Callable[[dict], str]] = {
+    "controller.state": lambda d: f"state {d['state']}",
+    "controller.stacking": lambda d: f"stacking set {d['set_id'] or '(not known yet)'}"
+                                     + (", going on with the interrupted cycle" if d.get("resumed") else ""),
+    "deal": lambda d: f"hand {d['hand']} dealt: dealer side {d['dealer']}, dice {d['dice']}",
+    "hand.over": lambda d: f"hand {d['hand']} over",
+    "controller.acknowledged": lambda d: "latched fault acknowledged",
+}
+
+
+def _log_events(run) -> None:
+    """Log the controller's state changes and main events at INFO (``-vv``), from this power-on (the events
+    of the boot already past) and across power cuts (each boot wires a new bus: listen to every one)."""
+    log = logging.getLogger("firmware.controller")
+
+    def event(e) -> None:
+        line = _EVENT_LINES.get(e.topic)
+        if line is not None:
+            log.info("%s", line(e.data))
+
+    for past in list(run.record.events):
+        event(past)
+    run.bus.subscribe("", event)
+    listen = run._listen                # (called with the new bus at every boot)
+
+    def listen_too(bus) -> None:
+        listen(bus)
+        bus.subscribe("", event)
+    run._listen = listen_too
 
 
 def _speed(text: str) -> float | None:

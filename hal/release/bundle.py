@@ -77,6 +77,11 @@ def build_bundle(project: Path, out_dir: Path, platforms: list[str], python: str
     index), e.g. a wheelhouse kept for building with no network."""
     from firmware.config_paths import shipped_dir
 
+    project = project.absolute()                 # (pip reads a relative path as a package name)
+    if not (project / "setup.cfg").is_file():
+        raise TableError(f"--project {project}: not a checkout of mjtable (no setup.cfg)")
+    if sign_key is not None and not sign_key.is_file():
+        raise TableError(f"--sign {sign_key}: no such file")
     with tempfile.TemporaryDirectory(prefix="mjtable-bundle-") as tmp:
         wheel_dir = Path(tmp) / "project"
         _pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(project))
@@ -130,8 +135,10 @@ def open_bundle(path: Path, into: Path, trusted_key: Path | None = None) -> Open
     try:
         with tarfile.open(path) as tar:
             tar.extractall(into, filter="data")     # (refuses absolute paths, .., devices, links out)
+    except tarfile.ReadError:
+        raise TableError(f"{path}: not a release bundle (not a tar file)") from None
     except (tarfile.TarError, OSError) as exc:
-        raise TableError(f"{path}: not a release bundle ({exc})") from None
+        raise TableError(f"{path}: not a release bundle ({str(exc).splitlines()[0]})") from None
     tops = [p for p in into.iterdir()]
     if len(tops) != 1 or not (tops[0] / "MANIFEST.json").is_file():
         raise TableError(f"{path}: not a release bundle (no single folder with a MANIFEST.json)")
@@ -167,6 +174,10 @@ def make_key_pair(private: Path, public: Path) -> None:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    for path in (private, public):
+        if path.exists():
+            raise TableError(f"{path} exists: a new key would lock every table that trusts the old one out; "
+                             "choose another name")
     key = Ed25519PrivateKey.generate()
     private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                           serialization.NoEncryption()))
@@ -175,11 +186,35 @@ def make_key_pair(private: Path, public: Path) -> None:
                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
 
 
+def check_public_key(public: Path) -> None:
+    """TableError unless ``public`` is an Ed25519 public key (a private key here would be published)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        data = public.read_bytes()
+    except OSError as exc:
+        raise TableError(f"{public}: {exc.strerror or exc}") from None
+    if b"PRIVATE KEY" in data:
+        raise TableError(f"{public}: a private key; trust the public one (.pub), keep the private one off the tables")
+    try:
+        key = serialization.load_pem_public_key(data)
+    except ValueError:
+        raise TableError(f"{public}: not a public key (PEM)") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise TableError(f"{public}: not an Ed25519 public key")
+
+
 def _sign(private: Path, data: bytes) -> bytes:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    try:
+        key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    except OSError as exc:
+        raise TableError(f"{private}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError):
+        raise TableError(f"{private}: not a private key (PEM, no password)") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise TableError(f"{private}: not an Ed25519 private key")
     return key.sign(data)

@@ -41,8 +41,7 @@ def read_state(base: Path) -> dict:
     except FileNotFoundError:
         state = {}
     except (OSError, ValueError) as exc:
-        print(f"mjtable-start: {base / STATE_FILE} unreadable ({exc}); starting the current release",
-              file=sys.stderr)
+        print(f"mjtable-start: {base / STATE_FILE} unreadable ({exc})", file=sys.stderr)
         state = {}
     state.setdefault("current", None)
     state.setdefault("previous", None)
@@ -95,7 +94,7 @@ def roll_back(base: Path, state: dict, why: str) -> str | None:
     if failed and failed not in state["failed"]:
         state["failed"].append(failed)
     state.update(current=previous, previous=None, trial=None)
-    note(state, f"rolled back from {failed}: {why}", previous)
+    note(state, f"rolled back from {failed} ({why}); now", previous)
     write_state(base, state)
     return previous
 

@@ -102,8 +102,9 @@ class Releases:
             shutil.rmtree(staging)
         final = self.folder / version
         try:
-            _run([python or _base_python(), "-m", "venv", "--without-pip", str(staging)], "creating the virtualenv")
-            _run([sys.executable, "-m", "pip", "--python", str(staging / "bin" / "python"), "install", "--quiet",
+            # (the release gets its own pip, from the interpreter's ensurepip: the next update needs no other)
+            _run([python or _base_python(), "-m", "venv", str(staging)], "creating the virtualenv")
+            _run([str(staging / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                   "--no-index", "--find-links", str(wheels), "--no-cache-dir", f"mjtable{extras}=={version}"],
                  "installing the wheels (no network)")
             _fix_scripts(staging, final)

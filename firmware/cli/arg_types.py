@@ -1,0 +1,78 @@
+"""Argument types of the command line: numbers that are finite and in range, checked before any work.
+
+argparse turns a ``ValueError`` (or ``ArgumentTypeError``) raised here into
+``mjtable sim: argument --hands: ...``, one line naming the argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+from typing import Callable
+
+from firmware.faults import TableError
+
+MAX_SECONDS = 7 * 86_400.0       # a week: longer than any run or service test a user means
+
+
+def seconds(text: str) -> float:
+    """A duration: a finite number of seconds above 0 (at most a week)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds above 0 and at most {MAX_SECONDS:g}")
+    return value
+
+
+def seconds_or_zero(text: str) -> float:
+    """A duration where 0 means 'not at all'."""
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return seconds(text)
+
+
+def probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability") from None
+    if not 0.0 <= value <= 1.0:               # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"{text!r}: a probability is between 0 and 1")
+    return value
+
+
+def count(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text}: from {low} to {high}")
+        return value
+    parse.__name__ = f"count {low}..{high}"
+    return parse
+
+
+def check_writable(path: Path, option: str) -> None:
+    """``path`` can be written: its folder exists and may be written, and it is not a folder itself."""
+    if path.is_dir():
+        raise TableError(f"{option} {path}: a folder; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise TableError(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise TableError(f"{option} {path}: not writable")
+    if path.exists():
+        if not path.is_file():
+            raise TableError(f"{option} {path}: not a regular file")
+        try:
+            with open(path, "ab"):              # (appends nothing: proves the file takes writes, e.g. not /proc)
+                pass
+        except OSError as exc:
+            raise TableError(f"{option} {path}: cannot be written ({exc.strerror or exc})") from None
