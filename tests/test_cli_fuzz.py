@@ -223,3 +223,19 @@ def test_a_long_simulated_burn_in_runs_to_its_end(capsys):
     """700 cycles (1,000 are allowed) take longer than the old fixed two simulated hours."""
     assert main(["diag", "--sim", "--service", "burn-in", "--cycles", "700"]) == 0
     assert "cycles_done: 700" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("jam:stacker9", "no 'stacker9' to jam"), ("jam:lift4", "no 'lift4' to jam"), ("wear:lift9", "no 'lift9'"),
+    ("wear:stacker9", "no 'stacker9'"), ("jam:center2", "no 'center2'"), ("lid-open@20s=abc", "not a duration"),
+    ("rfid-disconnect@40s=abc", "not a duration"), ("jam:stacker1@hand99", "has no hand 99"),
+])
+def test_the_reported_inject_specs(spec, words, capsys):
+    for argv in (["sim", "--hands", "16", "--inject", spec], ["diag", "--sim", "--inject", spec, "state"]):
+        err = _run(argv, capsys)
+        assert words in err or (argv[0] == "diag" and "has no hand" in err), err
+
+
+def test_tiles_that_do_not_suit_the_rules(capsys):
+    err = _run(["sim", "--rules", "liaoning", "--tiles", "144"], capsys)
+    assert "does not suit --rules liaoning" in err
