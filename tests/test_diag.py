@@ -9,7 +9,8 @@ import pytest
 
 from firmware.cli.main import main
 from firmware.diagnostics.commands import DiagCommands
-from hal.diag_socket import DiagSocketServer, ask
+from hal.diag_protocol import ask
+from hal.diag_socket import DiagSocketServer
 from sim.faults import parse_fault
 from sim.table_run import SimRun
 

@@ -29,7 +29,8 @@ import pytest
 
 from firmware.cli.main import main
 from firmware.diagnostics.commands import DiagCommands
-from hal.diag_socket import MAX_LINE_BYTES, DiagSocketError, DiagSocketServer, ask
+from hal.diag_protocol import MAX_LINE_BYTES, ask
+from hal.diag_socket import DiagSocketError, DiagSocketServer
 from sim.table_run import SimRun
 
 WAIT_S = 20.0           # the longest any client here waits for the server (it never needs that long)

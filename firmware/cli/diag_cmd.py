@@ -130,7 +130,7 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
             request["antenna"] = args.antenna
         socket = args.socket or Path(DEFAULT_SOCKET)
         if not args.sim and not args.port and not args.direct and socket.exists():
-            from hal.diag_socket import ask
+            from hal.diag_protocol import ask
             try:
                 answer, where = ask(socket, request), "reader of the running table"
             except OSError as exc:
@@ -179,7 +179,7 @@ def _controller_command(args: argparse.Namespace) -> int:
     elif args.direct:
         answer = _ask_direct(args, request)
     else:
-        from hal.diag_socket import ask
+        from hal.diag_protocol import ask
         socket = args.socket or Path(DEFAULT_SOCKET)
         try:
             answer = ask(socket, request, timeout_s=args.timeout_s)

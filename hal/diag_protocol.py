@@ -1,0 +1,88 @@
+"""The technician's socket protocol: a request line, its limits, and the client that asks a running controller.
+
+A request is one JSON object on one line (at most ``MAX_LINE_BYTES``), with
+``cmd`` and optionally ``timeout_s``, how long the server waits for the
+controller's answer (a long burn-in: up to ``MAX_REPLY_TIMEOUT_S``).  The
+answer is one JSON line.  :mod:`hal.diag_socket` serves it; :func:`ask` is
+the client of ``mjtable diag``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+from pathlib import Path
+from typing import Any
+
+REPLY_TIMEOUT_S = 60.0
+MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
+MAX_LINE_BYTES = 64 * 1024
+CONNECT_TIMEOUT_S = 10.0             # a client waits this long for the server to accept
+
+
+class BadRequest(ValueError):
+    """A line that is not a request the server can pass on."""
+
+
+def parse_request(line: bytes) -> dict[str, Any]:
+    """A request line as a JSON object; :class:`BadRequest` with the reason for anything else."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        request = json.loads(text)
+    except RecursionError:
+        raise BadRequest("JSON nested too deep") from None
+    except ValueError as exc:
+        raise BadRequest(f"not JSON ({exc})") from None
+    if not isinstance(request, dict):
+        raise BadRequest("a request is a JSON object")
+    return request
+
+
+def reply_timeout_s(request: dict[str, Any]) -> float:
+    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), within 0..4 h."""
+    value = request.get("timeout_s", REPLY_TIMEOUT_S)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"timeout_s is a number of seconds, not {value!r:.40}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_REPLY_TIMEOUT_S):
+        raise BadRequest(f"timeout_s between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {value!r:.40}")
+    return seconds
+
+
+def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
+    """One request to a running controller's diag socket; the server waits as long as the client."""
+    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+            and 0 < timeout_s <= MAX_REPLY_TIMEOUT_S):
+        raise ValueError(f"a timeout between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {timeout_s!r}")
+    request = {**request, "timeout_s": timeout_s}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        # a blocking connect waits while the server's queue of connections to accept is full (one with a
+        # timeout fails at once then); SO_SNDTIMEO bounds that wait
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(CONNECT_TIMEOUT_S), 0))
+        try:
+            sock.connect(str(path))
+        except FileNotFoundError:
+            raise ConnectionError(f"no controller is listening on {path} (is the service running?)") from None
+        except ConnectionRefusedError:
+            raise ConnectionError(f"no controller is listening on {path} (a socket left behind: is the "
+                                  f"service running?)") from None
+        except PermissionError:
+            raise ConnectionError(f"{path}: permission denied (root or the technicians' group only)") from None
+        except (BlockingIOError, TimeoutError):
+            raise ConnectionError(f"{path}: the controller accepts no connection (too many clients?)") from None
+        sock.settimeout(timeout_s + 5.0)
+        with sock.makefile("rwb") as stream:
+            stream.write(json.dumps(request).encode() + b"\n")
+            stream.flush()
+            line = stream.readline()
+    if not line:
+        raise ConnectionError(f"{path}: the controller closed the connection")
+    return json.loads(line)
