@@ -263,3 +263,21 @@ def test_a_damaged_or_unsigned_bundle_is_refused(tmp_path, capsys):
     (tmp_path / "junk.tar").write_bytes(b"not a tar")
     with pytest.raises(TableError, match="not a release bundle"):
         open_bundle(tmp_path / "junk.tar", tmp_path / "o7")
+
+
+def test_old_releases_are_pruned_but_never_the_current_or_the_previous(tmp_path):
+    from hal.release.releases import KEPT_OLD, Releases
+
+    releases = Releases(tmp_path)
+    versions = ["1.0.0", "1.1.0", "1.2.0", "1.10.0", "2.0.0", "2.1.0"]
+    for version in versions:
+        program = releases.folder / version / "bin" / "mjtable"
+        program.parent.mkdir(parents=True)
+        program.write_text("")
+    releases.activate("1.0.0")                     # an old one as previous: kept whatever its age
+    releases.activate("2.1.0")
+    gone = releases.prune()
+    assert gone == ["1.1.0", "1.2.0"] and KEPT_OLD == 2      # (1.10.0 is newer than 1.2.0)
+    left = [r.version for r in releases.installed()]
+    assert left == ["1.0.0", "1.10.0", "2.0.0", "2.1.0"]
+    assert releases.prune() == []

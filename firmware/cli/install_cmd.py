@@ -177,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"release {bundle.version} passed its self-test and is current"
                   + (f" (previous: {before}; it comes back by itself if this one never gets READY)"
                      if before and before != bundle.version else ""))
+            removed = releases.prune()
+            if removed:
+                print(f"old releases removed: {', '.join(removed)}")
     if args.trust:
         (root / TRUSTED_KEY).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(args.trust, root / TRUSTED_KEY)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware.faults import TableError
-from hal.release.launcher import note, read_state, roll_back, switch_current, trial_ready, write_state
+from hal.release.launcher import note, read_state, roll_back, switch_current, write_state
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ OPT = Path("opt") / "mjtable"
 ETC = Path("etc") / "mjtable"
 DATA = Path("var") / "lib" / "mjtable"
 SELFTEST_TIMEOUT_S = 300.0
+KEPT_OLD = 2                  # releases kept besides the current and the previous one
 
 
 @dataclass(frozen=True)
@@ -59,14 +60,6 @@ class Releases:
         self.base = root / OPT
         self.folder = self.base / "releases"
 
-    @classmethod
-    def of_this_process(cls) -> "Releases | None":
-        """The releases this interpreter belongs to (a release's virtualenv), or None (a checkout, a plain venv)."""
-        prefix = Path(sys.prefix).absolute()
-        if prefix.parent.name == "releases" and (prefix.parent.parent / "bin").is_dir():
-            return cls(prefix.parent.parent.parent.parent)
-        return None
-
     # -- reading ----------------------------------------------------------------
     def state(self) -> dict:
         return read_state(self.base)
@@ -81,13 +74,6 @@ class Releases:
                           key=_version_key) if self.folder.is_dir() else []
         return [Release(v, v == state["current"], v == state["previous"], v == trial, v in state["failed"])
                 for v in versions]
-
-    def program(self, version: str | None = None) -> Path:
-        """The ``mjtable`` of a release (of the current one by default)."""
-        version = version or self.current()
-        if version is None:
-            raise TableError(f"no release installed under {self.base}")
-        return self.folder / version / "bin" / "mjtable"
 
     # -- changing -----------------------------------------------------------------
     def install(self, wheels: Path, version: str, extras: str = "", selftest_args: list[str] | None = None,
@@ -150,12 +136,9 @@ class Releases:
             raise TableError("no previous release to roll back to")
         return back
 
-    def mark_ready(self) -> bool:
-        """The current release's service reported READY: its trial is over. True when a trial ended."""
-        return trial_ready(self.base)
-
-    def prune(self, keep: int = 3) -> list[str]:
-        """Remove old releases beyond the ``keep`` newest, never the current or the previous one."""
+    def prune(self, keep: int = KEPT_OLD) -> list[str]:
+        """Remove old releases beyond the ``keep`` newest, never the current or the previous one (a table
+        updated for years keeps a bounded number of virtualenvs on its card)."""
         state = self.state()
         protected = {state["current"], state["previous"]}
         old = [r.version for r in self.installed() if r.version not in protected]
