@@ -9,12 +9,12 @@ and out-of-range values are errors whose message names the file, the table
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
+from firmware.config_files import Section, _format_error, _KeyError, read_toml
 from firmware.config_paths import shipped_dir
 from firmware.faults import ConfigError
 
@@ -27,21 +27,9 @@ PositiveS = Annotated[float, Field(gt=0, le=3600)]
 FourPins = Annotated[list[Pin], Field(min_length=SIDES, max_length=SIDES)]
 
 
-class _KeyError(ValueError):
-    """A cross-field error that names the key it is about."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-
-
 def _above(section: BaseModel, key: str, other: str) -> None:
     if getattr(section, key) <= getattr(section, other):
         raise _KeyError(key, f"must be greater than {other} ({getattr(section, other)})")
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class TableSection(Section):
@@ -257,30 +245,6 @@ def pin_line(spec: str) -> tuple[str, int, bool]:
     return m.group("bank") or "main", int(m.group("line")), spec.startswith("!")
 
 
-def _format_error(path: Path, err: dict) -> str:
-    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
-    msg = err["msg"]
-    ctx_err = (err.get("ctx") or {}).get("error")
-    value = err.get("input")
-    if isinstance(ctx_err, _KeyError):
-        loc.append(ctx_err.key)
-        msg = str(ctx_err)
-        value = value.get(ctx_err.key) if isinstance(value, dict) else None
-    elif err["type"] == "string_pattern_mismatch":
-        msg = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
-    elif msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "missing":
-        msg = "missing key"
-    table = loc[0] if len(loc) > 1 else "(top level)"
-    key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".") or loc[0]
-    if err["type"] not in ("missing", "extra_forbidden") and value is not None:
-        msg += f" (got {value!r})"
-    return f"{path}: table [{table}] key '{key}': {msg}"
-
-
 def _check_pins(path: Path, cfg: TableConfig) -> None:
     chips: dict[int, str] = {}
     for bank, chip in cfg.backend.banks.items():
@@ -317,23 +281,6 @@ def parse_table_config(data: dict, path: Path) -> TableConfig:
     _check_pins(path, cfg)
     cfg._source = path
     return cfg
-
-
-def read_toml(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a TOML file") from None
-    except PermissionError:
-        raise ConfigError(f"{path}: not readable (permission denied)") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 def load_table_config(path: str | Path) -> TableConfig:

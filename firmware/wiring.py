@@ -24,7 +24,7 @@ from firmware.controller.store import TableStore, open_table_store
 from firmware.events import EventBus
 from firmware.loop import Loop
 from firmware.reader.registry import TileRegistry
-from firmware.rules.ruleset import RuleSetConfig
+from firmware.rules.ruleset import RuleSet
 from firmware.table import Hardware, Table
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class WiredTable:
         self.backend.close()
 
 
-def wire_table(cfg: TableConfig, rules: RuleSetConfig, registry: TileRegistry, backend: Hardware, loop: Loop,
+def wire_table(cfg: TableConfig, rules: RuleSet, registry: TileRegistry, backend: Hardware, loop: Loop,
                state_path: Path, *, table_rng: random.Random, controller_rng: random.Random,
                listen: Callable[[EventBus], None] | None = None,
                on_store: Callable[[TableStore], None] | None = None,

@@ -1,12 +1,17 @@
-"""Real hands on the simulated table: simulated players play each dealt hand, the referee settles it.
+"""Real hands on the simulated table: simulated players play each dealt hand, the table's referee settles it.
 
 When the controller publishes a deal, the runner lays out the hand from the
-physical walls (what the players really have in front of them), lets the
-simulated players play it turn by turn on the loop (``turn_s`` per action),
-has the referee judge every declared win with the hand's context, records
-the payments on the scoreboard (in the table database), tells the
-controller who won (for the dealer rotation) and lets the players end the
-hand at the table.
+physical walls (what the players really have in front of them) and lets the
+simulated players play it turn by turn on the loop (``turn_s`` per action).
+Every action of the hand (:class:`~firmware.game.hand.HandPlay` writes them)
+goes to the controller's referee as an input on its loop, numbered, so that
+after a power cut the players send again what the controller lost; they
+wait while the table is switched off.  Before declaring a win a player asks
+the referee whether it would be legal (the minimum, a dead hand, a discarder
+with no points, a 局 that may not end so).  Money paid on the spot (kongs,
+追牌, 跟庄) is the referee's business; at the end of the hand the runner
+tells it the hand is over, lays the winner's tiles on the seat pad and lets
+the people end the hand at the table.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ import random
 from collections import Counter, deque
 from typing import TYPE_CHECKING
 
+from firmware.events import Event
 from firmware.game.hand import HandPlay, Phase
 from firmware.game.referee import Referee
-from firmware.game.scoreboard import START_CHIPS, HandRecord
+from firmware.rules.hand_record import Action, BadRecord
+from firmware.rules.win import MeldKind
 from firmware.tiles.dealing import deal
 from firmware.tiles.wall import Wall
 from sim.players import SimPlayer
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 SIDES = 4
 WINS_KEPT = 1000
+WAIT_S = 1.0                 # the players look again this often while the table's referee is not there
 
 
 class GameRunner:
@@ -37,43 +45,77 @@ class GameRunner:
         self.loop = run.loop
         self.rules = run.rules
         self.referee = Referee(run.rules)
-        self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.referee)
+        self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.may_win)
                         for side in range(SIDES)]
         self.turn_s = turn_s
-        start = run.rules.scoreboard.chips
-        self._last_chips = [start if start is not None else START_CHIPS.get(run.rules.rules.name, 500)] * SIDES
-        self._delivered = 0            # the last hand the controller took the verdict of
-        self.hands_recorded = 0
         self.play: HandPlay | None = None
         self.hand_no = 0
         self.dealer = 0
+        self._sent: list[Action] = []          # this hand's actions, in order (seq = index + 1)
         self.wins: deque[dict] = deque(maxlen=WINS_KEPT)      # the most recent wins, for the report
         self.hands_won = 0
+        self.hands_recorded = 0
         self.fans: Counter[str] = Counter()                  # every fan scored over the game
+        self.money: Counter[str] = Counter()                 # payments over the game, by reason: how many
+        self.money_amount: Counter[str] = Counter()          # ... and how much
         self.drawn = 0
         self.false_wins = 0
+        self.refused = 0                                     # actions the referee refused (a bug: must stay 0)
+        self.games_ended: list[dict] = []
 
     @property
     def chips(self) -> list[int]:
-        """The chips on the controller's scoreboard (the last known while its power is off)."""
-        if self.run.controller is not None:
-            self._last_chips = list(self.run.controller.scoreboard.chips)
-        return self._last_chips
+        c = self.run.controller
+        return list(c.scoreboard.chips) if c is not None else []
 
-    # -- a hand ---------------------------------------------------------------------
-    def on_deal(self, event) -> None:
+    # -- a hand ---------------------------------------------------------------------------------------------
+    def on_deal(self, event: Event) -> None:
         world = self.run.world
         wall = Wall.from_sides([[tuple(t.kind for t in stack) for stack in side] for side in world.walls])
         d = deal(wall, self.rules.deal_rules, tuple(event.data["dice"]), event.data["dealer"])
         self.hand_no, self.dealer = event.data["hand"], event.data["dealer"]
+        self._sent = []
         round_wind = (self.hand_no - 1) // 4 % 4
-        self.play = HandPlay(d, lambda p: wall[p], self.dealer, round_wind,
-                             several_winners=self.rules.rules.name == "competition")
+        self.play = HandPlay(d, lambda p: wall[p], self.dealer, round_wind, self.rules.several_winners,
+                             emit=self._emit)
         self.loop.call_later(self.turn_s, self._step)
+
+    def _emit(self, action: Action) -> None:
+        self._sent.append(action)
+        self._send(len(self._sent), action)
+
+    def _send(self, seq: int, action: Action) -> None:
+        if self.run.controller is not None:
+            self.run.fw_loop.post(self._deliver, self.hand_no, seq, action)
+
+    def _deliver(self, hand: int, seq: int, action: Action) -> None:
+        """(On the controller's loop.)"""
+        controller = self.run.controller
+        assert controller is not None
+        why = controller.hand.take(hand, action, seq)
+        if why is not None and not controller.scoreboard.recorded(hand):
+            self.refused += 1
+            log.error("hand %d: the referee refused %s: %s", hand, action.text(), why)
+
+    def _in_step(self) -> bool:
+        """Whether the table's referee has every action so far (if not, what it lacks is sent again)."""
+        controller = self.run.controller
+        if controller is None or controller.hand.hand != self.hand_no:
+            return False
+        taken = controller.hand.referee.last_seq
+        for seq in range(taken + 1, len(self._sent) + 1):
+            self._send(seq, self._sent[seq - 1])
+        return taken >= len(self._sent)
 
     def _step(self) -> None:
         play = self.play
         if play is None:
+            return
+        if not self._in_step():
+            if self.run.controller is not None and self.run.controller.scoreboard.recorded(self.hand_no):
+                self._done()                    # (scored before the power went: only the table's end is left)
+                return
+            self.loop.call_later(WAIT_S if self.run.controller is None else 0.05, self._step)
             return
         if play.phase is Phase.OVER:
             self._finish()
@@ -87,9 +129,11 @@ class GameRunner:
             else:
                 play.discard(tile)
         elif play.phase is Phase.CLAIMS:
+            assert play.last_discard is not None
+            discarder = play.last_discard[0]
             claims = []
             for side in range(SIDES):
-                options = play.claim_options(side, lambda s, t: self._can_win_on(s, t))
+                options = play.claim_options(side, lambda s, t: self.may_win(s, t, discarder))
                 choice = self.players[side].on_discard(play, options)
                 if choice is not None:
                     claims.append(choice)
@@ -98,100 +142,79 @@ class GameRunner:
                 play.draw()
         self.loop.call_later(self.turn_s, self._step)
 
-    def _can_win_on(self, side: int, tile: int) -> bool:
-        assert self.play is not None
-        seat = self.play.seats[side]
-        discarder = self.play.last_discard[0] if self.play.last_discard else None
-        if self.rules.rules.name == "competition" and discarder is not None \
-                and self.chips[discarder] <= 0:
-            return False                    # winning off a player with no chips is not allowed
-        trial = list(seat.hand) + [tile]
-        if sum(1 for _ in trial) + 3 * len(seat.melds) != 14:
+    def may_win(self, side: int, tile: int, discarder: int | None, kong_win: bool = False) -> bool:
+        """Would ``side`` declaring on ``tile`` now be a legal win (asked of the referee, as a careful player
+        checks)?"""
+        play = self.play
+        controller = self.run.controller
+        if play is None or controller is None or play.seats[side].dead:
             return False
-        return self.referee.can_win(self.play.win_for(side, tile, False))
+        if not self.referee.can_win(play.win_for(side, tile, discarder is None, kong_win)):
+            return False
+        try:
+            return controller.hand.referee.judge(play.win_action(side, tile, discarder, kong_win)).legal
+        except BadRecord:
+            return False
 
     def _robbers(self, kong_side: int, tile: int) -> list[int]:
-        assert self.play is not None
         order = [(kong_side + i) % SIDES for i in range(1, SIDES)]
-        return [s for s in order if not self.play.seats[s].dead
-                and self.referee.can_win(self.play.win_for(s, tile, False, kong_win=True))]
+        return [s for s in order if self.may_win(s, tile, kong_side, kong_win=True)]
 
-    # -- the end of a hand ------------------------------------------------------------
+    # -- the end of a hand ------------------------------------------------------------------------------------
     def _finish(self) -> None:
-        play, self.play = self.play, None
-        assert play is not None and play.result is not None
-        result = play.result
-        by_side = [0] * SIDES
-        fans: list[list] = []
-        note = ""
-        winner_side: int | None = None
-        if result.drawn:
-            self.drawn += 1
-            dbl = self.rules.doubling
-            if dbl is not None and dbl.draw_dealer_pays_each:
-                by_side = [dbl.draw_dealer_pays_each] * SIDES
-                by_side[self.dealer] = -dbl.draw_dealer_pays_each * (SIDES - 1)
-                note = "黄庄: the dealer pays each"
-        for side in result.winners:
-            seat = play.seats[side]
-            tile = result.win_tile
-            assert tile is not None
-            self_drawn = result.discarder is None
-            win = play.win_for(side, tile, self_drawn, kong_win=result.flags.get("kong_win", False))
-            discarder_wind = None if self_drawn else (result.discarder - self.dealer) % SIDES
-            chips = self.chips
-            chips_by_wind = [chips[(w + self.dealer) % SIDES] for w in range(SIDES)]
-            open_winds = frozenset(s.wind for s in play.seats if s.opened)
-            streak = self.run.controller.book.dealer_streak if self.run.controller else 0
-            melds_by_wind = [list(play.seats[(w + self.dealer) % SIDES].melds) for w in range(SIDES)]
-            verdict = self.referee.judge(win, discarder_wind, chips_by_wind, streak, open_winds,
-                                         robbed_kong=result.flags.get("kong_win", False) and not self_drawn,
-                                         melds_by_wind=melds_by_wind)
-            liable_wind = verdict.liable_wind
-            for wind, amount in enumerate(verdict.payments):
-                by_side[(wind + self.dealer) % SIDES] += amount
-            self.run.players.lay_hand(side, _faces(seat.hand, seat.melds, None if self_drawn else tile))
-            if verdict.legal:
-                if winner_side is None:
-                    self.hands_won += 1
-                self.fans.update(name for name, _, _ in verdict.fans)
-                winner_side = side if winner_side is None else winner_side
-                fans += [[name, points, count] for name, points, count in verdict.fans]
-                self.wins.append({"hand": self.hand_no, "winner_side": side, "winner_seat": "ESWN"[seat.wind],
-                                  "self_drawn": self_drawn, "fans": [{"name": n, "points": p, "count": c}
-                                                                     for n, p, c in verdict.fans],
-                                  "total": verdict.total,
-                                  "liable_seat": None if liable_wind is None else "ESWN"[liable_wind],
-                                  "payments": {"ESWN"[w]: verdict.payments[w] for w in range(SIDES)}})
-            else:
-                self.false_wins += 1
-                note = f"false win by side {side}: {verdict.reason}"
-        record = HandRecord(self.hand_no, self.dealer, list(result.winners), result.drawn, by_side, fans, note,
-                            play.round_wind)
-        self._report(winner_side, record)
-
-    def _report(self, winner_side: int | None, record: HandRecord) -> None:
-        """Give the verdict to the controller (an input on its loop); during a power cut, or if the power
-        went before the controller took it, give it again when it is back (recording it twice is refused)."""
-        if self._delivered >= record.hand:
-            self.run.players.finish_hand()
+        """The hand is over: the referee writes its result (again after a power cut until it is written)."""
+        controller = self.run.controller
+        if controller is not None and controller.scoreboard.recorded(self.hand_no):
+            self._done()
             return
-        if self.run.controller is not None:
-            self.run.fw_loop.post(self._deliver, winner_side, record)
-        self.loop.call_later(1.0, self._report, winner_side, record)
+        if controller is not None:
+            self.run.fw_loop.post(controller.hand.finish, self.hand_no)
+        self.loop.call_later(WAIT_S, self._finish)
 
-    def _deliver(self, winner_side: int | None, record: HandRecord) -> None:
-        assert self.run.controller is not None
-        self.run.controller.hand_result(winner_side, record)
-        if not self.run.controller.store.failing and record.hand > self._delivered:
-            self._delivered = record.hand
-            self.hands_recorded += 1
+    def _done(self) -> None:
+        play, self.play = self.play, None
+        if play is not None and play.result is not None:
+            for side in play.result.winners:
+                seat = play.seats[side]
+                tile = play.result.win_tile
+                self.run.players.lay_hand(side, _faces(seat.hand, seat.melds,
+                                                       None if play.result.discarder is None else tile))
+        self.hands_recorded += 1
+        self.run.players.finish_hand()
+
+    def on_settled(self, event: Event) -> None:
+        """A hand's result as the referee settled it: what the report counts."""
+        data = event.data
+        dealer = data["dealer"]
+        won = False
+        for v in data["verdicts"]:
+            if not v["legal"]:
+                self.false_wins += 1
+                continue
+            won = True
+            self.fans.update(i["name"] for i in v["items"])
+            by_side = [0] * SIDES
+            for p in data["payments"]:
+                if p["event"] == v["event"]:
+                    by_side[p["payer"]] -= p["amount"]
+                    by_side[p["payee"]] += p["amount"]
+            self.wins.append({"hand": data["hand"], "winner_side": v["side"],
+                              "winner_seat": "ESWN"[(v["side"] - dealer) % SIDES],
+                              "self_drawn": v["discarder"] is None, "fans": v["items"], "total": v["total"],
+                              "unit": v["unit"],
+                              "liable_seat": None if v["liable"] is None else "ESWN"[(v["liable"] - dealer) % SIDES],
+                              "payments": {"ESWN"[(s - dealer) % SIDES]: by_side[s] for s in range(SIDES)}})
+        self.hands_won += won
+        self.drawn += bool(data["drawn"])
+        for p in data["payments"]:
+            self.money[p["reason"]] += 1
+            self.money_amount[p["reason"]] += p["amount"]
+        if data.get("game_ended"):
+            self.games_ended.append({"after_hand": data["hand"], "reason": data["game_ended"]})
 
 
 def _faces(hand: list[int], melds, discard: int | None) -> list[int]:
     """Every face of a declared win as the player lays it on the pad: the hand, the won discard, the sets."""
-    from firmware.rules.win import MeldKind
-
     faces = list(hand) + ([discard] if discard is not None else [])
     for meld in melds:
         if meld.kind is MeldKind.CHOW:

@@ -1,36 +1,46 @@
 """Simulated players: they play legally from the simulated wall, by shanten and waits.
 
 Each player sees only what a person would (their own tiles, the discards,
-the melds).  After a draw they declare a win when the referee's rules allow
-it (they check the minimum as a careful player does), kong four of a kind,
-else discard the tile that leaves them closest to ready (ties: honours and
-terminals first, then the seeded random choice).  On a discard they claim a
-win when legal, and a pung, kong or chow when it brings them closer to
-ready; players of rule sets that must open (辽宁) claim more eagerly.
+the melds).  After a draw they declare a win when the referee says it would
+be legal (they check the minimum and the table's situation as a careful
+player does), kong four of a kind, else discard the tile that leaves them
+closest to ready (ties: honours and terminals first, then the seeded random
+choice).  On a discard they claim a win when legal, and a pung, kong or chow
+when it brings them closer to ready.  They play the rule set's money
+(:class:`~firmware.rules.ruleset.Aims`): where a win needs a fan (竞技麻将)
+they lean towards one suit; where it needs an open hand (辽宁) they claim
+more eagerly; where kongs are paid on the spot they declare and claim every
+kong; where a run of one tile costs whoever started it (追牌, 跟庄) they
+follow the last discard when that is as good a discard as any, and so never
+start a run they could have joined.
 """
 
 from __future__ import annotations
 
 import random
 
+from typing import Callable
+
 from firmware.game.hand import Claim, HandPlay
-from firmware.game.referee import Referee
 from firmware.hands.analysis import discard_shanten, shanten
-from firmware.rules.ruleset import RuleSetConfig
+from firmware.rules.ruleset import RuleSet
 from firmware.tiles.tile import counts_of
+
+MayWin = Callable[..., bool]     # (side, tile, discarder or None, kong_win=False) -> is it a legal win now?
 
 SHANTEN_KEPT = 256          # hands whose shanten a player remembers (the same hands come back within a turn)
 
 
 class SimPlayer:
-    def __init__(self, side: int, rng: random.Random, rules: RuleSetConfig, referee: Referee) -> None:
+    def __init__(self, side: int, rng: random.Random, rules: RuleSet, may_win: MayWin) -> None:
         self.side = side
         self.rng = rng
-        self.shapes = rules.shape_set
-        self.referee = referee
-        self.must_open = bool(rules.conditions and rules.conditions.must_open)
-        # 竞技麻将 needs a 技术型番种: lean towards one suit (混一色 / 清一色) or seven pairs
-        self.aim_for_fans = rules.rules.name == "competition"
+        self.shapes = rules.shapes
+        self.may_win = may_win
+        self.must_open = rules.aims.eager_to_open
+        self.aim_for_fans = rules.aims.lean_to_flush        # a win needs a 技术型番种: one suit, or seven pairs
+        self.kong_money = rules.aims.kong_money
+        self.safe_follow = rules.aims.safe_follow
         self._shanten_known: dict[tuple[tuple[int, ...], int], int] = {}
 
     # -- helpers -------------------------------------------------------------------
@@ -43,12 +53,14 @@ class SimPlayer:
             known = self._shanten_known[key] = shanten(counts_of(hand), declared, self.shapes)
         return known
 
-    def _best_discard(self, hand: list[int], declared: int) -> tuple[int, int]:
-        """(tile to discard, shanten after it)."""
+    def _best_discard(self, hand: list[int], declared: int, follow: int | None = None) -> tuple[int, int]:
+        """(tile to discard, shanten after it); ``follow``: the last discard, taken when it is among the best."""
         counts = counts_of(hand)
         after = discard_shanten(counts, declared, self.shapes)
         best_s = min(after.values())
         best = [tile for tile, s in sorted(after.items()) if s == best_s]
+        if follow is not None and follow in best:
+            return follow, best_s
         if self.aim_for_fans:
             suits = [sum(1 for k in hand if k < 27 and k // 9 == s) for s in range(3)]
             main = max(range(3), key=lambda s: suits[s])
@@ -72,13 +84,17 @@ class SimPlayer:
         """("win", tile) | ("kong", tile) | ("discard", tile) for the seat to play."""
         seat = play.seats[self.side]
         drawn = seat.hand[-1]
-        if not seat.dead and self.referee.can_win(play.win_for(self.side, drawn, True)):
+        if not seat.dead and self.may_win(self.side, drawn, None, play.last_draw_was_replacement
+                                          and play.last_replacement_kind == "kong"):
             return "win", drawn
         declared = len(seat.melds)
         for tile in play.can_concealed_kong(self.side) + play.can_added_kong(self.side):
             if play.wall_left > 0:
                 return "kong", tile
-        tile, _ = self._best_discard(seat.hand, declared)
+        follow = None
+        if self.safe_follow and play.last_played is not None and play.last_played[0] == (self.side - 1) % 4:
+            follow = play.last_played[1]            # the left neighbour's discard: follow it, start no run
+        tile, _ = self._best_discard(seat.hand, declared, follow)
         return "discard", tile
 
     def on_discard(self, play: HandPlay, options: list[Claim]) -> Claim | None:
@@ -107,7 +123,8 @@ class SimPlayer:
                 _, after = self._best_discard(rest, declared + 1)
             gain = now - after
             eager = self.must_open and not seat.opened
-            if gain > 0 or (gain == 0 and (eager or option.kind == "kong")):
+            paid_kong = option.kind == "kong" and self.kong_money and gain >= -1     # kong money is worth a step
+            if gain > 0 or (gain == 0 and (eager or option.kind == "kong")) or paid_kong:
                 if best is None or after < best[0]:
                     best = (after, option)
         return best[1] if best else None

@@ -2,9 +2,12 @@
 
 Fields follow the simulator's CLI design (more may be added, none removed):
 the game (hands, wins with fans and payments, draws, chips and whether
-they were conserved), the cycle (sets stacked, stacking times, how long
-players waited for walls), the reader's line statistics, every fault with
-its acknowledge, the final state and the run's speed.
+they were conserved, the money by reason: 和牌, kongs, 追牌, 跟庄, 黄庄,
+penalties ..., the games (局) that ended), the cycle (sets stacked,
+stacking times, how long players waited for walls), the reader's line
+statistics, every fault with its acknowledge, the final state and the run's
+speed.  The money is read from the scoreboard's rows, not from what the
+players saw.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     game = run.game
     scoreboard = run.controller.scoreboard if run.controller else None
     start_hand = getattr(run, "start_hand", 0)
-    history = scoreboard.hands(since=start_hand) if scoreboard is not None else []
+    history = scoreboard.hands(since=start_hand, all_games=True) if scoreboard is not None else []
     wins = game.wins if game is not None else []
     faults = run.controller.policy.history(after_id=run.faults_before) if run.controller else []
     return {
@@ -36,6 +39,9 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "false_wins": game.false_wins if game is not None else 0,
         "wins": list(wins),                                 # (the most recent ones, at most sim.game_runner.WINS_KEPT)
         "fan_counts": dict(game.fans.most_common()) if game is not None else {},
+        "money": money_by_reason(history),
+        "games_ended": [g for g in (scoreboard.games() if scoreboard is not None else [])
+                        if g["ended_hand"] is not None and g["ended_hand"] > start_hand],
         "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
         # checked on the stored rows, independently of how they were recorded: every hand's payments sum to
         # zero and each side's chips are its start plus its payments
@@ -57,6 +63,28 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
         "speedup": round(run.loop.now() / wall_s, 1) if wall_s > 0 else None,
     }
+
+
+def money_by_reason(hands) -> dict[str, dict[str, Any]]:
+    """Every payment of ``hands`` (scoreboard records) by reason: its names, how many, how much."""
+    out: dict[str, dict[str, Any]] = {}
+    for h in hands:
+        for p in h.payments:
+            r = out.setdefault(p.reason.key, {"name": p.reason.name, "en": p.reason.en, "count": 0, "amount": 0})
+            r["count"] += 1
+            r["amount"] += p.amount
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["amount"]))
+
+
+def hand_money(recorded: Any) -> str:
+    """A hand's money in words, by reason: ``和牌 side 2 -> side 0 56; 明杠 side 3 -> side 1 12``."""
+    if recorded is None or not recorded.payments:
+        return ""
+    parts: dict[str, list[str]] = {}
+    for p in recorded.payments:
+        parts.setdefault(p.reason.name, []).append(f"side {p.payer} -> side {p.payee} {p.amount}"
+                                                   + (" (held)" if p.held else ""))
+    return "; ".join(f"{name} {', '.join(items)}" for name, items in parts.items())
 
 
 def _s(value: float | None) -> str:
@@ -91,7 +119,7 @@ def _false_win(recorded: Any | None) -> str:
     at = note.find("false win")
     if at >= 0:
         return note[at:]
-    if recorded.drawn or recorded.fans:
+    if recorded.drawn or recorded.items:
         return ""
     # no fan and not drawn: the declaration was refused (a record from before notes named it)
     return f"false win by side {recorded.winners[0]}" if recorded.winners else "false win"
@@ -124,15 +152,25 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
         for win in report["wins"]:
             by_hand.setdefault(win["hand"], []).append(win)
         for h in hands:
-            result = hand_outcome(by_hand.get(h["hand"], []), (results or {}).get(h["hand"]))
+            recorded = (results or {}).get(h["hand"])
+            result = hand_outcome(by_hand.get(h["hand"], []), recorded)
+            money = hand_money(recorded)
             lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
-                         f"{result}")
+                         f"{result}" + (f"\n           money: {money}" if money else ""))
     if report.get("resumed_after_hand"):
         lines.append(f"resumed from the table database after hand {report['resumed_after_hand']}")
     lines.append(hands_line(report))
     fans = sorted(report["fan_counts"].items(), key=lambda kv: (-kv[1], kv[0]))
     if fans:
         lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))
+    money = report.get("money") or {}
+    if money:
+        lines.append("money by reason: " + ", ".join(f"{m['name']} {m['count']} payments ({m['amount']})"
+                                                      for m in money.values()))
+    for g in report.get("games_ended", []):
+        final = ", ".join(f"side {s} {c}" for s, c in enumerate(g["final"] or g["chips"]))
+        lines.append(f"game {g['game']} ended after hand {g['ended_hand']} ({g['end_reason']}): {final}; a new game "
+                     f"started with {g['start_chips']} each")
     chips = report["chips"]
     lines.append("chips: " + ", ".join(f"side {k[4:]} {v}" for k, v in chips.items())
                  + f" ({'conserved' if report['chips_conserved'] else 'NOT CONSERVED'})")

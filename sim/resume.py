@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from firmware.controller.score_rows import ScoreRows
 from firmware.controller.bookkeeping import Bookkeeping
 from firmware.controller.states import SetLocation
 from firmware.controller.store import StorageError, StoreUnreadable, TableStore
@@ -40,7 +41,7 @@ def check_resume(state: Path, rules: str, tile_set: int) -> None:
                           f"give another file to start afresh") from None
     try:
         book = Bookkeeping.from_record(store.book(), store.walls())
-        saved_rules = store.last_game_rules()
+        saved_rules = ScoreRows(store).last_game_rules()
     finally:
         store.close()
     if saved_rules is not None and saved_rules != rules:

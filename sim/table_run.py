@@ -19,7 +19,8 @@ from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.controller.controller import Controller
 from firmware.controller.states import TableState
 from firmware.events import Event, EventBus
-from firmware.rules.ruleset import RuleSetConfig, load_ruleset
+from firmware.rules.registry import load_ruleset
+from firmware.rules.ruleset import RuleSet
 from firmware.wiring import wire_table
 from sim.backend import SimBackend
 from sim.faults import FaultSpec, apply_faults
@@ -33,7 +34,7 @@ from sim.world_state import restore_world, restore_world_json, save_world, world
 
 
 class SimRun:
-    def __init__(self, cfg: TableConfig | None = None, rules: RuleSetConfig | str = "mcr", seed: int = 1,
+    def __init__(self, cfg: TableConfig | None = None, rules: RuleSet | str = "mcr", seed: int = 1,
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
                  cut_in_states: set[str] | None = None, play: bool = False, service: bool = False,
@@ -43,10 +44,10 @@ class SimRun:
         controller's knowledge at the same commit; the power-cut campaign needs that)."""
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
-        if fit_tile_set and self.rules.rules.tile_set != self.cfg.table.tile_set:
+        if fit_tile_set and self.rules.tile_set != self.cfg.table.tile_set:
             # the rule set decides which tiles are on the table (辽宁 136, 锦州 112)
             self.cfg = self.cfg.model_copy(update={"table": self.cfg.table.model_copy(
-                update={"tile_set": self.rules.rules.tile_set})})
+                update={"tile_set": self.rules.tile_set})})
         self.seed = seed
         self.loop = VirtualLoop()
         self.world = TableWorld(self.cfg, self.loop, seed)
@@ -120,6 +121,7 @@ class SimRun:
         bus.subscribe("deal", lambda e: self.world.event("hand"))
         if self.game is not None:
             bus.subscribe("deal", self.game.on_deal)
+            bus.subscribe("hand.settled", self.game.on_settled)
         bus.subscribe("controller.state", self._maybe_cut)
 
     def _opened(self, store) -> None:

@@ -114,14 +114,17 @@ def _book(state: Path) -> dict:
 
 
 def committed(state: Path) -> dict[int, list[int]]:
-    """Every recorded hand's payments by side, as committed in the file now."""
+    """Every recorded hand's payments by side, as committed in the file now (a hand in play, whose money paid on
+    the spot is there before its result, is not counted until its result is)."""
     db = sqlite3.connect(state)
     try:
         out: dict[int, list[int]] = {}
         for hand, in db.execute("SELECT hand FROM hand_results"):
             out[hand] = [0] * 4
-        for hand, side, amount in db.execute("SELECT hand, side, amount FROM payments"):
-            out.setdefault(hand, [0] * 4)[side] += amount
+        for hand, payer, payee, amount in db.execute("SELECT hand, payer, payee, amount FROM payments WHERE held = 0"):
+            if hand in out:
+                out[hand][payer] -= amount
+                out[hand][payee] += amount
         return out
     except sqlite3.Error:
         return {}
@@ -190,14 +193,17 @@ def final_checks(state: Path, result: Campaign) -> list[str]:
                                 "WHERE r.dealer != h.dealer").fetchall()
         if mismatched:
             problems.append(f"results whose dealer is not the dealt hand's: {mismatched}")
-        unbalanced = db.execute("SELECT hand, sum(amount) FROM payments GROUP BY hand HAVING sum(amount) != 0"
-                                ).fetchall()
+        unbalanced = db.execute("SELECT hand, event FROM payments WHERE amount <= 0 OR payer = payee").fetchall()
         if unbalanced:
-            problems.append(f"payments not summing to zero: {unbalanced}")
+            problems.append(f"payments not summing to zero (a row from a side to itself, or of nothing): "
+                            f"{unbalanced}")
         for game, start in db.execute("SELECT id, start_chips FROM games"):
             chips = dict(db.execute("SELECT side, chips FROM chips WHERE game = ?", (game,)).fetchall())
-            paid = dict(db.execute("SELECT side, sum(amount) FROM payments WHERE game = ? GROUP BY side",
-                                   (game,)).fetchall())
+            paid: dict[int, int] = {}
+            for payer, payee, amount in db.execute("SELECT payer, payee, amount FROM payments WHERE game = ? "
+                                                   "AND held = 0", (game,)):
+                paid[payer] = paid.get(payer, 0) - amount
+                paid[payee] = paid.get(payee, 0) + amount
             if any(chips.get(s, 0) != start + paid.get(s, 0) for s in range(4)):
                 problems.append(f"game {game}: chips {chips} are not {start} plus the payments {paid}")
             if sum(chips.values()) != 4 * start:

@@ -1,13 +1,18 @@
-"""中国竞技麻将: legal wins, fans, extra points, settlement (rules §A worked examples), dealer rotation."""
+"""中国竞技麻将: legal wins, fans, extra points, the settlement of whole hands (rules §A), penalties and the 局."""
+
+import random
 
 import pytest
 
-from tests.win_builder import make_win
 from firmware.rules.competition.scorer import score_competition
-from firmware.rules.competition.settlement import WinRefused, chase_payments, kong_payments, win_payments
-from firmware.rules.ruleset import load_ruleset
+from firmware.rules.registry import load_ruleset
+from firmware.rules.settlement import settle_hand
+from tests.record_builder import by_reason, record, settle
+from tests.win_builder import make_win
 
-CFG = load_ruleset("competition").competition
+RULES = load_ruleset("competition")
+CFG = RULES.config.competition
+FULL = (100, 100, 100, 100)
 
 
 def win(hand, win_tile, melds=(), **kw):
@@ -18,46 +23,62 @@ def score(w):
     return score_competition(w, CFG)
 
 
-HALF_FLUSH_SINGLE = dict(hand="123345678mN", win_tile="N", melds=["EEE"], flowers=2)
+# The worked examples (rules §A.11): 混一色 20 + 单吊 4 + 2 flowers = S 28.
+HALF_FLUSH = ("0 pung E from 3", )
 
 
 def test_example_1_discard_win_pays_twice_s():
-    s = score(win(**HALF_FLUSH_SINGLE))
-    assert [k for k, _ in s.fans] == ["half_flush"] and s.total == 28
-    assert win_payments(s, 0, 2, CFG.settlement) == [56, 0, -56, 0]
+    s = settle("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2", chips=FULL)
+    assert s.deltas() == [56, 0, -56, 0] and s.verdicts[0].score.total == 28
 
 
 def test_example_2_self_drawn_and_concealed():
-    s = score(win(**HALF_FLUSH_SINGLE, self_drawn=True))
-    assert s.total == 28 and win_payments(s, 0, None, CFG.settlement) == [84, -28, -28, -28]
-    concealed = score(win("123345678mEEEN", "N", flowers=2, self_drawn=True))
-    assert concealed.total == 36
-    assert win_payments(concealed, 0, None, CFG.settlement) == [108, -36, -36, -36]
+    s = settle("competition", *HALF_FLUSH, "0 win N hand 123345678mN flowers 2", chips=FULL)
+    assert s.deltas() == [84, -28, -28, -28]
+    concealed = settle("competition", "0 win N hand 123345678mEEEN flowers 2", chips=FULL)
+    assert concealed.verdicts[0].score.total == 36 and concealed.deltas() == [108, -36, -36, -36]
 
 
 def test_example_3_double_during_a_dealer_streak():
-    concealed = score(win("123345678mEEEN", "N", flowers=2, self_drawn=True))
-    assert win_payments(concealed, 0, None, CFG.settlement, double=True) == [216, -72, -72, -72]
+    s = settle("competition", "0 win N hand 123345678mEEEN flowers 2", chips=(200, 200, 200, 200), streak=1)
+    assert s.deltas() == [216, -72, -72, -72]
+    # 倍打 doubles once, however long the streak
+    assert settle("competition", "0 win N hand 123345678mEEEN flowers 2", chips=(200, 200, 200, 200),
+                  streak=3).deltas() == [216, -72, -72, -72]
 
 
 def test_example_4_robbed_kong_pays_three_times():
-    s = score(win(**HALF_FLUSH_SINGLE, kong_win=True))
-    assert s.total == 28
-    assert win_payments(s, 0, 3, CFG.settlement, robbed_kong=True) == [84, 0, 0, -84]
+    s = settle("competition", *HALF_FLUSH, "0 win N from 3 hand 123345678mN flowers 2 kong_win", chips=FULL)
+    assert s.deltas() == [84, 0, 0, -84]
 
 
-def test_example_5_kong_money_on_the_spot():
-    assert kong_payments("melded", 1, 3, CFG.settlement) == [0, 12, 0, -12]
-    assert kong_payments("concealed", 1, None, CFG.settlement) == [-6, 18, -6, -6]
-    assert kong_payments("flower", 2, None, CFG.settlement) == [-8, -8, 24, -8]
-    assert kong_payments("added", 0, None, CFG.settlement) == [12, -4, -4, -4]
-    assert chase_payments(2, CFG.settlement) == [4, 4, -12, 4]
+def test_example_5_kong_money_and_chase_on_the_spot():
+    s = settle("competition", "1 kong 5m from 3", "2 concealed_kong 9p", "0 pung E from 3", "0 added_kong E",
+               *[f"3 flower {k}f" for k in (1, 2, 3, 4)])
+    money = by_reason(s)
+    assert money["melded_kong"] == [0, 12, 0, -12]                # 点杠: the feeder alone pays 12
+    assert money["concealed_kong"] == [-6, -6, 18, -6]
+    assert money["added_kong"] == [12, -4, -4, -4]
+    assert money["flower_kong"] == [-8, -8, -8, 24]               # 春夏秋冬 shown: 花杠
+    chase = settle("competition", "1 discard 7s", "2 discard 7s", "3 discard 7s", "0 discard 7s")
+    assert by_reason(chase) == {"chase": [4, -12, 4, 4]}           # the first of the four pays each 4
+
+
+def test_a_claim_breaks_a_run_of_discards():
+    s = settle("competition", "1 discard 7s", "2 discard 7s", "3 pung 7s from 2", "3 discard 7s", "0 discard 7s")
+    assert s.payments == [] and s.chases == []
+
+
+def test_kong_money_doubles_in_a_streak():
+    s = settle("competition", "1 concealed_kong 9p", streak=1)
+    assert s.deltas() == [-12, 36, -12, -12]
 
 
 def test_no_fan_no_win():
-    s = score(win("234m456p78s11s", "9s", ["EEE"]))          # a plain hand: no 技术型番种
-    assert s.win and not s.meets_minimum
-    assert win_payments(s, 0, 1, CFG.settlement) == [-30, 10, 10, 10]
+    s = settle("competition", "0 pung E from 1", "0 win 9s from 1 hand 234m456p78s11s", chips=FULL)
+    v = s.verdicts[0]
+    assert not v.legal and "无番" in v.reason and s.deltas() == [-30, 10, 10, 10]
+    assert 0 in s.dead                                               # and the declarer plays on as 相公
 
 
 def test_shapes_fourteen_unrelated_yes_thirteen_orphans_no():
@@ -92,34 +113,112 @@ def test_single_wait_only_when_genuine():
     assert "single_wait" not in [k for k, _, _ in score(win("1122m3344p5566sE", "E")).extras]     # 七对
 
 
-def test_chips_floor_and_refused_win():
-    s = score(win(**HALF_FLUSH_SINGLE))
-    assert win_payments(s, 0, 2, CFG.settlement, chips=[100, 100, 30, 100]) == [30, 0, -30, 0]
-    with pytest.raises(WinRefused):
-        win_payments(s, 0, 2, CFG.settlement, chips=[100, 100, 0, 100])
+def test_every_item_has_a_chinese_name_a_key_and_an_english_name():
+    s = RULES.score(win("123345678mN", "N", ["EEE"], flowers=2, self_drawn=True))
+    assert s.items and all(i.name and i.key.isascii() and i.en for i in s.items)
+
+
+def test_the_chips_floor_and_a_win_off_a_player_with_no_points():
+    s = settle("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2", chips=(100, 100, 30, 100))
+    assert s.deltas() == [30, 0, -30, 0]                              # "盘面100分付完为止"
+    refused = settle("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2",
+                     chips=(100, 100, 0, 100))
+    v = refused.verdicts[0]
+    # "出现对无分者和牌，应向无分者罚分和牌得分，并向三家各赔付10分": S 28 to the player with no points, 10 to each
+    assert not v.legal and "no points" in v.reason
+    assert refused.deltas() == [-58, 10, 38, 10]
+    assert {p.reason.key for p in refused.payments} == {"refused_win"}
+
+
+def test_several_winners_on_one_discard_are_paid_in_turn():
+    # side 2 discards 5s; sides 3 and 1 both win on it (counter-clockwise from the discarder: 3 first)
+    s = settle("competition", "3 pung E from 0", "1 pung W from 0",
+               "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 60, 100))
+    assert [v.side for v in s.verdicts if v.legal] == [3, 1]
+    assert s.deltas() == [0, 12, -60, 48]                # 2·24 to side 3, then what is left (12) to side 1
+
+
+def test_penalties_from_the_rules_text():
+    base = ("0 pung E from 1",)
+    wrong = settle("competition", *base, "2 pung W from 1", "2 penalty wrong_claim",
+                   "2 win N from 0 hand 123456789pN", chips=FULL)
+    assert by_reason(wrong)["penalty:wrong_claim"] == [10, 10, -30, 10]   # 错碰: 10 to each ...
+    assert not wrong.verdicts[0].legal and "相公" in wrong.verdicts[0].reason   # ... and no win that hand
+    early = settle("competition", "1 penalty early_draw", "1 penalty early_draw")
+    assert early.deltas() == [30, -90, 30, 30]                                  # 10 each, then 20 each
+    assert settle("competition", "3 penalty early_exposure").deltas() == [10, 10, 10, -30]    # 30: 10 to each
+    assert settle("competition", "0 penalty named_discard").deltas() == [-30, 10, 10, 10]
+    harmed = settle("competition", "1 penalty early_draw to 2")
+    assert harmed.deltas() == [0, -30, 30, 0]                                   # all to the harmed player
+    with pytest.raises(ValueError, match="no penalty 'sneeze'"):
+        settle("competition", "1 penalty sneeze")
+
+
+def test_full_flush_danger_and_three_claims_from_one_feeder_make_one_seat_pay():
+    # side 0 claims three times from side 3 (its left): side 3 pays alone, 3·S, even for a self-drawn win
+    s = settle("competition", "0 chow 123m from 3", "0 pung E from 3", "0 chow 456p from 3",
+               "0 win N hand 789sN", chips=FULL)
+    v = s.verdicts[0]
+    assert v.legal and v.liable == 3 and s.deltas()[3] == -3 * v.score.total and s.deltas()[1] == 0
+
+
+def test_a_melded_single_wait_on_its_hung_tile_makes_the_discarder_pay_for_all():
+    # side 0 (the dealer, its tiles followed from the deal) claims four sets and waits on N, the hung tile
+    lines = ["0 deal 123m555p789sEEWWN", "0 discard 8s",
+             "3 discard E", "0 pung E from 3", "0 discard 1m", "3 discard W", "0 pung W from 3", "0 discard 2m",
+             "1 discard 5p", "0 pung 5p from 1", "0 discard 3m", "3 discard 8s", "0 chow 789s from 3",
+             "0 discard 5p"]
+    hung = settle("competition", *lines, "1 discard N", "0 win N from 1 hand N", chips=FULL)
+    v = hung.verdicts[0]
+    assert v.legal and v.liable == 1 and hung.deltas()[1] == -3 * v.score.total
+    swapped = settle("competition", *lines, "0 draw S", "0 discard N", "1 discard S", "0 win S from 1 hand S",
+                     chips=FULL)
+    assert swapped.verdicts[0].legal and swapped.verdicts[0].liable is None   # swapped: a plain 点炮
+    with pytest.raises(ValueError, match="does not hold"):
+        settle("competition", *lines, "0 discard 9m")                          # a tile side 0 never had
+
+
+def test_the_match_ends_when_two_players_have_no_points_and_may_not_end_the_wrong_way():
+    assert RULES.match_end([200, 0, 0, 200], 0) is not None
+    assert RULES.match_end([200, 0, 100, 100], 0) is None
+    assert RULES.match_end([100, 100, 100, 100], 4) is not None           # the four 圈 are played
+    # side 0 wins off side 2 (20 left) while side 1 has no points: side 3 would be first -> not allowed
+    s = settle("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2", chips=(40, 0, 20, 340))
+    assert not s.verdicts[0].legal and "局结" in s.verdicts[0].reason
+    # the same win when side 0 ends first is allowed
+    ok = settle("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2", chips=(300, 0, 20, 80))
+    assert ok.verdicts[0].legal and ok.deltas() == [20, 0, -20, 0]
+    # kong money that would end it with another first is held off the board (挂于盘外)
+    held = settle("competition", "0 kong 5m from 2", chips=(10, 0, 12, 378))
+    assert held.payments and all(p.held for p in held.payments) and held.deltas() == [0, 0, 0, 0]
+    assert held.deltas(include_held=True) == [12, 0, -12, 0]
 
 
 def test_random_legal_hands_settle_to_zero_and_respect_the_chips_floor():
-    import random
-
     from bench.mcr_hands import generated_wins
+    from firmware.rules.hand_record import Action, Verb
     from firmware.rules.win import Win
 
     rng = random.Random(11)
     settled = 0
     for w in generated_wins(rng, 1500):
         w = Win(w.hand, w.melds, w.win_tile, w.self_drawn, False, w.kong_win, w.last_tile, flowers=w.flowers)
-        s = score(w)
-        if not s.win:
-            continue
-        chips = [rng.randrange(1, 150) for _ in range(4)]
-        discarder = None if w.self_drawn else rng.choice([1, 2, 3])
-        deltas = win_payments(s, 0, discarder, CFG.settlement, double=rng.random() < 0.3, chips=chips)
-        assert sum(deltas) == 0
-        if s.meets_minimum:
-            assert all(chips[p] + deltas[p] >= 0 for p in range(1, 4))
-        settled += 1
-    assert settled > 500
+        chips = tuple(rng.randrange(1, 150) for _ in range(4))
+        rec = record("competition", chips=chips, streak=int(rng.random() < 0.3))
+        for m in w.melds:
+            if m.concealed:
+                rec.actions.append(Action(Verb.CONCEALED_KONG, 0, m.tile))
+            else:
+                verb = {"chow": Verb.CHOW, "pung": Verb.PUNG, "kong": Verb.KONG}[m.kind.value]
+                rec.actions.append(Action(verb, 0, m.tile, 3))
+        rec.actions.append(Action(Verb.WIN, 0, w.win_tile, None if w.self_drawn else rng.choice([1, 2, 3]),
+                                  w.hand, frozenset(["kong_win"] if w.kong_win else []), w.flowers))
+        s = settle_hand(RULES, rec)
+        assert sum(s.deltas(include_held=True)) == 0
+        after = [c + d for c, d in zip(chips, s.deltas())]
+        assert all(a >= 0 for a in after), (chips, s.deltas())
+        settled += s.verdicts[0].legal
+    assert settled > 300
 
 
 def test_a_dead_hand_may_not_win():
@@ -134,5 +233,5 @@ def test_a_dead_hand_may_not_win():
     out = io.StringIO()
     score_stream(io.StringIO(json.dumps(case) + "\n"), out)
     result = json.loads(out.getvalue())
-    assert result["win"] is False and "相公" in result["reason"]
+    assert result["meets_minimum"] is True and "相公" in result["reason"]
     assert result["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}

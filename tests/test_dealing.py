@@ -3,7 +3,7 @@
 import pytest
 
 from firmware.cli.main import main
-from firmware.rules.ruleset import RULE_NAMES, load_ruleset
+from firmware.rules.registry import RULE_NAMES, load_ruleset
 from firmware.tiles.dealing import DealRules, deal, find_break, live_sequence
 from firmware.tiles.sets import TILE_SETS, tile_set
 from firmware.tiles.tile import TileError, format_tiles, parse
@@ -94,9 +94,9 @@ def test_replacements_come_from_the_tail_top_first():
                                            ("liaoning", 136 - 53 - 16), ("jinzhou", 112 - 53 - 16)])
 def test_hand_ends_at_the_kept_tail(name, drawable):
     rs = load_ruleset(name)
-    size = rs.rules.tile_set
+    size = rs.tile_set
     wall = Wall.from_sequence(list(range(size)), (size // 4 + 1) // 2)
-    dice = (2, 3) if rs.deal.throws == 1 else (2, 3, 1, 1)
+    dice = (2, 3) if rs.throws == 1 else (2, 3, 1, 1)
     d = deal(wall, rs.deal_rules, dice, 0)
     drawn = 0
     while d.draw() is not None:
@@ -125,7 +125,7 @@ def test_108_set_half_stack_is_dealt():
 
 @pytest.mark.parametrize("name", RULE_NAMES)
 def test_every_rule_set_config_loads(name):
-    assert load_ruleset(name).rules.name == name
+    assert load_ruleset(name).name == name
 
 
 def test_deal_command_prints_walls_hands_and_draws(capsys):

@@ -293,7 +293,8 @@ def test_judge_reads_the_winners_pad_and_records_the_verdict():
     assert sum(a["payments"].values()) == 0 and a["payments"][f"side{winner}"] > 0
     assert a["payments"][f"side{discarder}"] < min(a["payments"][f"side{s}"] for s in range(4) if s != discarder)
     history = run.controller.scoreboard.hands()
-    assert history[-1].winners == [winner] and history[-1].payments == [a["payments"][f"side{s}"] for s in range(4)]
+    assert history[-1].winners == [winner] and history[-1].by_side == [a["payments"][f"side{s}"] for s in range(4)]
+    assert {m["reason"] for m in a["money"]} == {"win"} and history[-1].record
     run.close()
 
 
@@ -338,13 +339,13 @@ def test_judge_takes_the_exposed_sets_the_referee_names(capsys):
 
 def test_meld_names():
     from firmware.game.pad import parse_melds
-    from firmware.rules.win import MeldKind
 
-    melds = parse_melds("c123p, p5m k7s K9s")
-    assert [m.kind for m in melds] == [MeldKind.CHOW, MeldKind.PUNG, MeldKind.KONG, MeldKind.KONG]
-    assert [m.concealed for m in melds] == [False, False, False, True]
-    with pytest.raises(ValueError, match="c124p"):
-        parse_melds("c124p")
+    actions = parse_melds("c123p, p5m@3 k7s@2 a9p K9s", side=1)
+    assert [a.text() for a in actions] == ["1 chow 123p from 0", "1 pung 5m from 3", "1 kong 7s from 2",
+                                           "1 pung 9p from 0", "1 added_kong 9p", "1 concealed_kong 9s"]
+    for bad in ("c124p", "p5m@1", "K9s@2", "p5m@7", "x5m"):
+        with pytest.raises(ValueError, match="meld"):
+            parse_melds(bad, side=1)
 
 
 def test_counters_reset_after_a_repair():

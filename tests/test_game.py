@@ -4,8 +4,9 @@ import pytest
 
 from firmware.game.hand import Claim, HandPlay, Phase
 from firmware.game.referee import Referee
-from firmware.game.scoreboard import HandRecord, Scoreboard
-from firmware.rules.ruleset import load_ruleset
+from firmware.game.scoreboard import Scoreboard, ScoredHand
+from firmware.rules.money import WIN, Payment
+from firmware.rules.registry import load_ruleset
 from firmware.tiles.dealing import DealRules, deal
 from firmware.tiles.tile import parse
 from firmware.tiles.wall import Wall
@@ -67,12 +68,15 @@ def test_robbing_an_added_kong_ends_the_hand():
     play.kong(0, tile, robbers=lambda side, t: [2])
     assert play.phase is Phase.OVER and play.result.winners == [2] and play.result.flags["kong_win"]
     assert play.result.discarder == 0
+    win = play.record.actions[-1]
+    assert win.text().startswith("2 win 9s from 0") and "kong_win" in win.flags     # (in the hand's record)
 
 
 def test_a_false_win_pays_its_penalty_and_a_dead_hand_may_not_claim():
-    ref = Referee(load_ruleset("mcr"))
-    verdict = ref.judge(make_win("445566m2277779s", "8s"), 1)
-    assert not verdict.legal and verdict.payments == [-30, 10, 10, 10]
+    from tests.record_builder import settle_win
+    settled = settle_win("mcr", make_win("445566m2277779s", "8s"), 1)
+    assert not settled.verdicts[0].legal and settled.deltas() == [-30, 10, 10, 10]
+    assert not Referee(load_ruleset("mcr")).can_win(make_win("445566m2277779s", "8s"))
     play = _play()
     play.seats[1].dead = True
     play.last_discard = (0, play.seats[1].hand[0])
@@ -83,29 +87,32 @@ def test_the_scoreboard_refuses_unbalanced_payments_and_survives_in_the_database
     from firmware.controller.store import TableStore
     from firmware.controller.bookkeeping import Bookkeeping
     store = TableStore(tmp_path / "t.db")
-    board = Scoreboard(store, "competition")
+    board = Scoreboard(store, load_ruleset("competition"))
     assert board.chips == [100] * 4
     book = Bookkeeping(hand=1, hand_open=True)
     with store.batch():
         store.start_hand(1, "A", 0, [1, 2], 10.0)          # (the deal: the hand's row and the bookkeeping)
         store.put_book("in_play", book.to_dict())
-    assert board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
-    assert not board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))    # never counted twice
-    with pytest.raises(ValueError):
-        board.record(HandRecord(2, 0, [1], False, [-20, 50, -20, -20]))
+    paid = [Payment(s, 1, 20, WIN, 5) for s in (0, 2, 3)]
+    assert board.record(ScoredHand(1, 0, [1], False, paid))
+    assert not board.record(ScoredHand(1, 0, [1], False, paid))    # never counted twice
+    assert board.chips == [80, 160, 80, 80]
+    assert board.pay(1, paid) and board.chips == [80, 160, 80, 80]   # a payment delivered again is kept once
     store.close()
-    again = Scoreboard(TableStore(tmp_path / "t.db"), "competition")
+    again = Scoreboard(TableStore(tmp_path / "t.db"), load_ruleset("competition"))
     assert again.chips == [80, 160, 80, 80] and again.hands()[0].winners == [1] and again.conserved()
+    assert [(p.payer, p.payee, p.amount, p.reason.key) for p in again.hands()[0].payments] == \
+        [(0, 1, 20, "win"), (2, 1, 20, "win"), (3, 1, 20, "win")]
 
 
 def test_conservation_is_checked_on_the_stored_rows(tmp_path):
     """A settlement that lost money on the way would fail the check, not pass it by construction."""
     from firmware.controller.store import TableStore
     store = TableStore(tmp_path / "t.db")
-    board = Scoreboard(store, "mcr")
-    board.record(HandRecord(1, 0, [1], False, [-20, 60, -20, -20]))
+    board = Scoreboard(store, load_ruleset("mcr"))
+    board.record(ScoredHand(1, 0, [1], False, [Payment(s, 1, 20, WIN, 5) for s in (0, 2, 3)]))
     assert board.conserved()
-    store._db.execute("UPDATE payments SET amount = amount - 1 WHERE side = 1")     # a lost chip
+    store._db.execute("UPDATE payments SET amount = amount - 1 WHERE payer = 2")     # a lost chip
     assert not board.conserved()
 
 
@@ -114,10 +121,10 @@ def test_sixteen_real_hands_per_rule_set(rules):
     run = SimRun(rules=rules, hands=16, play=True, seed=2)
     assert run.run(timeout_s=60000)
     board = run.controller.scoreboard
-    assert len(board.hands()) == 16 and board.conserved()
+    assert len(board.hands(all_games=True)) == 16 and board.conserved()
     assert sum(board.chips) == 4 * board.start_chips
-    assert run.game.false_wins == 0
-    if rules == "competition":
+    assert run.game.false_wins == 0 and run.game.refused == 0
+    if board.rules.floor:
         assert min(board.chips) >= 0                     # the chips floor
     assert run.game.wins, "somebody won something"
     run.close()
@@ -134,7 +141,8 @@ def test_the_same_seed_plays_the_same_game():
 
 
 def test_a_win_read_from_the_seat_pad_through_the_emulator():
-    from firmware.game.pad import read_pad, win_from_pad
+    from firmware.game.pad import read_pad, standing_from_pad
+    from firmware.tiles.tile import format_tiles
     from sim.tileset import SimTile
     from tests.conftest import make_sim
 
@@ -153,9 +161,11 @@ def test_a_win_read_from_the_seat_pad_through_the_emulator():
     sim.loop.run_until(lambda: bool(reads), 5)
     read = reads[0]
     assert read.ok and list(read.kinds) == sorted(hand) and read.flowers == 1
-    win = win_from_pad(read, parse("E")[0], self_drawn=False, seat_wind=2, round_wind=0)
-    verdict = Referee(load_ruleset("mcr")).judge(win, 0)
-    assert verdict.legal and "花龙" in [name for name, _, _ in verdict.fans] and sum(verdict.payments) == 0
+    hand = standing_from_pad(read, parse("E")[0], [])
+    from tests.record_builder import settle
+    settled = settle("mcr", f"2 win E from 0 hand {format_tiles(hand)} flowers {read.flowers}")
+    assert settled.verdicts[0].legal and "花龙" in [i.name for i in settled.verdicts[0].items]
+    assert sum(settled.deltas()) == 0
     # a foreign tile on the pad makes the read unusable, never guessed
     foreign = registry.sets["B"][0]
     sim.world.lay_on_pad(2, [SimTile(foreign.uid, "B", foreign.kind)])
@@ -175,11 +185,11 @@ def test_power_cuts_during_real_hands_lose_no_score():
     assert run.run(timeout_s=60000)
     run.run_until(lambda: run.controller is not None, 10)
     board = run.controller.scoreboard
-    hands = [h.hand for h in board.hands()]
+    hands = [h.hand for h in board.hands(all_games=True)]
     assert hands == sorted(set(hands))
     assert len(hands) >= 6 and board.conserved() and sum(board.chips) == 400
     from firmware.controller.store import TableStore
-    again = Scoreboard(TableStore(run.state_path), "competition")
+    again = Scoreboard(TableStore(run.state_path), load_ruleset("competition"))
     assert again.chips == board.chips
     run.close()
 

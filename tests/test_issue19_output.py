@@ -56,9 +56,10 @@ def test_a_jammed_stacker_reports_its_jam_only():
 
 
 def _record(winners: list[int], drawn: bool = False, fans: list | None = None, note: str = ""):
-    from firmware.game.scoreboard import HandRecord
+    from firmware.game.scoreboard import ScoredHand
 
-    return HandRecord(3, 0, winners, drawn, [0, 0, 0, 0], fans or [], note)
+    items = [{"name": n, "key": "", "en": "", "points": p, "count": c} for n, p, c in fans or []]
+    return ScoredHand(3, 0, winners, drawn, [], items, note)
 
 
 _WIN = {"winner_side": 1, "winner_seat": "S", "self_drawn": False, "total": 12, "fans": [{"name": "平和"}]}
@@ -87,21 +88,26 @@ def test_every_hand_is_told_as_what_it_was(wins, recorded, words):
 
 def test_verbose_lists_a_false_win_as_a_false_win():
     """A hand whose declared win the referee refused: ``sim -v`` says so on the hand's line, as the count does."""
-    from firmware.game.referee import Verdict
-    from firmware.rules.mcr.payment import false_win_payments
     from sim.report import build_report, summary_lines
 
     run = SimRun(rules="mcr", hands=2, play=True, seed=2)
-    judge = run.game.referee.judge
+    game = run.game
+    careful = game.may_win
     refused: list[int] = []
 
-    def referee(win, *args, **kwargs):
-        verdict = judge(win, *args, **kwargs)
-        if refused:
-            return verdict
-        refused.append(run.game.hand_no)
-        return Verdict(False, verdict.total, [], false_win_payments(0), "under 8 fans (this test)")
-    run.game.referee.judge = referee
+    def careless(side, tile, discarder, kong_win=False):
+        """A player who declares a winning shape without counting the fans, once."""
+        if refused or game.play is None:
+            return careful(side, tile, discarder, kong_win)
+        w = game.play.win_for(side, tile, discarder is None, kong_win)
+        if w.win_tile in game.referee._waits_of(w.hand, len(w.melds)) and not careful(side, tile, discarder,
+                                                                                       kong_win):
+            refused.append(game.hand_no)
+            return True
+        return careful(side, tile, discarder, kong_win)
+    game.may_win = careless
+    for player in game.players:
+        player.may_win = careless
     try:
         assert run.run(timeout_s=2000.0)
         report = build_report(run, "mcr", 2, 1.0)

@@ -1,10 +1,8 @@
 """竞技麻将 包付 from three consecutive claims: the tie between a claimant and its feeder, both ways."""
 
 from firmware.rules.competition.liability import liable_for, tied_pairs
-from firmware.rules.competition.scorer import CompetitionScore
-from firmware.rules.competition.settlement import win_payments
-from firmware.rules.ruleset import load_ruleset
 from firmware.rules.win import Meld, MeldKind
+from tests.record_builder import settle
 
 CHOW, PUNG, KONG = MeldKind.CHOW, MeldKind.PUNG, MeldKind.KONG
 
@@ -26,19 +24,22 @@ def test_mixed_feeders_or_fewer_claims_tie_nobody():
     assert tied_pairs(melds) == [(3, 0)]
 
 
-def _score(total):
-    return CompetitionScore(True, [("mixed_one_suit", total)])
-
-
 def test_the_liable_seat_alone_pays_three_times_s():
-    cfg = load_ruleset("competition").competition.settlement
-    # a self-drawn win of S = 28 with seat 3 liable: seat 3 pays 84, nobody else pays
-    assert win_payments(_score(28), 0, None, cfg, liable=3) == [84, 0, 0, -84]
-    # on a discard by seat 2 with seat 1 liable: still seat 1 alone
-    assert win_payments(_score(28), 0, 2, cfg, liable=1) == [84, -84, 0, 0]
+    # side 0 claims three times from side 3 (its left): a self-drawn win of S is paid 3·S by side 3 alone
+    claims = ("0 chow 123m from 3", "0 pung E from 3", "0 chow 456p from 3")
+    s = settle("competition", *claims, "0 win N hand 789sN", chips=(100, 100, 100, 100))
+    total = s.verdicts[0].score.total
+    assert s.deltas() == [3 * total, 0, 0, -3 * total] and s.verdicts[0].liable == 3
+    # on side 2's discard: still side 3 alone
+    s = settle("competition", *claims, "0 win N from 2 hand 789sN", chips=(100, 100, 100, 100))
+    assert s.deltas() == [3 * total, 0, 0, -3 * total]
     # 倍打 doubles it, the chips floor caps it
-    assert win_payments(_score(28), 0, None, cfg, double=True, liable=3) == [168, 0, 0, -168]
-    assert win_payments(_score(28), 0, None, cfg, liable=3, chips=[100, 100, 100, 50]) == [50, 0, 0, -50]
+    assert settle("competition", *claims, "0 win N hand 789sN", chips=(500, 500, 500, 500),
+                  streak=1).deltas()[3] == -6 * total
+    assert settle("competition", *claims, "0 win N hand 789sN", chips=(100, 100, 100, 20)).deltas() == [20, 0, 0, -20]
+    # a referee who names the liable seat at the table
+    named = settle("competition", "0 pung E from 1", "2 liable", "0 win N hand 123345678mN", chips=(100,) * 4)
+    assert named.verdicts[0].liable == 2 and named.deltas()[1] == 0 and named.deltas()[3] == 0
 
 
 def test_a_full_flush_on_show_makes_the_feeder_or_the_discarder_liable():

@@ -10,7 +10,7 @@ import pytest
 
 from firmware.rules.case_format import parse_case
 from firmware.rules.mcr.fans import Fan
-from firmware.rules.mcr.payment import false_win_payments, win_payments
+from tests.record_builder import settle_win
 from firmware.rules.mcr.scorer import score
 
 DATA = Path(__file__).parent / "data"
@@ -170,7 +170,7 @@ def test_a_fresh_set_combines_once_only():
 
 # -- payments (rules §B.7) -------------------------------------------------------------
 def _pay(w, discarder):
-    return win_payments(score(w), w.seat_wind, discarder)
+    return settle_win("mcr", w, discarder).deltas()
 
 
 def test_payment_chicken_hand_on_a_discard():
@@ -202,7 +202,7 @@ def test_under_eight_is_a_false_win():
     w = win("445566m2277779s", "8s")
     s = score(w)
     assert s.win and s.total == 7 and not s.meets_minimum
-    assert _pay(w, 1) == [-30, 10, 10, 10] == false_win_payments(0)
+    assert _pay(w, 1) == [-30, 10, 10, 10]
 
 
 def test_payment_half_flush_dragon_pung():
@@ -217,7 +217,6 @@ def test_random_wins_settle_to_zero():
     from bench.mcr_hands import generated_wins
 
     for w in generated_wins(random.Random(3), 500):
-        s = score(w)
         discarder = None if w.self_drawn else (w.seat_wind + 1) % 4
-        deltas = win_payments(s, w.seat_wind, discarder) if s.win else false_win_payments(w.seat_wind)
-        assert sum(deltas) == 0
+        settled = settle_win("mcr", w, discarder)
+        assert sum(settled.deltas()) == 0 and settled.payments

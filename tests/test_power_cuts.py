@@ -29,16 +29,21 @@ def test_two_hundred_sigkills_lose_nothing(tmp_path):
 def test_the_campaign_checks_can_fail(tmp_path):
     """Each final check finds what it looks for in a database where it was planted."""
     from firmware.controller.store import TableStore
-    from firmware.game.scoreboard import HandRecord, Scoreboard
+    from firmware.game.scoreboard import Scoreboard, ScoredHand
+    from firmware.rules.money import WIN, Payment
+    from firmware.rules.registry import load_ruleset
     from tests.power_cut_campaign import OK, Campaign, final_checks
 
     state = tmp_path / "table.db"
     store = TableStore(state)
-    board = Scoreboard(store, "mcr")
+    board = Scoreboard(store, load_ruleset("mcr"))
     store.start_hand(1, "A", 0, [1, 2], 10.0)
-    board.record(HandRecord(1, 2, [1], False, [-8, 24, -8, -8]))                # dealer 2, dealt by 0
-    board.record(HandRecord(2, 0, [1], False, [-8, 24, -8, -8]))                # never dealt
-    store._db.execute("INSERT INTO payments (hand, game, side, amount, reason) VALUES (1, 1, 0, 5, 'x')")
+    paid = [Payment(s, 1, 8, WIN, 9) for s in (0, 2, 3)]
+    board.record(ScoredHand(1, 2, [1], False, paid))                             # dealer 2, dealt by 0
+    board.record(ScoredHand(2, 0, [1], False, paid))                             # never dealt
+    store._db.execute("INSERT INTO payments (game, hand, event, seq, payer, payee, amount, reason, held) "
+                      "VALUES (1, 1, 0, 0, 0, 0, 5, 'x', 0)")                       # from side 0 to itself
+    store._db.execute("UPDATE chips SET chips = chips + 1 WHERE side = 3")         # a chip from nowhere
     store.close()
     problems = " | ".join(final_checks(state, Campaign(final_exit=OK, lost_or_changed=["hand 3: ..."])))
     for words in ("results whose dealer", "never dealt", "not summing to zero", "chips", "lost or changed"):

@@ -1,8 +1,13 @@
-"""Dealer rotation per rule set."""
+"""Dealer rotation per rule set: each family's next_dealer."""
 
 import pytest
 
-from firmware.rules.rotation import Dealership, next_dealer
+from firmware.rules.registry import load_ruleset
+from firmware.rules.ruleset import Dealership, HandOutcome
+
+
+def outcome(winner):
+    return HandOutcome((winner,), False) if winner is not None else HandOutcome((), True)
 
 
 @pytest.mark.parametrize("rules, winner, expected", [
@@ -12,13 +17,18 @@ from firmware.rules.rotation import Dealership, next_dealer
     ("jinzhou", 0, Dealership(0, 1)), ("jinzhou", None, Dealership(1)), ("jinzhou", 2, Dealership(1)),
 ])
 def test_next_dealer(rules, winner, expected):
-    assert next_dealer(rules, Dealership(0), winner) == expected
+    assert load_ruleset(rules).next_dealer(Dealership(0), outcome(winner)) == expected
 
 
 def test_streaks_and_long_hair_accumulate():
+    competition, liaoning = load_ruleset("competition"), load_ruleset("liaoning")
     d = Dealership(2)
     for _ in range(3):
-        d = next_dealer("competition", d, winner=2)
+        d = competition.next_dealer(d, outcome(2))
     assert d == Dealership(2, 3)
-    d = next_dealer("liaoning", next_dealer("liaoning", Dealership(1), None), None)
+    d = liaoning.next_dealer(liaoning.next_dealer(Dealership(1), outcome(None)), outcome(None))
     assert d == Dealership(1, 0, 2)
+
+
+def test_the_dealer_among_several_winners_keeps_the_seat():
+    assert load_ruleset("competition").next_dealer(Dealership(1), HandOutcome((3, 1))) == Dealership(1, 1)

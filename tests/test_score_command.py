@@ -26,7 +26,8 @@ def test_scores_a_whole_file_in_order(capsys):
     results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     cases = [json.loads(line) for line in (DATA / "mcr-random.jsonl").read_text().splitlines()]
     assert [r["id"] for r in results] == [c["id"] for c in cases]
-    assert set(results[0]) == {"id", "win", "total", "total_without_flowers", "meets_minimum", "fans"}
+    assert set(results[0]) == {"id", "win", "total", "total_without_flowers", "meets_minimum", "unit", "fans"}
+    assert all({"name", "key", "en", "points", "count"} == set(f) for r in results for f in r["fans"])
     assert all(r["total"] == c["expected"]["total"] for r, c in zip(results, cases))
 
 
@@ -95,11 +96,12 @@ def test_competition_cases_with_payments_and_the_chips_floor():
             "discarder": "W"}
     r1, r2, r3 = _run([json.dumps(case), json.dumps(dict(case, table={"dealer_streak": 1})),
                        json.dumps(dict(case, table={"chips": {"E": 100, "S": 100, "W": 0, "N": 100}}))])
-    assert r1["total"] == 28 and [f["name"] for f in r1["fans"]] == ["混一色"]
-    assert {e["name"] for e in r1["extras"]} == {"花牌", "单张和牌"}
-    assert r1["payments"] == {"E": 56, "S": 0, "W": -56, "N": 0}
+    assert r1["total"] == 28 and [f["key"] for f in r1["fans"]] == ["half_flush", "flower", "single_wait"]
+    assert r1["payments"] == {"E": 56, "S": 0, "W": -56, "N": 0} and r1["unit"] == "point"
+    assert [(m["payer"], m["payee"], m["amount"], m["reason"]) for m in r1["money"]] == [("W", "E", 56, "win")]
     assert r2["payments"] == {"E": 112, "S": 0, "W": -112, "N": 0}
-    assert "refused" in r3 and r3["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}
+    # winning off a player with no points: that player gets the win's score, and each of the three 10
+    assert "refused" in r3 and r3["payments"] == {"E": -58, "S": 10, "W": 38, "N": 10}
 
 
 def test_northeast_cases_with_the_table_context_and_a_breakdown():
@@ -109,13 +111,18 @@ def test_northeast_cases_with_the_table_context_and_a_breakdown():
     jinzhou = {"id": "j1", "rules": "jinzhou", "hand": "111m555p888s5m", "win_tile": "5m", "seat_wind": "E",
                "round_wind": "E", "melds": [{"kind": "kong", "tiles": "CCCC", "concealed": True}],
                "self_drawn": True, "kong_win": True, "discarder": None,
-               "table": {"first_discard_followed": False}}
+               "table": {"first_discard_followed": False, "open_seats": []}}
     closed = dict(liaoning, id="l2", melds=[], hand="123m46p789s555s99m")
     r1, r2, r3 = _run([json.dumps(liaoning), json.dumps(jinzhou), json.dumps(closed)])
     assert r1["payments"] == {"E": 0, "S": 4, "W": -4, "N": 0}
-    assert {b["item"] for b in r1["breakdown"]["W"]} == {"single_wait", "discard"}
-    assert r2["payments"] == {"E": 3072, "S": -1024, "W": -1024, "N": -1024}
-    assert r3["meets_minimum"] is False and "开门" in r3["reason"] and "payments" not in r3
+    assert {b["key"] for b in r1["breakdown"]["W"]["items"]} == {"single_wait", "discard"}
+    # the 红中 concealed kong is paid too (8 from each): the hand's record has it
+    assert r2["payments"] == {"E": 3072 + 24, "S": -1032, "W": -1032, "N": -1032}
+    assert {m["reason"] for m in r2["money"]} == {"win", "concealed_kong"}
+    assert r3["meets_minimum"] is False and "开门" in r3["reason"]
+    assert r3["payments"] == {"E": 10, "S": -30, "W": 10, "N": 10}            # a false win
+    blind = _run([json.dumps({k: v for k, v in liaoning.items() if k != "table"})])[0]
+    assert "open_seats" in blind["error"]                  # who was closed changes the money: never guessed
     bad = _run([json.dumps(dict(liaoning, table={"liable": 3}))])[0]
     assert "error" in bad and "liable" in bad["error"]
 
@@ -125,4 +132,4 @@ def test_competition_liability_pays_alone():
             "round_wind": "E", "flowers": 2, "melds": [{"kind": "pung", "tiles": "EEE", "from": "left"}],
             "self_drawn": True, "discarder": None, "table": {"liable": "N"}}
     r = _run([json.dumps(case)])[0]
-    assert r["payments"] == {"E": 84, "S": 0, "W": 0, "N": -84} and r["breakdown"]["liable"] == "N"
+    assert r["payments"] == {"E": 84, "S": 0, "W": 0, "N": -84} and r["liable"] == "N"

@@ -63,7 +63,7 @@ def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
     (["--inject", "power-cut"], "a power cut needs a time or an event"),
     (["--speed", "fast"], "'max' or a factor"),
     (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),
-    (["--rules", "riichi"], "invalid choice"),
+    (["--rules", "riichi"], "unknown rule set"),
     (["--auto-ack-s", "-3"], "cannot be negative"),
     (["--hands", "0"], "--hands: 0: from 1 to 1000000"),
 ])

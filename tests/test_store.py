@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware.rules.registry import load_ruleset
 from firmware.controller.states import TableState
 from firmware.controller.store import TableStore, open_table_store
 from firmware.controller.store_schema import CURRENT
@@ -39,7 +40,7 @@ def test_the_first_release_database_loads_after_every_migration(tmp_path):
     assert store._db.execute("PRAGMA user_version").fetchone()[0] == CURRENT
     book = store.book()
     assert book.hand == 3 and book.sets == {"A": "table", "B": "stacked"}
-    board = Scoreboard(store, "mcr", None)
+    board = Scoreboard(store, load_ruleset("mcr"))
     assert board.chips == [516, 462, 549, 473] and board.conserved()
     assert [h.hand for h in board.hands()] == [1, 2, 3]
     assert [h["hand"] for h in store.hands()] == [1, 2, 3]

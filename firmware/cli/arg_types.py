@@ -76,3 +76,21 @@ def check_writable(path: Path, option: str) -> None:
                 pass
         except OSError as exc:
             raise TableError(f"{option} {path}: cannot be written ({exc.strerror or exc})") from None
+
+
+def rule_set(text: str) -> str:
+    """A rule set's name, one the registry knows."""
+    from firmware.rules.registry import rules_name
+
+    try:
+        return rules_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_rules_option(parser: argparse.ArgumentParser, help: str, default: str | None = "mcr") -> None:
+    """``--rules NAME``: one option for every command, its choices the registry's."""
+    from firmware.rules.registry import RULE_NAMES
+
+    parser.add_argument("--rules", type=rule_set, default=default, metavar="NAME",
+                        help=f"{help}: {', '.join(RULE_NAMES)}" + (f" (default {default})" if default else ""))

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,8 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
     check.add_argument("--config-dir", type=Path, metavar="DIR",
                        help="check a table's configuration folder (e.g. /etc/mjtable) instead of the shipped files")
-    check.add_argument("--rules", choices=RULE_NAMES,
-                       help="also check each table model against this rule set (as the controller does at power-on)")
+    add_rules_option(check, "also check each table model against this rule set (as the controller does at "
+                            "power-on)", default=None)
     check.set_defaults(func=run_check)
 
 
@@ -35,7 +35,8 @@ def run_check(args: argparse.Namespace) -> int:
     from firmware.config import load_table_config, read_toml
     from firmware.faults import ConfigError
     from firmware.reader.registry import load_table_registry
-    from firmware.rules.ruleset import load_ruleset_file
+    from firmware.rules.config import load_ruleset_file
+    from firmware.rules.registry import from_config
 
     files = args.files or folder_files(args.config_dir)
     bad = 0
@@ -43,6 +44,10 @@ def run_check(args: argparse.Namespace) -> int:
         try:
             if "rules" in read_toml(path):
                 rs = load_ruleset_file(path)
+                try:
+                    from_config(rs)                    # (the family checks what it needs of the file)
+                except ValueError as exc:
+                    raise ConfigError(f"{path}: {exc}") from None
                 print(f"{path}: ok (rule set {rs.rules.name}, {rs.rules.tile_set} tiles)")
             else:
                 cfg = load_table_config(path)
@@ -51,7 +56,8 @@ def run_check(args: argparse.Namespace) -> int:
                 if registry and registry.unenrolled:
                     sets += f" ({', '.join(registry.unenrolled)} not enrolled: walls counted, not verified)"
                 if args.rules:
-                    from firmware.rules.ruleset import load_ruleset, table_conflicts
+                    from firmware.rules.config import table_conflicts
+                    from firmware.rules.registry import load_ruleset
                     conflicts = table_conflicts(load_ruleset(args.rules), cfg.table.tile_set, str(path))
                     if conflicts:
                         raise ConfigError("\n".join(conflicts))

@@ -89,14 +89,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=seconds, metavar="S", help="record every input change for S seconds")
     judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
-    judge.add_argument("--side", type=int, choices=range(4), required=True, help="the winner's side")
-    judge.add_argument("--tile", required=True, help="the winning tile, e.g. 5m, E, C")
+    judge.add_argument("--side", type=int, choices=range(4), help="the winner's side")
+    judge.add_argument("--tile", help="the winning tile, e.g. 5m, E, C")
     judge.add_argument("--discarder", type=int, choices=range(4), help="the discarder's side (none: self-drawn)")
-    judge.add_argument("--melds", metavar="SETS", help="the exposed sets, e.g. 'c123p p5m k7s K9s' (chow, pung, "
-                                                       "melded kong, concealed kong)")
+    judge.add_argument("--melds", metavar="SETS",
+                       help="the winner's exposed sets, e.g. 'c123p p5m@2 k7s@3 a9p K9s': c chow, p pung, k kong on "
+                            "a discard, a pung made a kong (加杠), K concealed kong; @SIDE the side that fed it "
+                            "(default: the one to the left)")
+    judge.add_argument("--seat-melds", action="append", default=[], metavar="SIDE=SETS", type=_seat_melds,
+                       help="another side's exposed sets, as --melds (repeatable): who opened, who fed what, kongs")
+    judge.add_argument("--open", metavar="SIDES", type=_sides,
+                       help="sides that had opened when their sets are not given, e.g. 1,3")
+    judge.add_argument("--kong-win", action="store_true",
+                       help="self-drawn on a kong replacement (杠上开花); on a discard: robbing a kong (抢杠)")
+    judge.add_argument("--last-tile", action="store_true", help="the wall's last tile (妙手回春 / 海底捞月)")
+    judge.add_argument("--kong-discard", action="store_true",
+                       help="won on the discard made right after a kong (杠流泪)")
+    judge.add_argument("--followed", action="store_true",
+                       help="the other three followed the dealer's first discard (跟庄)")
+    judge.add_argument("--liable", type=int, choices=range(4),
+                       help="the side that alone pays (包付, found at the table)")
+    judge.add_argument("--hand-record", type=Path, metavar="FILE",
+                       help="judge a whole hand's record (JSON, as a simulated run's report keeps it); nothing is "
+                            "written")
+    judge.add_argument("--check-pad", action="store_true",
+                       help="with --hand-record: the winner's pad must show the tiles the record declares")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
     judge.add_argument("--lay", metavar="TILES",
                        help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
+    penalty = controller_tool("penalty", "a referee's penalty on the hand in play, paid now (e.g. early_draw)")
+    penalty.add_argument("side", type=int, choices=range(4), help="the offender's side")
+    penalty.add_argument("kind", help="the penalty's kind (the rule set's [penalties], e.g. wrong_claim, early_draw)")
+    penalty.add_argument("--to", type=int, choices=range(4), help="all of it to this harmed side (default: to each "
+                                                                  "other side)")
+    hand_tool = controller_tool("hand", "a hand's record and its money by reason (default: the hand in play, else the "
+                                        "last scored); --json gives the record judge --hand-record reads")
+    hand_tool.add_argument("hand", nargs="?", type=count(1, 10**9), help="the hand's number")
     test = controller_tool("test", "a service test: disk, stackers, lifts, center, dice (service mode only)")
     test.add_argument("name", choices=GROUP_TESTS)
     jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
@@ -160,10 +188,46 @@ def _request(args: argparse.Namespace) -> dict:
         request = {"cmd": "watch", "seconds": args.watch}
         args.timeout_s = max(args.timeout_s, args.watch + 30.0)
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
-                "reset"):
+                "reset", "kind", "open", "liable", "followed", "check_pad", "hand"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
+    if args.command_name == "judge":
+        _judge_request(args, request)
     return request
+
+
+def _judge_request(args: argparse.Namespace, request: dict) -> None:
+    import json
+
+    if args.hand_record is not None:
+        try:
+            data = json.loads(args.hand_record.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--hand-record {args.hand_record}: cannot read a JSON hand record: {exc}") from None
+        # (the answer of 'mjtable diag hand N --json' holds the record under "record")
+        request["hand_record"] = data["record"] if isinstance(data, dict) and "record" in data and "ok" in data \
+            else data
+        return
+    if args.side is None or args.tile is None:
+        raise ValueError("judge needs --side and --tile (or --hand-record FILE)")
+    if args.seat_melds:
+        request["seat_melds"] = dict(args.seat_melds)
+    request["flags"] = [name for name, on in (("kong_win", args.kong_win), ("last_tile", args.last_tile),
+                                              ("kong_discard", args.kong_discard)) if on]
+
+
+def _seat_melds(text: str) -> tuple[str, str]:
+    side, sep, sets = text.partition("=")
+    if not sep or side not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"{text!r}: SIDE=SETS, e.g. 2='p5m@0 c123p'")
+    return side, sets
+
+
+def _sides(text: str) -> list[int]:
+    sides = [s.strip() for s in text.split(",") if s.strip()]
+    if not sides or any(s not in ("0", "1", "2", "3") for s in sides):
+        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3")
+    return sorted({int(s) for s in sides})
 
 
 def _controller_command(args: argparse.Namespace) -> int:

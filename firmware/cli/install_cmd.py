@@ -23,8 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from firmware.cli.arg_types import seconds
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option, seconds
 
 UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
 TRUSTED_KEY = Path("etc") / "mjtable" / "release-key.pub"
@@ -40,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--bundle", type=Path, help="the release bundle (make bundle / mjtable bundle)")
     parser.add_argument("--root", type=Path, default=Path("/"), help="install under this root (default /)")
     parser.add_argument("--table", type=Path, help="first install: the table model (default: four-port double)")
-    parser.add_argument("--rules", choices=RULE_NAMES,
-                        help="the rule set the service runs (first install: mcr; an update keeps the table's)")
+    add_rules_option(parser, "the rule set the service runs (first install: mcr; an update keeps the table's)",
+                     default=None)
     parser.add_argument("--trust", type=Path, metavar="KEY.pub",
                         help="trust this Ed25519 public key from now on: unsigned bundles are refused")
     parser.add_argument("--force", action="store_true",
@@ -103,7 +102,8 @@ def table_model_text(text: str) -> str:
 def _check_rules(root: Path, table: Path | None, shipped: Path, rules: str, force: bool) -> None:
     """Refuse a rule set the table's model cannot play (the service would latch E03 at power-on)."""
     from firmware.config import load_table_config
-    from firmware.rules.ruleset import load_ruleset, table_conflicts
+    from firmware.rules.config import table_conflicts
+    from firmware.rules.registry import load_ruleset
 
     own = root / "etc" / "mjtable" / "tables" / "table.toml"
     model = table or (own if own.exists() and not force else shipped / "tables" / "four_port_double.toml")
@@ -132,7 +132,7 @@ def link_command(root: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from firmware.config_paths import shipped_dir
     from firmware.faults import TableError
-    from firmware.rules.ruleset import load_ruleset
+    from firmware.rules.registry import load_ruleset
     from hal.release.bundle import check_public_key, host_platform, open_bundle
     from hal.release.releases import Releases, install_launcher
 

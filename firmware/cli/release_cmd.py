@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from firmware.cli.arg_types import seconds_or_zero
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option, seconds_or_zero
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                           "operating system lacks against power cuts.")
     from firmware.cli.run_cmd import add_table_options
     add_table_options(selftest)
-    selftest.add_argument("--rules", choices=RULE_NAMES, default="mcr")
+    add_rules_option(selftest, "the rule set to check the configuration against")
     selftest.add_argument("--sim-seconds", type=seconds_or_zero, default=3.0,
                           help="how long the service runs against the simulated table (0: not at all)")
     selftest.add_argument("--os-root", type=Path, default=Path("/"), help="the system whose settings are reported")

@@ -21,8 +21,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-from firmware.cli.arg_types import seconds
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option, seconds
 
 log = logging.getLogger("mjtable.run")
 
@@ -39,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "/var/lib/mjtable/table.db\n  mjtable run --sim --seconds 60    "
                                    "# a dry run on a laptop: the simulated table at real time")
     add_table_options(parser)
-    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr")
+    add_rules_option(parser, "the rule set the table plays")
     parser.add_argument("--sim", action="store_true",
                         help="the simulated table behind the pins and the reader port, at real time (a dry run)")
     parser.add_argument("--seed", type=int, default=1, help="with --sim: the simulated table's seed")
@@ -82,7 +81,7 @@ def wire_service(args: argparse.Namespace, loop, state: Path, simulated: bool = 
     """The service's table on ``loop``: (wired table, the simulated table or None)."""
     from firmware.config import load_table_config
     from firmware.reader.registry import load_table_registry
-    from firmware.rules.ruleset import load_ruleset
+    from firmware.rules.registry import load_ruleset
     from firmware.wiring import wire_table
 
     model, folder = table_model(args, simulated)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "{\"kind\": \"chow\", \"tiles\": \"345m\", \"from\": \"left\"}], "
                                    "\"win_tile\": \"7s\", \"seat_wind\": \"S\", \"round_wind\": \"E\", "
                                    "\"discarder\": \"E\"}' | mjtable score")
-    parser.add_argument("--rules", choices=RULE_NAMES,
-                        help="rule set for cases without a 'rules' field (default mcr)")
+    add_rules_option(parser, "rule set for cases without a 'rules' field (default mcr)", default=None)
     parser.add_argument("input", nargs="?", default="-",
                         help="JSON-lines file (one case per line, at most 64 KiB each), or - for standard input "
                              "(default); exit status 0 when every line was read, 1 when some line could not be "

@@ -20,8 +20,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
-from firmware.cli.arg_types import count, seconds
-from firmware.rules.names import RULE_NAMES
+from firmware.cli.arg_types import add_rules_option, count, seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,8 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
     parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
-    parser.add_argument("--rules", choices=RULE_NAMES, default="mcr",
-                        help="rule set (dealing; default mcr)")
+    add_rules_option(parser, "the rule set the simulated players play")
     parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
     parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
     parser.add_argument("--speed", type=_speed, default=None, metavar="X",
@@ -121,7 +119,7 @@ def _rfid_report(sim, verification) -> dict:
 
 def run_game(args: argparse.Namespace) -> int:
     from firmware.config import default_table_path, load_table_config
-    from firmware.rules.ruleset import load_ruleset
+    from firmware.rules.registry import load_ruleset
     from sim.faults import check_fits_run, parse_fault
     from sim.pacer import Pacer, Stopwatch
     from sim.report import build_report, summary_lines
@@ -140,14 +138,14 @@ def run_game(args: argparse.Namespace) -> int:
     faults = [parse_fault(spec) for spec in args.inject]
     if not args.service:
         check_fits_run(faults, args.hands)
-    rules_tiles = load_ruleset(args.rules).rules.tile_set
+    rules_tiles = load_ruleset(args.rules).tile_set
     if args.tiles and args.tiles != rules_tiles:
         raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
                          f"(the rule set decides the tile set; leave --tiles out)")
     if args.report:
         check_writable(args.report, "--report")
     if args.state:
-        check_resume(args.state, args.rules, load_ruleset(args.rules).rules.tile_set)
+        check_resume(args.state, args.rules, rules_tiles)
     watch = Stopwatch()
     run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
                  state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
@@ -175,7 +173,8 @@ def run_game(args: argparse.Namespace) -> int:
         run.settle()
         report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
         hands = run.store.hands(since=run.start_hand) if run.controller else []
-        results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand)} if run.controller else {}
+        results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand, all_games=True)} \
+            if run.controller else {}
     finally:
         if server is not None:
             server.stop()

@@ -54,6 +54,7 @@ class Bookkeeping:
     dealer_streak: int = 0             # hands the dealer has kept the seat
     long_hair: int = 0                 # 辽宁 长毛 carried over from 黄庄
     last_winner: int | None = None     # physical side that won the hand just played (None: drawn)
+    last_followed: bool = False        # the dealer's first discard of that hand was followed (跟庄)
     hand_open: bool = False            # a hand is being played
     hand_over: bool = False            # a hand ended; its set still has to go into the centre
     raising: bool = False              # the wall lifts were turning (a restart repeats the raise)

@@ -35,11 +35,12 @@ from firmware.controller.next_step import NextStep, next_step
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
 from firmware.faults import Fault, FaultCode
-from firmware.game.scoreboard import HandRecord, Scoreboard
+from firmware.controller.hand_in_play import HandInPlay
+from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
-from firmware.rules.rotation import Dealership, next_dealer
-from firmware.rules.ruleset import RuleSetConfig, table_conflicts
+from firmware.rules.config import table_conflicts
+from firmware.rules.ruleset import Dealership, RuleSet
 from firmware.stacking import StackingCycle
 from firmware.table import Table
 from firmware.tiles.dealing import deal
@@ -75,7 +76,7 @@ class ServiceTest:
 
 
 class Controller:
-    def __init__(self, table: Table, store: TableStore, registry: TileRegistry, rules: RuleSetConfig,
+    def __init__(self, table: Table, store: TableStore, registry: TileRegistry, rules: RuleSet,
                  dice_rng: random.Random, store_problem: dict[str, str] | None = None) -> None:
         self.table = table
         self.loop = table.loop
@@ -97,7 +98,8 @@ class Controller:
         self.book = Bookkeeping.from_record(record, store.walls(),
                                             store.sides(record.stacking.cycle) if record and record.stacking else None)
         self._book_written = json.dumps(self.book.to_dict(), sort_keys=True) if record is not None else ""
-        self.scoreboard = Scoreboard(store, rules.rules.name, rules.scoreboard.chips, first_hand=self.book.hand + 1)
+        self.scoreboard = Scoreboard(store, rules, first_hand=self.book.hand + 1)
+        self.hand = HandInPlay(self)
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
                                initial=S.BOOT.value, auto_transitions=False, queued=True, send_event=True,
@@ -114,7 +116,7 @@ class Controller:
         self._wait_started_s: float | None = None
         self._after_close = False
         self._open_when_stacked = False
-        self.dice = DiceRoll(table.dice, dice_rng, self.bus, self.cfg.dice.electronic, rules.deal.throws, self._deal)
+        self.dice = DiceRoll(table.dice, dice_rng, self.bus, self.cfg.dice.electronic, rules.throws, self._deal)
         self._restore_nominal()
         table.panel.on_key(self._key)
         table.faults.attach(self.policy.handle)
@@ -125,6 +127,7 @@ class Controller:
         """Power on: service mode when both lift keys are held (or ``service``: the technician's own
         process, ``mjtable diag --direct``); else check the interlocks, home and carry on."""
         self.table.reader.start()
+        self.hand.restore()
         if self.enrol_hint:
             log.warning("%s", self.enrol_hint)          # once per start: the technician's next job
         self.bus.publish("controller.boot", book=self.book.to_dict())
@@ -307,10 +310,9 @@ class Controller:
             b.rejected.pop(set_id, None)      # (rejected walls are reshuffled and read again)
         if b.hand_over:
             b.hand_over = False
-            nxt = next_dealer(self.rules.rules.name, Dealership(b.dealer, b.dealer_streak, b.long_hair),
-                              b.last_winner)
+            nxt = self.rules.next_dealer(Dealership(b.dealer, b.dealer_streak, b.long_hair), self.hand.outcome())
             b.dealer, b.dealer_streak, b.long_hair = nxt.dealer, nxt.streak, nxt.long_hair
-            b.last_winner = None
+            b.last_winner, b.last_followed = None, False
         else:
             b.unknown_on_disk = True          # opened to load: maybe a set was poured in
         self._after_close = True
@@ -371,6 +373,7 @@ class Controller:
         b.hand_open = True              # (kept with the hand's row: a restart goes on playing this hand)
         with self.store.batch(f"deal of hand {b.hand}"):
             self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
+            self.hand.open()
             self.persist()
             if b.hand % NOMINAL_EVERY_HANDS == 1:
                 self.save_nominal()     # what the mechanisms learned (their medians move slowly)
@@ -419,17 +422,9 @@ class Controller:
         self.safety.resume()
         self.release()
 
-    def hand_result(self, winner: int | None, record: HandRecord | None = None) -> None:
-        """The referee's verdict on the hand in play: the winning side (None for a drawn hand) and
-        the hand's payments, written to the scoreboard in the same transaction as the bookkeeping."""
-        self.book.last_winner = winner
-        recorded = False
-        with self.store.batch("hand result"):
-            if record is not None:
-                recorded = self.scoreboard.record(record)
-            self.persist()
-        if recorded and not self.store.failing:
-            self.bus.publish("scoreboard", chips=list(self.scoreboard.chips), hand=record.hand if record else None)
+    def hand_result(self, scored: ScoredHand | None) -> bool:
+        """A hand's verdict from outside the hand's record (e.g. a test); see :meth:`HandInPlay.result`."""
+        return self.hand.result(scored)
 
     def ack(self) -> str | None:
         """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``).  Refused,

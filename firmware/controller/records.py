@@ -46,6 +46,7 @@ class BookRecord(_Record):
     dealer_streak: Annotated[int, Field(ge=0)]
     long_hair: Annotated[int, Field(ge=0)]
     last_winner: Side | None
+    last_followed: bool = False
     hand_open: bool
     hand_over: bool
     raising: bool
@@ -62,7 +63,18 @@ BOOK = TypeAdapter(BookRecord)
 NOMINAL = TypeAdapter(dict[str, list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]], config=_STRICT)
 STATE = TypeAdapter(StateName, config=_STRICT)
 DETAIL = TypeAdapter(dict[str, Any], config=_STRICT)
-FANS = TypeAdapter(list[tuple[str, int, int]], config=_STRICT)
+class ItemRecord(_Record):
+    """A scored fan or item of a hand's result (key and en are empty for hands recorded before schema 2)."""
+
+    name: str
+    key: str
+    en: str
+    points: int
+    count: Annotated[int, Field(ge=0)]
+    side: Side | None = None           # the winner who scored it (several may win one discard)
+
+
+FANS = TypeAdapter(list[ItemRecord])
 SIDES = TypeAdapter(list[Side], config=_STRICT)
 DICE = TypeAdapter(list[Annotated[int, Field(ge=1, le=6)]], config=_STRICT)
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 
 from firmware.controller import records as rec
 from firmware.controller.records import RecordError
+from firmware.controller.score_rows import ScoreRows
 from firmware.controller.store_schema import (BOOK_COLUMNS, CURRENT, MIGRATIONS, NO_UID, PAGE_SIZE, TABLES, create,
                                               read_wall, tables, write_book, write_wall)
 from firmware.faults import FaultCode, FaultTier, TableError
@@ -150,19 +151,7 @@ class TableStore:
             if row["code"] not in codes or row["tier"] not in tiers:
                 raise RecordError(f"faults: unknown code or tier {row['code']!r}/{row['tier']!r}")
         self.hands(limit=CHECK_LAST_ROWS)
-        bad = self._db.execute(
-            "SELECT (SELECT count(*) FROM payments WHERE typeof(amount) != 'integer' OR side NOT BETWEEN 0 AND 3)"
-            " + (SELECT count(*) FROM chips WHERE typeof(chips) != 'integer' OR side NOT BETWEEN 0 AND 3)"
-            " + (SELECT count(*) FROM games WHERE typeof(start_chips) != 'integer')").fetchone()[0]
-        if bad:
-            raise RecordError(f"scoreboard: {bad} rows with a wrong type")
-        for game, in self._db.execute("SELECT id FROM games").fetchall():
-            start, chips = self.game_start(game), self.chips(game)
-            paid = self.paid(game)
-            if chips != [start + p for p in paid]:
-                raise RecordError(f"scoreboard game {game}: chips {chips} are not the start {start} plus the "
-                                  f"payments {paid}")
-        self.hand_results(game=None, limit=CHECK_LAST_ROWS)
+        ScoreRows(self).check(CHECK_LAST_ROWS)
         if book is not None and book.stacking is not None:
             self.sides(book.stacking.cycle)
 
@@ -225,6 +214,16 @@ class TableStore:
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise StorageError(f"{self.path}: reading failed: {exc}") from exc
 
+    def read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """Rows of a query (StorageError when the read fails)."""
+        return self._read(sql, args)
+
+    def write(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+        """One statement inside an open :meth:`batch` (its failure rolls the whole batch back)."""
+        if not self._depth:
+            raise RuntimeError("TableStore.write outside a batch")
+        return self._db.execute(sql, args)
+
     # -- documents (bookkeeping, state, nominal times, walls) ----------------------------------------
     def put(self, **values: Any) -> None:
         """Write several documents in one transaction."""
@@ -247,7 +246,7 @@ class TableStore:
         try:
             data = {name: row[name] for name in ("hand", "dealer", "dealer_streak", "long_hair", "last_winner",
                                                  "players_waited_s", "cycles")}
-            for name in ("hand_open", "hand_over", "raising", "unknown_on_disk"):
+            for name in ("hand_open", "hand_over", "raising", "unknown_on_disk", "last_followed"):
                 data[name] = bool(row[name]) if row[name] in (0, 1) else row[name]     # (else: refused below)
             data["sets"] = json.loads(row["sets"])
             data["rejected"] = json.loads(row["rejected"])
@@ -364,79 +363,6 @@ class TableStore:
                 raise RecordError(f"stack_progress side {side}: a row of the wrong shape")
             out.append((side, stacked, counted, (uids.get(side, []) + [None] * stacked)[:stacked]))
         return out
-
-    # -- the scoreboard's rows ------------------------------------------------------------------------------
-    def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:
-        """The game being played under ``rules`` (a new one, with its chips, if the last was another)."""
-        rows = self._read("SELECT id, rules FROM games ORDER BY id DESC LIMIT 1")
-        if rows and rows[0][1] == rules:
-            return int(rows[0][0])
-        if rows:
-            log.warning("rules changed from %s to %s: a new game starts with %d chips each", rows[0][1], rules,
-                        start_chips)
-        with self.batch("new game"):
-            game = self._db.execute("INSERT INTO games (rules, start_chips, first_hand) VALUES (?, ?, ?)",
-                                    (rules, start_chips, first_hand)).lastrowid
-            self._db.executemany("INSERT INTO chips (game, side, chips) VALUES (?, ?, ?)",
-                                 [(game, s, start_chips) for s in range(4)])
-        rows = self._read("SELECT id FROM games WHERE rules = ? ORDER BY id DESC LIMIT 1", (rules,))
-        return int(rows[0][0]) if rows else 0
-
-    def last_game_rules(self) -> str | None:
-        """The rule set of the game the table was last playing (None: no game yet)."""
-        rows = self._read("SELECT rules FROM games ORDER BY id DESC LIMIT 1")
-        return str(rows[0][0]) if rows else None
-
-    def game_start(self, game: int) -> int:
-        rows = self._read("SELECT start_chips FROM games WHERE id = ?", (game,))
-        return int(rows[0][0]) if rows else 0
-
-    def chips(self, game: int) -> list[int]:
-        by_side = dict(self._read("SELECT side, chips FROM chips WHERE game = ?", (game,)))
-        return [int(by_side.get(s, 0)) for s in range(4)]
-
-    def paid(self, game: int) -> list[int]:
-        """Each side's payments summed over the game (independently of the kept chips)."""
-        by_side = dict(self._read("SELECT side, sum(amount) FROM payments WHERE game = ? GROUP BY side", (game,)))
-        return [int(by_side.get(s, 0)) for s in range(4)]
-
-    def record_result(self, game: int, hand: int, dealer: int, winners: list[int], drawn: bool,
-                      payments: list[tuple[int, int, str]], fans: list, note: str, round_wind: int) -> bool:
-        """A hand's result and its payments ``(side, amount, reason)``, with the chips, in one transaction
-        (join an outer :meth:`batch` to keep more with it).  False: this hand was recorded before."""
-        with self.batch(f"result of hand {hand}"):
-            cur = self._db.execute(
-                "INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (hand, game, dealer, json.dumps(winners), int(drawn),
-                                                    json.dumps(fans, ensure_ascii=False), note, round_wind))
-            if cur.rowcount == 0:
-                return False
-            for side, amount, reason in payments:
-                self._db.execute("INSERT INTO payments (hand, game, side, amount, reason) VALUES (?, ?, ?, ?, ?)",
-                                 (hand, game, side, amount, reason))
-                self._db.execute("UPDATE chips SET chips = chips + ? WHERE game = ? AND side = ?",
-                                 (amount, game, side))
-        return not self.failing
-
-    def has_result(self, hand: int) -> bool:
-        return bool(self._read("SELECT 1 FROM hand_results WHERE hand = ?", (hand,)))
-
-    def hand_results(self, game: int | None, since: int = 0, limit: int | None = None) -> list[dict]:
-        """Recorded hands with their payments by side, oldest first."""
-        rows = self._read("SELECT * FROM (SELECT hand, game, dealer, winners, drawn, fans, note, round_wind "
-                          "FROM hand_results WHERE (? IS NULL OR game = ?) AND hand > ? ORDER BY hand DESC LIMIT ?) "
-                          "ORDER BY hand", (game, game, since, -1 if limit is None else limit))
-        out = []
-        for hand, g, dealer, winners, drawn, fans, note, round_wind in rows:
-            paid = [0] * 4
-            for side, amount in self._read("SELECT side, amount FROM payments WHERE hand = ?", (hand,)):
-                paid[side] += amount
-            out.append({"hand": hand, "game": g, "dealer": dealer,
-                        "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
-                        "fans": rec.from_json(rec.FANS, fans, f"hand {hand} fans"), "note": note,
-                        "round_wind": round_wind, "payments": paid})
-        return out
-
 
 def _check_header(path: Path) -> None:
     """A file that exists must be an SQLite database (a typo'd path to another file is not opened as one)."""

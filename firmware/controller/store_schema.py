@@ -8,7 +8,10 @@ number, the bookkeeping as one typed row, the progress of a stacking cycle
 as one tiny row per side (written once per stack, not the whole bookkeeping
 once per tile) and the UIDs read in a few appended rows, each stacked set's
 wall as a row of one byte per tile: small rows in 512-byte pages, so that a
-write is one page.  A
+write is one page.  Version 2 keeps one row per payment (payer, payee, amount, its reason, the
+action of the hand's record that caused it, held off the board or not), each
+hand's record with its result, the end of a game (局结) and whether the
+dealer's first discard was followed (for the dealer rotation).  A
 migration runs inside the transaction that sets the new version, so a power
 cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
@@ -23,7 +26,7 @@ from typing import Callable
 
 from firmware.controller.records import RecordError
 
-CURRENT = 1
+CURRENT = 2
 
 SCHEMA_1 = """
 CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,11 +55,29 @@ CREATE TABLE stack_uids (id INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, side IN
     first INTEGER NOT NULL, uids BLOB NOT NULL);
 """
 
+# What version 2 changes: a payment is a row from a payer to a payee (``event``: the index of the action in the
+# hand's record, ``seq``: its place among that action's payments; the pair is unique, so a payment delivered
+# twice is kept once), a hand's result keeps the hand's record, a game may end (局结), the bookkeeping keeps
+# whether the last hand's first discard was followed (跟庄), and the hand in play's record so far is kept as
+# rows (``hand_log``: appended with the money it makes, cleared when the hand's result is written).
+SCHEMA_2_CHANGES = """
+CREATE TABLE payments_2 (id INTEGER PRIMARY KEY, game INTEGER NOT NULL, hand INTEGER NOT NULL,
+    event INTEGER NOT NULL, seq INTEGER NOT NULL, payer INTEGER NOT NULL, payee INTEGER NOT NULL,
+    amount INTEGER NOT NULL, reason TEXT NOT NULL, held INTEGER NOT NULL, UNIQUE (hand, event, seq));
+ALTER TABLE hand_results ADD COLUMN record TEXT NOT NULL DEFAULT '';
+ALTER TABLE games ADD COLUMN ended_hand INTEGER;
+ALTER TABLE games ADD COLUMN end_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE book ADD COLUMN last_followed INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE hand_log (hand INTEGER NOT NULL, event INTEGER NOT NULL, seq INTEGER, action TEXT NOT NULL,
+    PRIMARY KEY (hand, event));
+"""
+
 TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "book", "walls", "stack_progress",
-          "stack_uids")
+          "stack_uids", "hand_log")
 BOOK_COLUMNS = ("state", "hand", "dealer", "dealer_streak", "long_hair", "last_winner", "hand_open", "hand_over",
                 "raising", "unknown_on_disk", "players_waited_s", "cycles", "stacking_set", "stacking_cycle", "sets",
-                "rejected")
+                "rejected", "last_followed")
+BOOK_COLUMNS_1 = BOOK_COLUMNS[:-1]                 # (schema 1 had no last_followed)
 UNKNOWN_FACE = 255      # a wall position whose tile was not read
 PAGE_SIZE = 512         # small pages: a stack's progress row is one page written, not eight
 NO_UID = bytes(8)       # an unread tile's place in a stack's UIDs
@@ -77,6 +98,46 @@ def run_script(db: sqlite3.Connection, script: str) -> None:
 def create(db: sqlite3.Connection) -> None:
     """A new, empty database of the current version."""
     run_script(db, SCHEMA_1)
+    _migrate_1_to_2(db)
+
+
+def _migrate_1_to_2(db: sqlite3.Connection) -> None:
+    """Payments become rows from a payer to a payee: each hand's per-side amounts are paid by its losers to
+    its winners in seat order, with the reason they had (schema 1 only knew "hand")."""
+    run_script(db, SCHEMA_2_CHANGES)
+    by_hand: dict[tuple[int, int], list[int]] = {}
+    reasons: dict[tuple[int, int], str] = {}
+    for hand, game, side, amount, reason in db.execute(
+            "SELECT hand, game, side, amount, reason FROM payments ORDER BY id").fetchall():
+        if not (isinstance(amount, int) and side in (0, 1, 2, 3)):
+            raise RecordError(f"schema 1 payments: a row of the wrong shape for hand {hand}")
+        by_hand.setdefault((hand, game), [0, 0, 0, 0])[side] += amount
+        reasons.setdefault((hand, game), reason)
+    for (hand, game), deltas in by_hand.items():
+        if sum(deltas) != 0:
+            raise RecordError(f"schema 1 payments of hand {hand} sum to {sum(deltas)}, not zero")
+        owed = {s: -d for s, d in enumerate(deltas) if d < 0}
+        due = {s: d for s, d in enumerate(deltas) if d > 0}
+        seq = 0
+        for payer in sorted(owed):
+            for payee in sorted(due):
+                amount = min(owed[payer], due[payee])
+                if amount > 0:
+                    db.execute("INSERT INTO payments_2 (game, hand, event, seq, payer, payee, amount, reason, held) "
+                               "VALUES (?, ?, 0, ?, ?, ?, ?, ?, 0)",
+                               (game, hand, seq, payer, payee, amount, reasons[(hand, game)]))
+                    owed[payer] -= amount
+                    due[payee] -= amount
+                    seq += 1
+    db.execute("DROP TABLE payments")
+    db.execute("ALTER TABLE payments_2 RENAME TO payments")
+    for hand, fans in db.execute("SELECT hand, fans FROM hand_results").fetchall():
+        try:
+            old = json.loads(fans)
+            items = [{"name": f[0], "key": "", "en": "", "points": f[1], "count": f[2]} for f in old]
+        except (ValueError, TypeError, IndexError, KeyError):
+            raise RecordError(f"schema 1 hand {hand}: fans of the wrong shape") from None
+        db.execute("UPDATE hand_results SET fans = ? WHERE hand = ?", (json.dumps(items, ensure_ascii=False), hand))
 
 
 def _migrate_0_to_1(db: sqlite3.Connection) -> None:
@@ -159,13 +220,13 @@ def _book_0(db: sqlite3.Connection, text: str, state: str) -> None:
                     blob = b"".join(bytes.fromhex(u) if u else NO_UID for u in uids[first:first + UIDS_PER_ROW])
                     db.execute("INSERT INTO stack_uids (cycle, side, first, uids) VALUES (?, ?, ?, ?)",
                                (cycle, side, first, blob))
-        write_book(db, state, book, None if stacking is None else stacking["set_id"], cycle)
+        write_book(db, state, book, None if stacking is None else stacking["set_id"], cycle, BOOK_COLUMNS_1)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         raise RecordError(f"schema 0 bookkeeping: {exc}") from None
 
 
 def write_book(db: sqlite3.Connection, state: str, book: dict, stacking_set: str | None,
-               stacking_cycle: int | None) -> None:
+               stacking_cycle: int | None, columns: tuple[str, ...] = BOOK_COLUMNS) -> None:
     """The bookkeeping row (``book`` as :meth:`Bookkeeping.to_dict` gives it, without its stacking)."""
     values = {"state": state, "hand": book["hand"], "dealer": book["dealer"], "dealer_streak": book["dealer_streak"],
               "long_hair": book["long_hair"], "last_winner": book["last_winner"], "hand_open": int(book["hand_open"]),
@@ -173,10 +234,11 @@ def write_book(db: sqlite3.Connection, state: str, book: dict, stacking_set: str
               "unknown_on_disk": int(book["unknown_on_disk"]), "players_waited_s": book["players_waited_s"],
               "cycles": book["cycles"], "stacking_set": stacking_set, "stacking_cycle": stacking_cycle,
               "sets": json.dumps(book["sets"], sort_keys=True, separators=(",", ":")),
-              "rejected": json.dumps(book["rejected"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)}
-    db.execute(f"INSERT INTO book (id, {', '.join(BOOK_COLUMNS)}) VALUES (1, {', '.join('?' * len(BOOK_COLUMNS))}) "
-               f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in BOOK_COLUMNS)}",
-               tuple(values[c] for c in BOOK_COLUMNS))
+              "rejected": json.dumps(book["rejected"], sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+              "last_followed": int(book.get("last_followed", False))}
+    db.execute(f"INSERT INTO book (id, {', '.join(columns)}) VALUES (1, {', '.join('?' * len(columns))}) "
+               f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}",
+               tuple(values[c] for c in columns))
 
 
 def _walls_0(db: sqlite3.Connection, text: str) -> None:
@@ -219,4 +281,4 @@ def read_wall(stacks: int, tiles_per_side: int, faces: bytes) -> list:
     return sides
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}

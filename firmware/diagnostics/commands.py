@@ -35,7 +35,7 @@ from typing import Any, Callable
 from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
-from firmware.diagnostics.judge import judge_from_pad
+from firmware.diagnostics.judge import hand, judge_from_pad, penalty
 from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS,
                                                 ServiceTests, slower_than_design)
@@ -44,7 +44,8 @@ log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
-COMMANDS = "state, faults, counters, sensors, watch, reader, judge, ack, test, jog, learn, burn-in, stop"
+COMMANDS = ("state, faults, counters, sensors, watch, reader, judge, penalty, hand, ack, test, jog, learn, burn-in, "
+            "stop")
 
 
 class BadField(ValueError):
@@ -144,6 +145,14 @@ class DiagCommands:
     def _cmd_judge(self, request: dict, reply: Reply) -> None:
         """Check a declared win from the winner's seat pad (optionally record it for the hand)."""
         judge_from_pad(self.controller, request, reply)
+
+    def _cmd_penalty(self, request: dict, reply: Reply) -> None:
+        """A referee's penalty on the hand in play (paid now, kept on the scoreboard)."""
+        penalty(self.controller, request, reply)
+
+    def _cmd_hand(self, request: dict, reply: Reply) -> None:
+        """A hand's record and money (the hand in play, or a recorded one)."""
+        hand(self.controller, request, reply)
 
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller

@@ -1,77 +1,281 @@
-"""A declared win checked from the winner's seat pad, on request: the real table's referee.
+"""The real table's referee on request: a declared win judged from the winner's seat pad, and penalties.
 
-The player lays the hand on the pad in front of their seat; the panel (or
-the person at the table) says which side won, on which tile, and from whose
-discard (none: self-drawn), and which sets had been exposed (the pad reads
-them with the rest but cannot tell them apart).  The pad's tags name the tiles, the rule set's
-engine judges them with the table's context (seat and round wind from the
-dealer and hand number, chips, the dealer's streak), and the verdict is
-returned; with ``record`` during a hand it goes to the scoreboard like the
-simulated referee's, payments and all.
+The player lays the hand on the pad in front of their seat; the referee says
+which side won, on which tile, from whose discard (none: self-drawn), which
+sets each side had exposed and who fed them (the pad reads the winner's with
+the rest but cannot tell them apart), which sides had opened, and the way
+of winning (杠上开花 / 抢杠, the last tile, 杠流泪, 跟庄).  That becomes the
+end of the hand's record (:mod:`firmware.rules.hand_record`), after what the
+table's referee already took this hand (penalties), and is settled by the
+one settlement (:mod:`firmware.rules.settlement`), the table's context in
+the record (dealer, round wind, the streak, 长毛, the chips at the deal).
+Without ``record`` nothing is written (a question); with it, during a hand,
+the actions are taken like the simulated players' (kong money on the spot),
+a legal win ends the hand's scoring, and a false win is paid and the hand
+goes on (the declarer plays on as a dead hand).  A whole hand's record
+(``hand_record``, e.g. from a simulated run's report) is judged as it is.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Callable
 
+from firmware.controller.hand_in_play import round_wind_of
 from firmware.controller.states import SetLocation, TableState
-from firmware.game.pad import parse_melds, read_pad, win_from_pad
-from firmware.game.referee import Referee
-from firmware.game.scoreboard import HandRecord
-from firmware.tiles.tile import TileError, parse_one
+from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standing_from_pad
+from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb
+from firmware.rules.money import deltas
+from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
+from firmware.tiles.tile import TileError, code, format_tiles, parse_one
 
 SIDES = 4
 Reply = Callable[[dict[str, Any]], None]
 
 
+class BadJudgeRequest(ValueError):
+    """A judge request that cannot be judged; the message names the field."""
+
+
 def judge_from_pad(controller, request: dict[str, Any], reply: Reply) -> None:
-    side, discarder = request.get("side"), request.get("discarder")
-    if side not in range(SIDES) or (discarder is not None and (discarder not in range(SIDES) or discarder == side)):
-        reply({"ok": False, "error": "judge needs the winner's side 0..3 and, on a discard, another side"})
-        return
+    try:
+        if request.get("hand_record") is not None:
+            _judge_record(controller, request, reply)
+        else:
+            _judge_declaration(controller, request, reply)
+    except (BadJudgeRequest, BadRecord) as exc:
+        reply({"ok": False, "error": str(exc)})
+
+
+def _side(request: dict[str, Any], name: str, required: bool = True) -> int | None:
+    value = request.get(name)
+    if value is None and not required:
+        return None
+    if type(value) is not int or value not in range(SIDES):
+        raise BadJudgeRequest(f"'{name}' must be a side 0..3")
+    return value
+
+
+def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | None, list[Action], list[Action],
+                                                                 frozenset[str]]:
+    """(side, tile, discarder, the winner's sets, the actions before the win, the win's flags) of a request."""
+    side = _side(request, "side")
+    discarder = _side(request, "discarder", required=False)
+    assert side is not None
+    if discarder == side:
+        raise BadJudgeRequest("'discarder' must be another side than the winner's")
     try:
         tile = parse_one(str(request.get("tile", "")))
     except TileError as exc:
-        reply({"ok": False, "error": f"winning tile: {exc}"})
-        return
+        raise BadJudgeRequest(f"winning tile: {exc}") from None
+    if tile >= 34:
+        raise BadJudgeRequest(f"winning tile: {code(tile)} is a flower")
+    before: list[Action] = []
+    seat_melds = request.get("seat_melds") or {}
+    if not isinstance(seat_melds, dict):
+        raise BadJudgeRequest("'seat_melds' maps sides to their sets")
     try:
-        melds = parse_melds(str(request.get("melds") or ""))
+        for key, text in sorted(seat_melds.items()):
+            other = int(key) if str(key) in ("0", "1", "2", "3") else -1
+            if other not in range(SIDES) or other == side or not isinstance(text, str):
+                raise BadJudgeRequest(f"'seat_melds': {key!r} is not another side 0..3 with its sets as text")
+            before += parse_melds(text, other)
+        own = parse_melds(str(request.get("melds") or ""), side)
     except ValueError as exc:
-        reply({"ok": False, "error": str(exc)})
-        return
+        raise BadJudgeRequest(str(exc)) from None
+    opened = request.get("open") or []
+    if not isinstance(opened, list) or any(type(s) is not int or s not in range(SIDES) for s in opened):
+        raise BadJudgeRequest("'open' lists the sides that had opened (0..3)")
+    before += [Action(Verb.OPENED, s) for s in sorted(set(opened)) if s != side]
+    if request.get("followed"):
+        before.append(Action(Verb.FOLLOW))
+    liable = _side(request, "liable", required=False)
+    if liable is not None:
+        before.append(Action(Verb.LIABLE, liable))
+    flags = request.get("flags") or []
+    if not isinstance(flags, list) or any(f not in WIN_FLAGS for f in flags):
+        raise BadJudgeRequest(f"'flags' are some of {', '.join(WIN_FLAGS)}")
+    return side, tile, discarder, own, before + own, frozenset(flags)
+
+
+def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> None:
+    side, tile, discarder, own, before, flags = _declaration(controller, request)
     book = controller.book
     on_table = book.sets_at(SetLocation.TABLE)
 
-    def got(read) -> None:
+    def got(read: PadRead) -> None:
         if not read.ok:
             reply({"ok": False, "error": read.problem})
             return
-        dealer = book.dealer
-        seat_wind, round_wind = (side - dealer) % SIDES, (max(book.hand, 1) - 1) // 4 % 4
         try:
-            win = win_from_pad(read, tile, discarder is None, seat_wind, round_wind, melds)
+            hand = standing_from_pad(read, tile, own)
         except ValueError as exc:
             reply({"ok": False, "error": str(exc)})
             return
-        chips = controller.scoreboard.chips
-        verdict = Referee(controller.rules).judge(
-            win, None if discarder is None else (discarder - dealer) % SIDES,
-            [chips[(w + dealer) % SIDES] for w in range(SIDES)], book.dealer_streak)
-        by_side = [verdict.payments[(s - dealer) % SIDES] for s in range(SIDES)]
-        answer: dict[str, Any] = {
-            "ok": True, "legal": verdict.legal, "total": verdict.total, "reason": verdict.reason,
-            "fans": [{"name": n, "points": p, "count": c} for n, p, c in verdict.fans],
-            "payments": {f"side{s}": by_side[s] for s in range(SIDES)}, "recorded": False}
+        win = Action(Verb.WIN, side, tile, discarder, hand, flags, read.flowers)
+        actions = before + [win]
+        in_play = controller.state == TableState.IN_PLAY.value and controller.hand.hand is not None
+        if request.get("record") and in_play:
+            reply(_record(controller, actions))
+            return
+        try:
+            settled = settle_hand(controller.rules, _hand_so_far(controller, actions))
+        except BadRecord as exc:
+            reply({"ok": False, "error": str(exc)})
+            return
+        out = answer(settled, recorded=False, since=len(_hand_so_far(controller, []).actions))
         if request.get("record"):
-            if controller.state != TableState.IN_PLAY.value:
-                answer["error"] = f"not recorded: no hand in play (the table is {controller.state})"
-            else:
-                record = HandRecord(book.hand, dealer, [side] if verdict.legal else [], False, by_side,
-                                    [[n, p, c] for n, p, c in verdict.fans],
-                                    "" if verdict.legal else f"false win by side {side}: {verdict.reason}",
-                                    round_wind)
-                controller.hand_result(side if verdict.legal else None, record)
-                answer["recorded"] = True
-        reply(answer)
+            out["error"] = f"not recorded: no hand in play (the table is {controller.state})"
+        reply(out)
 
     read_pad(controller.table.reader, side, controller.registry, on_table[0] if on_table else None, got)
+
+
+def _hand_so_far(controller, actions: list[Action]) -> HandRecord:
+    """The hand in play's record with ``actions`` after it (or, between hands, a record of the table's context)."""
+    live = controller.hand.referee.record if controller.hand.hand is not None else None
+    if live is not None:
+        record = HandRecord(live.rules, live.hand, live.dealer, live.round_wind, live.streak, live.long_hair,
+                            live.chips, list(live.actions))
+    else:
+        b = controller.book
+        record = HandRecord(controller.rules.name, b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak,
+                            b.long_hair, tuple(controller.scoreboard.chips))
+    record.actions += actions
+    return record
+
+
+def _record(controller, actions: list[Action]) -> dict[str, Any]:
+    """Take the judged actions into the hand in play; a legal win ends its scoring."""
+    hand = controller.book.hand
+    taken = len(controller.hand.referee.record.actions)
+    for action in actions:
+        why = controller.hand.take(hand, action)
+        if why is not None:
+            return {"ok": False, "error": f"not recorded: {action.text()}: {why}", "recorded": False}
+    settled = controller.hand.referee.settlement()
+    assert settled is not None
+    verdict = settled.verdicts[-1]
+    if verdict.legal:
+        why = controller.hand.finish(hand)
+        if why is not None:
+            return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
+    out = answer(settled, recorded=not controller.store.failing, since=taken)
+    if not verdict.legal:
+        out["note"] = "a false win: paid now; the hand goes on and the declarer may not win it"
+    return out
+
+
+def _judge_record(controller, request: dict[str, Any], reply: Reply) -> None:
+    """A whole hand's record, judged as it is (nothing is written); with ``check_pad`` the first winner's pad
+    must show the tiles the record declares."""
+    if request.get("record"):
+        raise BadJudgeRequest("a hand's record is judged, not recorded: record the hand in play with its sets "
+                              "and the pad")
+    record = HandRecord.from_json(request["hand_record"])
+    if record.rules != controller.rules.name:
+        raise BadJudgeRequest(f"the record is of rule set {record.rules!r}; this table plays {controller.rules.name}")
+    settled = settle_hand(controller.rules, record)
+    if not request.get("check_pad") or not settled.verdicts:
+        reply(answer(settled, recorded=False))
+        return
+    v = settled.verdicts[0]
+    assert v.win is not None
+    expected = Counter(list(v.win.hand) + [v.tile] + meld_tiles([a for a in record.actions if a.side == v.side
+                                                                   and a.verb in (Verb.CHOW, Verb.PUNG, Verb.KONG,
+                                                                                  Verb.ADDED_KONG,
+                                                                                  Verb.CONCEALED_KONG)]))
+
+    def got(read: PadRead) -> None:
+        if not read.ok:
+            reply({"ok": False, "error": read.problem})
+        elif Counter(read.kinds) != expected:
+            reply({"ok": False, "error": f"the pad of side {v.side} shows {format_tiles(list(read.kinds))}, the "
+                                         f"record declares {format_tiles(list(expected.elements()))}"})
+        else:
+            reply(answer(settled, recorded=False))
+
+    on_table = controller.book.sets_at(SetLocation.TABLE)
+    read_pad(controller.table.reader, v.side, controller.registry, on_table[0] if on_table else None, got)
+
+
+def answer(settled: HandSettlement, recorded: bool, since: int = 0) -> dict[str, Any]:
+    """The judge's answer: the (last) declared win's verdict, and the hand's money from action ``since`` on."""
+    verdict: WinVerdict | None = settled.verdicts[-1] if settled.verdicts else None
+    money = [p for p in settled.payments if p.event >= since]
+    out: dict[str, Any] = {"ok": True, "recorded": recorded, "hand": settled.record.hand,
+                           "payments": {f"side{s}": d for s, d in enumerate(deltas(money))},
+                           "money": [p.to_json() for p in money]}
+    if verdict is None:
+        return dict(out, legal=False, total=0, reason="no win in the record", fans=[])
+    score = verdict.score
+    out.update({"legal": verdict.legal, "side": verdict.side, "tile": code(verdict.tile),
+                "discarder": verdict.discarder, "total": score.total if score else 0,
+                "unit": score.unit if score else "", "reason": verdict.reason,
+                "fans": [i.to_json() for i in verdict.items], "liable": verdict.liable,
+                "breakdown": [{"payer": b.payer, "amount": b.amount, "items": [i.to_json() for i in b.items]}
+                              for b in verdict.breakdown]})
+    return out
+
+
+def penalty(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag penalty SIDE KIND [--to SIDE]``: a referee's penalty on the hand in play, paid now."""
+    try:
+        side = _side(request, "side")
+        to = _side(request, "to", required=False)
+    except BadJudgeRequest as exc:
+        reply({"ok": False, "error": str(exc)})
+        return
+    kind = request.get("kind")
+    known = controller.rules.config.penalties
+    if not isinstance(kind, str) or kind not in known:
+        reply({"ok": False, "error": f"penalty {kind!r:.40}: rule set {controller.rules.name} has "
+                                     + (f"the kinds {', '.join(known)}" if known else "no penalties")})
+        return
+    if to == side:
+        reply({"ok": False, "error": "a penalty goes to another side"})
+        return
+    referee = controller.hand.referee
+    taken = len(referee.record.actions) if referee.record is not None else 0
+    why = controller.hand.penalty(side, kind, to)
+    if why is not None:
+        reply({"ok": False, "error": why})
+        return
+    settled = referee.settlement()
+    assert settled is not None
+    money = [p for p in settled.payments if p.event >= taken]
+    reply({"ok": True, "hand": controller.book.hand, "side": side, "kind": kind, "name": known[kind].name,
+           "dead_hand": known[kind].dead_hand, "money": [p.to_json() for p in money],
+           "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
+           "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}})
+
+
+def hand(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag hand [N]``: a hand's record and its money by reason (default: the hand in play, else the
+    last one scored); the record is what ``judge --hand-record`` judges again."""
+    number = request.get("hand")
+    board = controller.scoreboard
+    live = controller.hand.referee.record if controller.hand.hand is not None else None
+    if number is not None and (type(number) is not int or number < 1):
+        reply({"ok": False, "error": "'hand' must be a hand number from 1"})
+        return
+    if live is not None and number in (None, live.hand) and not board.recorded(live.hand):
+        settled = controller.hand.referee.settlement()
+        assert settled is not None
+        reply({"ok": True, "hand": live.hand, "in_play": True, "record": live.to_json(),
+               "money": [p.to_json() for p in settled.payments],
+               "payments": {f"side{s}": d for s, d in enumerate(settled.deltas(include_held=True))}})
+        return
+    rows = board.rows.hand_results(None, since=(number - 1) if number else 0) if number else \
+        board.rows.hand_results(None, limit=1)
+    row = next((r for r in rows if number is None or r["hand"] == number), None)
+    if row is None:
+        reply({"ok": False, "error": f"hand {number} has no recorded result" if number else "no hand is recorded"})
+        return
+    import json
+
+    record = json.loads(row["record"]) if row["record"] else None
+    reply({"ok": True, "hand": row["hand"], "in_play": False, "winners": row["winners"], "drawn": row["drawn"],
+           "note": row["note"], "fans": row["fans"], "record": record,
+           "money": [dict(p, name=board.reason(p["reason"]).name) for p in row["money"]],
+           "payments": {f"side{s}": d for s, d in enumerate(row["payments"])}})

@@ -29,6 +29,20 @@ def render(answer: dict[str, Any]) -> str:
             lines.append("fans:")
             lines += [f"  {f['name']} {f['points']}" + (f" x{f['count']}" if f.get("count", 1) > 1 else "")
                       for f in value]
+        elif key == "money" and isinstance(value, list):
+            lines.append(f"money: {len(value)} payments")
+            lines += [f"  {p['name']} ({p['reason']}): side {p['payer']} pays side {p['payee']} {p['amount']}"
+                      + (" (held until the game ends)" if p.get("held") else "") for p in value]
+        elif key == "breakdown" and isinstance(value, list):
+            if value:
+                lines.append("breakdown (each payer's share):")
+                lines += [f"  side {b['payer']}: {b['amount']} = " + (" + ".join(
+                    f"{i['name']} {i['points']}" + (f" x{i['count']}" if i['count'] > 1 else "") for i in b["items"])
+                    or "base") for b in value]
+        elif key == "record" and isinstance(value, dict):
+            context = ", ".join(f"{k} {_compact(v)}" for k, v in value.items() if k != "actions")
+            lines.append(f"record: {context}")
+            lines += [f"  {i:3d}  {a}" for i, a in enumerate(value.get("actions", []))]
         elif key == "changes" and isinstance(value, list):
             lines.append(f"changes: {len(value)}")
             lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]

@@ -1,4 +1,4 @@
-"""One hand in play: the authoritative state of draws, discards, claims, kongs and flowers.
+"""One hand in play: the authoritative state of draws, discards, claims, kongs and flowers, and its record.
 
 Pure bookkeeping, no policy and no clock: the players (people, or the
 simulated players) choose, this module checks that the choice is legal and
@@ -8,6 +8,10 @@ tail.  Claims on a discard are resolved by priority (win > pung/kong >
 chow, chow only by 下家) and, among winners, counter-clockwise from the
 discarder; rule sets that allow several winners take them all.  Seats are
 physical sides; seat winds count counter-clockwise from the dealer (East).
+
+Every step is written as an action of the hand's record
+(:mod:`firmware.rules.hand_record`) through ``emit``: the settlement reads
+that record, whether it is fed action by action during play or afterwards.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+from firmware.rules.hand_record import Action, HandRecord, Verb
 from firmware.rules.win import Meld, MeldKind, Win
 from firmware.tiles.dealing import Deal
 from firmware.tiles.tile import is_flower
@@ -65,48 +70,69 @@ class HandResult:
 
 class HandPlay:
     def __init__(self, deal: Deal, face_of: Callable[[Position], int], dealer: int, round_wind: int,
-                 several_winners: bool = False) -> None:
+                 several_winners: bool = False, emit: Callable[[Action], object] | None = None,
+                 record: HandRecord | None = None) -> None:
+        """``emit`` takes every action as it happens (the settlement); by default they go to ``record``."""
         self.deal = deal
         self.face_of = face_of
         self.dealer = dealer
         self.round_wind = round_wind
         self.several_winners = several_winners
+        self.record = record if record is not None else HandRecord("", dealer=dealer, round_wind=round_wind)
+        self.emit: Callable[[Action], object] = emit if emit is not None else self.record.add
         self.seats = [Seat(side, (side - dealer) % SIDES) for side in range(SIDES)]
-        self.history: list[tuple[str, int, int | None]] = []
         self.visible: Counter[int] = Counter()                 # discards and exposed melds (和绝张)
         self.last_draw_was_replacement = False                 # kong (杠上开花) or flower (补花和)
         self.last_replacement_kind = ""                        # "kong" / "flower"
-        for side, positions in deal.hands.items():
-            for position in positions:
-                self._take(self.seats[side], position)
-        for offset in range(SIDES):                    # 补花: dealer first, then counter-clockwise
-            self._replace_flowers(self.seats[(dealer + offset) % SIDES])
         self.turn = dealer
         self.phase = Phase.DISCARD
         self.last_discard: tuple[int, int] | None = None      # (side, tile)
-        self.last_draw_was_replacement = False
-        self.after_kong_discard = False                        # the discard right after a kong replacement
+        self.last_played: tuple[int, int] | None = None       # the last discard nobody claimed (side, tile)
         self.result: HandResult | None = None
+        dealt: dict[int, list[int]] = {}
+        for side, positions in deal.hands.items():
+            dealt[side] = [self.face_of(p) for p in positions]
+        for side in sorted(dealt):
+            self.emit(Action(Verb.DEAL, side, hand=tuple(sorted(k for k in dealt[side] if not is_flower(k)))))
+        for side, kinds in dealt.items():
+            seat = self.seats[side]
+            seat.hand += [k for k in kinds if not is_flower(k)]
+        for offset in range(SIDES):                    # 补花: dealer first, then counter-clockwise
+            side = (dealer + offset) % SIDES
+            for flower in [k for k in dealt.get(side, []) if is_flower(k)]:
+                if self.phase is Phase.OVER or not self._show_flower(self.seats[side], flower):
+                    break
+        self.last_draw_was_replacement = False
 
-    # -- tiles in -------------------------------------------------------------
-    def _take(self, seat: Seat, position: Position) -> int:
-        kind = self.face_of(position)
-        if is_flower(kind):
-            seat.flowers += 1
-        else:
-            seat.hand.append(kind)
-        return kind
-
-    def _replace_flowers(self, seat: Seat) -> bool:
-        """Draw replacements for flowers until none is left; False if the tail ran out."""
-        while seat.flowers > sum(1 for h in self.history if h[0] == "flower" and h[1] == seat.side):
-            self.history.append(("flower", seat.side, None))
-            position = self.deal.replacement()
+    # -- tiles in -------------------------------------------------------------------------------------
+    def _draw_from(self, seat: Seat, position: Position | None) -> int | None:
+        """Take the tile at ``position`` into ``seat`` (a flower is shown and replaced); None when the wall
+        ran out on the way (the hand is drawn)."""
+        while True:
             if position is None:
-                return False
-            self._take(seat, position)
+                self._wall_end()
+                return None
+            kind = self.face_of(position)
+            if not is_flower(kind):
+                seat.hand.append(kind)
+                self.emit(Action(Verb.DRAW, seat.side, kind))
+                return kind
+            seat.flowers += 1
+            self.emit(Action(Verb.FLOWER, seat.side, kind))
+            position = self.deal.replacement()
             self.last_draw_was_replacement, self.last_replacement_kind = True, "flower"
-        return True
+
+    def _show_flower(self, seat: Seat, flower: int) -> bool:
+        """A flower dealt: shown and replaced from the tail; False if the tail ran out."""
+        seat.flowers += 1
+        self.emit(Action(Verb.FLOWER, seat.side, flower))
+        self.last_draw_was_replacement, self.last_replacement_kind = True, "flower"
+        return self._draw_from(seat, self.deal.replacement()) is not None
+
+    def _wall_end(self) -> None:
+        if self.phase is not Phase.OVER:
+            self.emit(Action(Verb.WALL_END))
+            self._end(HandResult([], None, None, True))
 
     @property
     def wall_left(self) -> int:
@@ -114,18 +140,12 @@ class HandPlay:
 
     def draw(self) -> int | None:
         """The seat to play draws; None when the live wall is exhausted (the hand is drawn)."""
-        position = self.deal.draw()
         seat = self.seats[self.turn]
-        if position is None:
-            self._end(HandResult([], None, None, True))
-            return None
         self.last_draw_was_replacement = False
-        kind = self._take(seat, position)
-        if is_flower(kind) and not self._replace_flowers(seat):
-            self._end(HandResult([], None, None, True))
+        kind = self._draw_from(seat, self.deal.draw())
+        if kind is None:
             return None
         self.phase = Phase.DISCARD
-        self.history.append(("draw", seat.side, None))
         return seat.hand[-1]
 
     # -- the seat to play ----------------------------------------------------
@@ -136,11 +156,10 @@ class HandPlay:
         seat.hand.remove(tile)
         seat.discards.append(tile)
         self.visible[tile] += 1
-        self.after_kong_discard = self.last_draw_was_replacement and self.last_replacement_kind == "kong"
         self.last_draw_was_replacement = False
-        self.last_discard = (seat.side, tile)
+        self.last_discard = self.last_played = (seat.side, tile)
         self.phase = Phase.CLAIMS
-        self.history.append(("discard", seat.side, tile))
+        self.emit(Action(Verb.DISCARD, seat.side, tile))
 
     def discard_flower(self, side: int) -> None:
         """A player throws away a flower instead of showing it: 相公, they may no longer win (竞技麻将)."""
@@ -149,7 +168,7 @@ class HandPlay:
             raise ValueError(f"side {side} holds no flower")
         seat.flowers -= 1
         seat.dead = True
-        self.history.append(("flower_discard", side, None))
+        self.emit(Action(Verb.FLOWER_DISCARD, side))
 
     def can_concealed_kong(self, side: int) -> list[int]:
         seat = self.seats[side]
@@ -168,32 +187,34 @@ class HandPlay:
             if robbers is not None:
                 thieves = robbers(side, tile)
                 if thieves:
+                    taken = thieves[: None if self.several_winners else 1]
+                    for thief in taken:
+                        self.emit(self.win_action(thief, tile, side, kong_win=True))
                     seat.hand.remove(tile)
-                    self._end(HandResult(thieves[: None if self.several_winners else 1], side, tile, False,
-                                         {"kong_win": True}))
+                    self._end(HandResult(taken, side, tile, False, {"kong_win": True}))
                     return None
             seat.hand.remove(tile)
             seat.melds = [Meld(MeldKind.KONG, tile, m.source) if m.kind is MeldKind.PUNG and m.tile == tile else m
                           for m in seat.melds]
             self.visible[tile] += 1
+            self.emit(Action(Verb.ADDED_KONG, side, tile))
         else:
             if seat.hand.count(tile) != 4:
                 raise ValueError(f"side {side} has no four {tile} to kong")
             for _ in range(4):
                 seat.hand.remove(tile)
             seat.melds.append(Meld(MeldKind.KONG, tile, None))
-        self.history.append(("kong", side, tile))
-        position = self.deal.replacement(kong=True)
-        if position is None:
-            self._end(HandResult([], None, None, True))
+            self.emit(Action(Verb.CONCEALED_KONG, side, tile))
+        return self._replacement(seat)
+
+    def _replacement(self, seat: Seat) -> int | None:
+        """A kong's replacement from the tail (None: the tail ran out, the hand is drawn)."""
+        kind = self._draw_from(seat, self.deal.replacement(kong=True))
+        if kind is None:
             return None
-        kind = self._take(seat, position)
         self.last_draw_was_replacement, self.last_replacement_kind = True, "kong"
-        if is_flower(kind) and not self._replace_flowers(seat):
-            self._end(HandResult([], None, None, True))
-            return None
         self.phase = Phase.DISCARD
-        return seat.hand[-1]
+        return kind
 
     # -- claims on a discard -----------------------------------------------------
     def claim_options(self, side: int, can_win: Callable[[int, int], bool]) -> list[Claim]:
@@ -246,10 +267,13 @@ class HandPlay:
             self.last_discard = None
             return
         if claims[0].kind == "win":
+            for claim in claims:
+                self.emit(self.win_action(claim.side, tile, discarder))
             self._end(HandResult([c.side for c in claims], discarder, tile, False))
             return
         claim = claims[0]
         seat = self.seats[claim.side]
+        self.last_played = None
         self.seats[discarder].discards.pop()
         source = SOURCES[(claim.side - discarder) % SIDES]
         if claim.kind == "chow":
@@ -258,44 +282,58 @@ class HandPlay:
                     seat.hand.remove(k)
             seat.melds.append(Meld(MeldKind.CHOW, claim.tile, source))
             self.visible.update(k for k in (claim.tile, claim.tile + 1, claim.tile + 2) if k != tile)
+            self.emit(Action(Verb.CHOW, claim.side, claim.tile, discarder))
         else:
-            for _ in range(3 if claim.kind == "kong" else 2):
+            kong = claim.kind == "kong"
+            for _ in range(3 if kong else 2):
                 seat.hand.remove(tile)
-            seat.melds.append(Meld(MeldKind.KONG if claim.kind == "kong" else MeldKind.PUNG, tile, source))
-            self.visible[tile] += 3 if claim.kind == "kong" else 2
-        self.history.append((claim.kind, claim.side, tile))
+            seat.melds.append(Meld(MeldKind.KONG if kong else MeldKind.PUNG, tile, source))
+            self.visible[tile] += 3 if kong else 2
+            self.emit(Action(Verb.KONG if kong else Verb.PUNG, claim.side, tile, discarder))
         self.turn = claim.side
         self.last_discard = None
         if claim.kind == "kong":
-            position = self.deal.replacement(kong=True)
-            if position is None:
-                self._end(HandResult([], None, None, True))
-                return
-            self._take(seat, position)
-            self.last_draw_was_replacement, self.last_replacement_kind = True, "kong"
-            self._replace_flowers(seat)
+            self._replacement(seat)
+            return
         self.phase = Phase.DISCARD
 
     def self_drawn_win(self, side: int) -> None:
-        flags = {"kong_win": self.last_draw_was_replacement and self.last_replacement_kind == "kong",
-                 "flower_win": self.last_draw_was_replacement and self.last_replacement_kind == "flower"}
-        self._end(HandResult([side], None, self.seats[side].hand[-1], False, flags))
+        tile = self.seats[side].hand[-1]
+        kong_win = self.last_draw_was_replacement and self.last_replacement_kind == "kong"
+        flower_win = self.last_draw_was_replacement and self.last_replacement_kind == "flower"
+        self.emit(self.win_action(side, tile, None, kong_win=kong_win))
+        self._end(HandResult([side], None, tile, False, {"kong_win": kong_win, "flower_win": flower_win}))
 
     def _end(self, result: HandResult) -> None:
         self.result = result
         self.phase = Phase.OVER
 
     # -- what the referee needs ---------------------------------------------------
-    def win_for(self, side: int, tile: int, self_drawn: bool, kong_win: bool = False) -> Win:
-        """The Win description of ``side`` winning on ``tile`` (its hand holds the tile if self-drawn)."""
+    def win_action(self, side: int, tile: int, discarder: int | None, kong_win: bool = False) -> Action:
+        """The record's ``win`` action of ``side`` winning on ``tile`` (from ``discarder``; None: self-drawn,
+        its hand holds the tile)."""
         seat = self.seats[side]
+        self_drawn = discarder is None
         hand = list(seat.hand)
         if self_drawn:
             hand.remove(tile)
-        last = self.wall_left == 0
+        flags = set()
+        if kong_win:
+            flags.add("kong_win")
+        if self.wall_left == 0:
+            flags.add("last_tile")
         # 和绝张: the other three copies are on view (a discard on the table counts itself: not one of them)
-        others_visible = self.visible[tile] - (0 if self_drawn else 1)
-        last_of_kind = others_visible == 3 and hand.count(tile) == 0
-        return Win(tuple(sorted(hand)), tuple(seat.melds), tile, self_drawn, last_of_kind, kong_win, last,
-                   seat.wind, self.round_wind, seat.flowers,
-                   flower_win=self_drawn and self.last_draw_was_replacement and self.last_replacement_kind == "flower")
+        if self.visible[tile] - (0 if self_drawn else 1) == 3 and hand.count(tile) == 0:
+            flags.add("last_of_kind")
+        if self_drawn and self.last_draw_was_replacement and self.last_replacement_kind == "flower":
+            flags.add("flower_win")
+        return Action(Verb.WIN, side, tile, discarder, tuple(sorted(hand)), frozenset(flags), seat.flowers)
+
+    def win_for(self, side: int, tile: int, self_drawn: bool, kong_win: bool = False) -> Win:
+        """The Win of ``side`` declaring on ``tile`` now (its hand holds the tile if self-drawn): what the
+        players ask the referee about before declaring."""
+        a = self.win_action(side, tile, None if self_drawn else (side + 1) % SIDES, kong_win)
+        seat = self.seats[side]
+        return Win(a.hand, tuple(seat.melds), tile, self_drawn, "last_of_kind" in a.flags, kong_win,
+                   "last_tile" in a.flags, seat.wind, self.round_wind, seat.flowers,
+                   flower_win="flower_win" in a.flags)

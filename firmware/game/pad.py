@@ -9,7 +9,8 @@ read unusable (the table asks for the tiles again) rather than guessed; so
 does a set that is not enrolled (its tags name no tile: the hand cannot be
 verified, only judged by the people at the table).
 Sets the player had exposed are read with the rest; the referee names them
-(``parse_melds``), since the pad cannot tell exposed tiles from concealed ones.
+(``parse_melds``, which also says who fed each), since the pad cannot tell
+exposed tiles from concealed ones.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from typing import Callable
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.messages import InventoryPart
 from firmware.reader.registry import TileRegistry
-from firmware.rules.win import Meld, MeldKind, Win
+from firmware.rules.hand_record import Action, Verb
 from firmware.tiles.tile import TileError, code, is_flower, parse
 
 PAD_ANTENNA_BASE = 4
+SIDES = 4
 
 
 @dataclass(frozen=True)
@@ -68,41 +70,69 @@ def read_pad(reader: ReaderDriver, side: int, registry: TileRegistry, set_id: st
     reader.inventory(PAD_ANTENNA_BASE + side, got)
 
 
-def parse_melds(text: str) -> tuple[Meld, ...]:
-    """Exposed sets as a referee names them: ``c123p`` a chow, ``p5m`` a pung, ``k7s`` a melded kong,
-    ``K9s`` a concealed kong; separated by spaces or commas."""
-    melds = []
+MELD_HELP = ("c123p (a chow), p5m (a pung), k7s (a kong on a discard), a7s (a pung made a kong with a drawn "
+             "tile), K9s (a concealed kong); @SIDE names the side that fed it (default: the one to the left)")
+
+
+def parse_melds(text: str, side: int) -> list[Action]:
+    """Sets a referee names, as actions of the hand's record by ``side``: ``c123p`` a chow, ``p5m`` a pung,
+    ``k7s`` a kong on a discard, ``a7s`` a pung made a kong with a drawn tile (加杠), ``K9s`` a concealed kong;
+    ``@S`` after a set names the side S that fed it (default: the side to the left, 上家); separated by spaces
+    or commas.  ValueError names the bad set."""
+    actions: list[Action] = []
+    left = (side - 1) % SIDES
     for token in text.replace(",", " ").split():
-        kind, tiles = token[0], token[1:]
+        body, _, fed = token.partition("@")
+        kind, tiles = body[:1], body[1:]
+        if fed and (fed not in ("0", "1", "2", "3") or int(fed) == side or kind == "K"):
+            raise ValueError(f"meld {token!r}: @SIDE is another side 0..3 (a concealed kong has none)")
+        feeder = int(fed) if fed else left
         try:
             kinds = parse(tiles)
         except TileError as exc:
             raise ValueError(f"meld {token!r}: {exc}") from None
-        if kind == "c" and len(kinds) == 3 and kinds == [kinds[0], kinds[0] + 1, kinds[0] + 2] and kinds[0] < 27 \
-                and kinds[0] % 9 <= 6:
-            melds.append(Meld(MeldKind.CHOW, kinds[0], "left"))
-        elif kind in "pkK" and len(kinds) == 1:
-            source = None if kind == "K" else "left"          # (who fed it does not change the score)
-            melds.append(Meld(MeldKind.PUNG if kind == "p" else MeldKind.KONG, kinds[0], source))
+        if kind == "c" and len(kinds) == 3 and sorted(kinds) == [min(kinds), min(kinds) + 1, min(kinds) + 2] \
+                and min(kinds) < 27 and min(kinds) % 9 <= 6:
+            actions.append(Action(Verb.CHOW, side, min(kinds), feeder))
+        elif kind in "pkaK" and len(kinds) == 1 and kinds[0] < 34:
+            k = kinds[0]
+            if kind == "p":
+                actions.append(Action(Verb.PUNG, side, k, feeder))
+            elif kind == "k":
+                actions.append(Action(Verb.KONG, side, k, feeder))
+            elif kind == "a":
+                actions += [Action(Verb.PUNG, side, k, feeder), Action(Verb.ADDED_KONG, side, k)]
+            else:
+                actions.append(Action(Verb.CONCEALED_KONG, side, k))
         else:
-            raise ValueError(f"meld {token!r}: use c123p (chow), p5m (pung), k7s (melded kong), K9s (concealed kong)")
-    return tuple(melds)
+            raise ValueError(f"meld {token!r}: use {MELD_HELP}")
+    return actions
 
 
-def win_from_pad(read: PadRead, win_tile: int, self_drawn: bool, seat_wind: int, round_wind: int,
-                 melds: tuple[Meld, ...] = ()) -> Win:
-    """The declared win as the pad shows it: every tile on the pad, the winning tile among them; the
-    tiles of ``melds`` (the sets the player had exposed) are on the pad too and are taken out of the
-    concealed hand."""
+def meld_tiles(actions: list[Action]) -> list[int]:
+    """Every tile of the sets these actions expose (a kong's four)."""
+    out: list[int] = []
+    for a in actions:
+        assert a.tile is not None
+        if a.verb is Verb.CHOW:
+            out += list(a.chow_tiles)
+        elif a.verb is Verb.PUNG:
+            out += [a.tile] * 3
+        else:
+            out += [a.tile] * (1 if a.verb is Verb.ADDED_KONG else 4)
+    return out
+
+
+def standing_from_pad(read: PadRead, win_tile: int, meld_actions: list[Action]) -> tuple[int, ...]:
+    """The standing tiles of a declared win as the pad shows them: every tile on the pad but the sets the
+    player had exposed (the pad reads them too) and the winning tile.  ValueError when they are not there."""
     counts = Counter(read.kinds)
-    for meld in melds:
-        for k in meld.tiles:
-            if counts[k] == 0:
-                raise ValueError(f"the exposed set {meld.kind.value} {code(meld.tile)} is not on the pad")
-            counts[k] -= 1
+    for k in meld_tiles(meld_actions):
+        if counts[k] == 0:
+            raise ValueError(f"the exposed set with {code(k)} is not on the pad")
+        counts[k] -= 1
     if counts[win_tile] == 0:
         raise ValueError(f"the winning tile {code(win_tile)} is not on the pad")
     hand = [k for k in sorted(counts) for _ in range(counts[k])]
     hand.remove(win_tile)
-    return Win(tuple(hand), tuple(melds), win_tile, self_drawn, False, False, False, seat_wind, round_wind,
-               read.flowers)
+    return tuple(hand)

@@ -1,70 +1,153 @@
-"""The scoreboard: chips per seat for the game being played, and every hand's result and payments.
+"""The scoreboard: chips per side for the game being played, every hand's result, record and payments.
 
 Chips are kept per physical side (players keep their seat at the table).
 Everything is rows in the table database, appended, never a rewritten
-document: one per hand's result, one per payment with its reason, and the
-chips updated in the same transaction (so a power cut never loses a
-committed score and a hand is never counted twice: its row is keyed by the
-hand number).  Changing the rule set starts a new game with the rule set's
-starting chips; the old game's rows stay.
+document (:mod:`firmware.controller.score_rows`): one per game (局), one per
+hand's result with the hand's record, one per payment with its reason.
+Money paid on the spot (kongs, 追牌, 跟庄, penalties) is written when it
+happens; the rest of a hand's money with its result, the chips in the same
+transaction, so a power cut never loses a committed score and nothing is
+counted twice.  When the rule set ends a game (竞技麻将's 局结) the next
+starts with fresh chips; changing the rule set also starts a new game, and
+the old games' rows stay.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from firmware.controller.store import TableStore
+from firmware.controller.score_rows import ScoreRows
+from firmware.rules.money import PENALTY_PREFIX, REASONS, Payment, Reason, deltas
+from firmware.rules.ruleset import RuleSet
 
-START_CHIPS = {"mcr": 500, "competition": 100, "liaoning": 500, "jinzhou": 500}
+if TYPE_CHECKING:
+    from firmware.controller.store import TableStore
+    from firmware.rules.settlement import HandSettlement
+
+SIDES = 4
 
 
 @dataclass
-class HandRecord:
+class ScoredHand:
+    """A hand's result as the scoreboard keeps it."""
+
     hand: int
     dealer: int
-    winners: list[int]                 # sides
+    winners: list[int]                 # sides with a legal win
     drawn: bool
-    payments: list[int]                # by side, summing to zero
-    fans: list[list] = field(default_factory=list)
+    payments: list[Payment] = field(default_factory=list)      # all of the hand's (the ones written already kept)
+    items: list[dict[str, Any]] = field(default_factory=list)  # the winners' items: name, key, en, points, count
     note: str = ""
     round_wind: int = 0                # 0..3 = E S W N
-    reason: str = "hand"               # why the money moved (kept with every payment row)
+    record: str = ""                   # the hand's record as JSON ("" when there is none)
+    followed: bool = False             # 跟庄
+
+    @property
+    def by_side(self) -> list[int]:
+        return deltas(self.payments)
+
+    @classmethod
+    def of(cls, settlement: "HandSettlement", note: str = "") -> "ScoredHand":
+        record = settlement.record
+        items = [dict(i.to_json(), side=v.side) for v in settlement.verdicts if v.legal for i in v.items]
+        false = [f"false win by side {v.side}: {v.reason}" for v in settlement.verdicts if not v.legal]
+        return cls(record.hand, record.dealer, settlement.winners, settlement.drawn, list(settlement.payments),
+                   items, "; ".join([*false, *([note] if note else [])]), record.round_wind,
+                   json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")), settlement.followed)
 
 
 class Scoreboard:
-    def __init__(self, store: TableStore, rules: str, chips: int | None = None, first_hand: int = 1) -> None:
+    def __init__(self, store: "TableStore", rules: RuleSet, first_hand: int = 1) -> None:
         self.store = store
         self.rules = rules
-        self.start_chips = chips if chips is not None else START_CHIPS.get(rules, 500)
-        self.game = store.current_game(rules, self.start_chips, first_hand)
+        self.rows = ScoreRows(store)
+        self.start_chips = rules.start_chips
+        self.game = self.rows.current_game(rules.name, self.start_chips, first_hand)
         if self.game:
-            self.start_chips = store.game_start(self.game)      # the game's own start (the config may differ)
-        self.chips: list[int] = store.chips(self.game) if self.game else [self.start_chips] * 4
+            self.start_chips = self.rows.game_start(self.game)     # the game's own start (the config may differ)
+        self.chips: list[int] = self.rows.chips(self.game) if self.game else [self.start_chips] * SIDES
 
-    def record(self, record: HandRecord) -> bool:
-        """Write a hand's result and payments (in the caller's batch, if any); False if it was recorded before
-        or could not be written."""
-        if sum(record.payments) != 0:
-            raise ValueError(f"hand {record.hand}: payments {record.payments} do not sum to zero")
-        payments = [(side, amount, record.reason) for side, amount in enumerate(record.payments) if amount]
-        written = self.store.record_result(self.game, record.hand, record.dealer, list(record.winners),
-                                           record.drawn, payments, record.fans, record.note, record.round_wind)
-        if written:
-            self.chips = [c + d for c, d in zip(self.chips, record.payments)]
-        return written
+    # -- writing --------------------------------------------------------------------------------------------
+    def pay(self, hand: int, payments: list[Payment]) -> bool:
+        """Money paid on the spot during ``hand`` (in the caller's batch, if any); a payment written before is
+        not written or counted again.  False if it could not be written."""
+        new = self.rows.add_payments(self.game, hand, payments)
+        if self.store.failing:
+            return False
+        d = deltas(new)
+        self.chips = [c + x for c, x in zip(self.chips, d)]
+        return True
 
+    def record(self, scored: ScoredHand) -> bool:
+        """Write a hand's result with the payments not yet written (in the caller's batch, if any); False if it
+        was recorded before or could not be written."""
+        if sum(scored.by_side) != 0:
+            raise ValueError(f"hand {scored.hand}: payments {scored.by_side} do not sum to zero")
+        chips = list(self.chips)
+        with self.store.batch(f"result of hand {scored.hand}"):
+            if not self.rows.record_result(self.game, scored.hand, scored.dealer, list(scored.winners), scored.drawn,
+                                           scored.items, scored.note, scored.round_wind, scored.record):
+                return False
+            new = self.rows.add_payments(self.game, scored.hand, scored.payments)
+        if self.store.failing:
+            return False
+        self.chips = [c + x for c, x in zip(chips, deltas(new))]
+        return True
+
+    def end_game_if_over(self, hand: int, deal_passes: bool) -> str | None:
+        """After recording ``hand``: if the rule set ends the game here (局结), end it and start the next with
+        fresh chips; the reason (None: the game goes on).  ``deal_passes``: the hand passes the deal on."""
+        dealers = self.rows.dealers(self.game)
+        passes = sum(1 for a, b in zip(dealers, dealers[1:]) if a != b) + int(deal_passes)
+        reason = self.rules.match_end(self.chips, passes // SIDES)
+        if reason is None:
+            return None
+        with self.store.batch(f"end of game {self.game}"):
+            self.rows.end_game(self.game, hand, reason)
+            game = self.rows.new_game(self.rules.name, self.rules.start_chips, hand + 1)
+        if self.store.failing:
+            return None
+        self.game, self.start_chips = game, self.rules.start_chips
+        self.chips = self.rows.chips(game)
+        return reason
+
+    # -- reading --------------------------------------------------------------------------------------------
     def recorded(self, hand: int) -> bool:
-        return self.store.has_result(hand)
+        return self.rows.has_result(hand)
 
-    def hands(self, since: int = 0) -> list[HandRecord]:
-        """The game's recorded hands after hand ``since``, oldest first (read from the database)."""
-        return [HandRecord(h["hand"], h["dealer"], h["winners"], h["drawn"], h["payments"],
-                           [list(f) for f in h["fans"]], h["note"], h["round_wind"])
-                for h in self.store.hand_results(self.game, since=since)]
+    def chips_before(self, hand: int) -> list[int]:
+        """Each side's chips at the deal of ``hand`` of the game being played."""
+        return self.rows.chips_before(self.game, hand)
 
-    def conserved(self) -> bool:
-        """Checked independently of the recording: the payment rows sum to zero and every side's chips are
-        its start plus its payments."""
-        paid = self.store.paid(self.game)
-        return sum(paid) == 0 and self.store.chips(self.game) == [self.start_chips + p for p in paid] \
-            and self.chips == self.store.chips(self.game)
+    def reason(self, key: str) -> Reason:
+        """The reason of a stored payment (a penalty by the rule set's name for it)."""
+        if key.startswith(PENALTY_PREFIX) and key[len(PENALTY_PREFIX):] in self.rules.config.penalties:
+            return self.rules.penalty_reason(key[len(PENALTY_PREFIX):])
+        return REASONS.get(key, Reason(key, key, key))
+
+    def hands(self, since: int = 0, limit: int | None = None, all_games: bool = False) -> list[ScoredHand]:
+        """The game's recorded hands after hand ``since``, oldest first (read from the database); ``all_games``:
+        of every game (局) since, not only the one being played."""
+        out = []
+        for h in self.rows.hand_results(None if all_games else self.game, since=since, limit=limit):
+            payments = [Payment(p["payer"], p["payee"], p["amount"], self.reason(p["reason"]), p["event"], p["held"])
+                        for p in h["money"]]
+            out.append(ScoredHand(h["hand"], h["dealer"], h["winners"], h["drawn"], payments, h["fans"], h["note"],
+                                  h["round_wind"], h["record"]))
+        return out
+
+    def games(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self.rows.games(limit)
+
+    def conserved(self, games: int = 100) -> bool:
+        """Checked independently of the recording, for the newest ``games`` games: each side's chips are its
+        start plus the payment rows, the rows (held ones too) sum to zero, and the kept chips are the stored
+        ones."""
+        for game in self.rows.games(limit=games):
+            paid = self.rows.paid(game["game"])
+            if sum(paid) != 0 or sum(self.rows.held(game["game"])) != 0 \
+                    or game["chips"] != [game["start_chips"] + p for p in paid]:
+                return False
+        return self.chips == self.rows.chips(self.game)

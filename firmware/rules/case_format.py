@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from firmware.rules.win import HandError, Meld, MeldKind, Win, wind_index
+from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
 from firmware.tiles.tile import TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
@@ -184,6 +184,7 @@ class Case:
     rules: str | None          # None: the scorer's default
     win: Win
     discarder: int | None      # seat wind index of the discarder, None when self-drawn or not given
+    kong_discard: bool = False  # won on the discard made right after a kong (杠流泪)
 
 
 def parse_line(line: str) -> tuple[Any, Case]:
@@ -216,7 +217,10 @@ def parse_case(data: dict) -> Case:
             raise CaseError("'discarder' given for a self-drawn win")
         if discarder == seat:
             raise CaseError("'discarder' is the winner's own seat")
-    return Case(case_id, rules, win, discarder)
+    kong_discard = _field(data, "kong_discard", bool, False)
+    if kong_discard and win.self_drawn:
+        raise CaseError("'kong_discard' (杠流泪) is a win on a discard, not self-drawn")
+    return Case(case_id, rules, win, discarder, kong_discard)
 
 
 def _field(data: dict, name: str, kind: type, default: Any = ..., where: str = "") -> Any:
@@ -288,3 +292,22 @@ def _meld(raw: Any, index: int) -> Meld:
     elif not isinstance(source, str) or source not in SOURCES:
         raise CaseError(f"field '{where}.from' must be left, opposite or right, got {describe(source)}")
     return Meld(kind, tiles[0], source)
+
+
+def _integer(raw: dict[str, Any], name: str, where: str, low: int, high: int) -> int:
+    value = raw.get(name)
+    if value is None:
+        return 0
+    if type(value) is not int or not low <= value <= high:
+        raise CaseError(f"field '{where}.{name}' must be an integer from {low} to {high}, got {describe(value)}")
+    return value
+
+
+def _winds(raw: dict[str, Any], name: str) -> list[str]:
+    value = raw.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(w, str) and w in WIND_CODES and len(w) == 1
+                                              for w in value):
+        raise CaseError(f"field 'table.{name}' must be an array of seat winds (E, S, W or N), got {describe(value)}")
+    return value

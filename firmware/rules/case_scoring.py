@@ -14,20 +14,15 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
 
-from firmware.rules.case_format import (MAX_DEPTH, ONE_CASE_PER_LINE, Case, CaseError, UnreadableLine, describe,
+from firmware.rules.case_format import (MAX_DEPTH, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
                                         id_problem, load_object, nesting, parse_case, valid_id)
-from firmware.rules.mcr.payment import false_win_payments, win_payments
-from firmware.rules.mcr.scorer import score
-from firmware.rules.names import RULE_NAMES
-from firmware.rules.win import WIND_CODES
+from firmware.rules.case_record import case_result, table_context
+from firmware.rules.hand_record import BadRecord
+from firmware.rules.registry import DEFAULT, RULE_NAMES, load_ruleset
 from firmware.tiles.tile import show
-
-SCORERS = RULE_NAMES
 MAX_LINE_BYTES = 64 * 1024              # a case is a few hundred bytes
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024   # read ahead at most this much to tell a multi-line JSON document
 MAX_ERROR_CHARS = 1000
-MAX_DEALER_STREAK = 1000
-MAX_CHIPS = 10**12
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r"                       # JSON's white space (the newline is gone)
 # characters (in strings only) that some readers take for a line break (str.splitlines, JavaScript): escaped
@@ -240,165 +235,16 @@ def _answer(line: str, default_rules: str | None) -> tuple[dict[str, Any], str]:
             table = table_context(data)
         except CaseError as exc:
             return {"id": case_id, "error": str(exc)}, INVALID
-        rules = case.rules or default_rules or "mcr"
+        rules = case.rules or default_rules or DEFAULT
         if default_rules and case.rules and case.rules != default_rules:
             return {"id": case_id, "error": f"case is for rules {show(case.rules)}, --rules says "
                                             f"{show(default_rules)}"}, INVALID
-        if rules not in SCORERS:
+        if rules not in RULE_NAMES:
             return {"id": case_id, "error": f"rules {show(rules)} cannot be scored yet; scorers: "
-                                            f"{', '.join(SCORERS)}"}, INVALID
+                                            f"{', '.join(RULE_NAMES)}"}, INVALID
         try:
-            if rules == "competition":
-                return competition_result(case, data, table), SCORED
-            if rules in ("liaoning", "jinzhou"):
-                return northeast_result(case, data, rules, table), SCORED
-        except ValueError as exc:
+            return case_result(case, load_ruleset(rules), data, table), SCORED
+        except (CaseError, BadRecord) as exc:
             return {"id": case_id, "error": str(exc)}, INVALID
-        return mcr_result(case, "discarder" in data), SCORED
     except Exception as exc:                                # a bug of ours: this line's answer, not a crash
         return {"id": case_id, "error": f"internal error ({type(exc).__name__}): {exc}; please report"}, INTERNAL
-
-
-def mcr_result(case: Case, with_payments: bool) -> dict[str, Any]:
-    result = score(case.win)
-    winner = case.win.seat_wind
-    if not result.win:
-        out: dict[str, Any] = {"id": case.id, "win": False, "reason": result.reason}
-        if with_payments:
-            out["payments"] = _by_wind(false_win_payments(winner))
-        return out
-    out = {"id": case.id, "win": True, "total": result.total, "total_without_flowers": result.total_without_flowers,
-           "meets_minimum": result.meets_minimum,
-           "fans": [{"name": fan.zh, "en": fan.en, "points": fan.points, "count": n} for fan, n in result.fans]}
-    if with_payments:
-        out["payments"] = _by_wind(win_payments(result, winner, None if case.win.self_drawn else case.discarder))
-    return out
-
-
-def _by_wind(deltas: list[int]) -> dict[str, int]:
-    return {WIND_CODES[seat]: delta for seat, delta in enumerate(deltas)}
-
-
-def competition_result(case: Case, data: dict[str, Any], table: dict[str, Any] | None = None) -> dict[str, Any]:
-    from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, score_competition
-    from firmware.rules.competition.settlement import WinRefused, false_win_payments, win_payments
-    from firmware.rules.ruleset import load_ruleset
-
-    cfg = load_ruleset("competition").competition
-    assert cfg is not None
-    result = score_competition(case.win, cfg)
-    winner = case.win.seat_wind
-    table = table if table is not None else table_context(data)
-    if WIND_CODES[winner] in table["dead_hands"] and result.win:
-        result.win = False
-        result.reason = "相公: a dead hand (a discarded flower, a wrong count, a false win) may not win"
-    wants = "discarder" in data
-    if not result.win:
-        out: dict[str, Any] = {"id": case.id, "win": False, "reason": result.reason}
-        if wants:
-            out["payments"] = _by_wind(false_win_payments(winner))
-        return out
-    out = {"id": case.id, "win": True, "total": result.total,
-           "total_without_flowers": result.total - result.flower_points, "meets_minimum": result.meets_minimum,
-           "fans": [{"name": FAN_NAMES[k], "key": k, "points": p, "count": 1} for k, p in result.fans],
-           "extras": [{"name": EXTRA_NAMES[k], "key": k, "points": p, "count": n} for k, p, n in result.extras]}
-    if not result.meets_minimum:
-        out["reason"] = "no fan: 无番禁和牌"
-    if wants:
-        discarder = None if case.win.self_drawn else case.discarder
-        try:
-            deltas = win_payments(result, winner, discarder, cfg.settlement,
-                                  robbed_kong=case.win.kong_win and not case.win.self_drawn,
-                                  double=table["dealer_streak"] > 0, chips=table["chips"], liable=table["liable"])
-            out["payments"] = _by_wind(deltas)
-            out["breakdown"] = {
-                "items": [{"item": FAN_NAMES[k], "points": p} for k, p in result.fans]
-                + [{"item": EXTRA_NAMES[k], "points": p * n} for k, p, n in result.extras],
-                "S": result.total, "double": table["dealer_streak"] > 0,
-                "liable": WIND_CODES[table["liable"]] if table["liable"] is not None else None}
-        except WinRefused as exc:
-            out["refused"] = str(exc)
-            out["payments"] = _by_wind(false_win_payments(winner))
-    return out
-
-
-def table_context(data: dict[str, Any]) -> dict[str, Any]:
-    """The optional ``"table"`` context of a case (dealer streak, open seats, chips, liability, 跟庄, dead
-    hands), every field of its exact JSON type; CaseError names the field at fault."""
-    raw = data.get("table")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise CaseError(f"field 'table' must be an object, got {describe(raw)}")
-    winds = tuple(WIND_CODES)
-    chips = raw.get("chips")
-    if chips is not None:
-        if not isinstance(chips, dict):
-            raise CaseError(f"field 'table.chips' must be an object of seat winds to integers, got {describe(chips)}")
-        unknown = [key for key in chips if key not in winds]
-        if unknown:
-            raise CaseError(f"field 'table.chips': {describe(unknown[0])} is not a seat wind (E, S, W or N)")
-        chips = [_integer(chips, w, "table.chips", -MAX_CHIPS, MAX_CHIPS) for w in winds]
-    liable = raw.get("liable")
-    if liable is not None and not (isinstance(liable, str) and liable in winds):
-        raise CaseError(f"field 'table.liable' must be a seat wind (E, S, W or N) or null, got {describe(liable)}")
-    followed = raw.get("first_discard_followed")
-    if followed is not None and not isinstance(followed, bool):
-        raise CaseError(f"field 'table.first_discard_followed' must be true or false, got {describe(followed)}")
-    return {"dealer_streak": _integer(raw, "dealer_streak", "table", 0, MAX_DEALER_STREAK),
-            "open_seats": frozenset(winds.index(w) for w in _winds(raw, "open_seats")),
-            "chips": chips,
-            "liable": winds.index(liable) if liable is not None else None,
-            "first_discard_followed": bool(followed),
-            "dead_hands": _winds(raw, "dead_hands")}
-
-
-def _integer(raw: dict[str, Any], name: str, where: str, low: int, high: int) -> int:
-    value = raw.get(name)
-    if value is None:
-        return 0
-    if type(value) is not int or not low <= value <= high:
-        raise CaseError(f"field '{where}.{name}' must be an integer from {low} to {high}, got {describe(value)}")
-    return value
-
-
-def _winds(raw: dict[str, Any], name: str) -> list[str]:
-    value = raw.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(w, str) and w in WIND_CODES and len(w) == 1
-                                              for w in value):
-        raise CaseError(f"field 'table.{name}' must be an array of seat winds (E, S, W or N), got {describe(value)}")
-    return value
-
-
-def northeast_result(case: Case, data: dict[str, Any], rules_name: str,
-                     table: dict[str, Any] | None = None) -> dict[str, Any]:
-    from firmware.rules.northeast import TableContext, dealer_pays_each, score_northeast, settle
-    from firmware.rules.ruleset import load_ruleset
-
-    rules = load_ruleset(rules_name)
-    result = score_northeast(case.win, rules)
-    winner = case.win.seat_wind
-    if not result.win:
-        return {"id": case.id, "win": False, "reason": result.reason}
-    out: dict[str, Any] = {"id": case.id, "win": True, "meets_minimum": result.legal,
-                           "fans": [{"name": name, "points": n, "count": 1} for name, n in result.items]}
-    if not result.legal:
-        out["reason"] = result.reason
-    if "discarder" in data and result.legal:
-        table = table if table is not None else table_context(data)
-        ctx = TableContext(dealer=0, open_seats=table["open_seats"] - {winner},
-                           chips=tuple(table["chips"]) if table["chips"] else None)
-        settlement = settle(case.win, result, winner, None if case.win.self_drawn else case.discarder, ctx, rules)
-        deltas = settlement.deltas
-        breakdown = {WIND_CODES[p]: [{"item": name, "n": n} for name, n in items]
-                     for p, items in settlement.breakdown.items()}
-        if table["first_discard_followed"] and rules.doubling and rules.doubling.follow_dealer_pays_each:
-            follow = dealer_pays_each(0, rules.doubling.follow_dealer_pays_each)
-            deltas = [a + b for a, b in zip(deltas, follow)]
-            breakdown["跟庄"] = [{"item": "dealer pays each", "n": rules.doubling.follow_dealer_pays_each}]
-        out["total"] = out["total_without_flowers"] = deltas[winner]
-        out["payments"] = _by_wind(deltas)
-        out["breakdown"] = breakdown
-    return out

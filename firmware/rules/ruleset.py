@@ -1,146 +1,236 @@
-"""Rule-set configuration (``config/rules/*.toml``): tile set, shapes, dealing.
+"""A rule set: one object behind one interface, asked by the referee, the settlement, the game and the players.
 
-Loaded strictly like the table model: unknown keys, wrong types and missing
-keys are errors naming the file, table and key.
+Each family (MCR, 竞技麻将, the northeastern 辽宁 / 锦州) subclasses
+:class:`RuleSet` in its own package; :mod:`firmware.rules.registry` makes
+one from its TOML.  The interface covers:
+
+* the tiles and the deal: tile set, winning shapes, dice throws, the tail kept;
+* legality and scoring of a declared win (:meth:`score`): a :class:`Score`
+  with uniform items;
+* settlement: a win (:meth:`win_payments`), a false or refused win, kongs and
+  the other on-the-spot money (追牌, 跟庄, 花杠), a drawn hand (黄庄), the
+  referee's penalties; every payment with its reason;
+* the game: who deals next (:meth:`next_dealer`), when a 局 ends
+  (:meth:`match_end`), how many may win on one discard;
+* the simulated players' aims (:class:`Aims`).
+
+Nothing outside the registry asks a rule set for its name to decide
+anything: what differs is a method of the family or a switch in its TOML.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-from typing import Annotated, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
-from pydantic import Field, ValidationError
-
-from firmware.config import Section, _format_error, read_toml
-from firmware.config_paths import rules_file
-from firmware.faults import ConfigError
 from firmware.hands.analysis import Shape
-from firmware.rules.names import RULE_NAMES
+from firmware.rules.config import RuleSetConfig
+from firmware.rules.money import (FALSE_WIN, SEATS, Breakdown, Item, Payment, Reason, one_pays_each,
+                                  penalty_reason)
+from firmware.rules.win import Meld, Win
 from firmware.tiles.dealing import DealRules
 
+FALSE_WIN_EACH = 10
 
 
-class RulesSection(Section):
-    name: str
-    title: str
-    tile_set: Literal[144, 136, 112, 108]
-    shapes: list[Literal["standard", "seven_pairs", "thirteen_orphans", "honours_and_knitted",
-                         "knitted_straight", "fourteen_unrelated"]]
+@dataclass(frozen=True)
+class Dealership:
+    dealer: int           # physical side of the dealer
+    streak: int = 0       # hands the dealer has kept the seat (竞技麻将 倍打 when > 0)
+    long_hair: int = 0    # 辽宁 长毛 carried into the next hand
 
 
-class DealSection(Section):
-    throws: Literal[1, 2]
-    kept_tail: Annotated[int, Field(ge=0, le=40)] = 0
-    kept_per_kong: Annotated[int, Field(ge=0, le=4)] = 0
+@dataclass(frozen=True)
+class HandOutcome:
+    """What the dealer rotation needs of a settled hand."""
+
+    winners: tuple[int, ...] = ()      # sides with a legal win
+    drawn: bool = False                # the wall ran out (荒牌 / 黄庄)
+    followed: bool = False             # 跟庄
 
 
-CompetitionFan = Literal["mixed_straight", "pure_straight", "seven_pairs", "all_pungs", "half_flush", "full_flush",
-                         "fourteen_unrelated", "melded_single_wait", "upper_chows", "middle_chows", "lower_chows"]
-CompetitionExtra = Literal["flower", "single_wait", "flower_replacement_win", "kong_replacement_win", "last_claim",
-                           "last_draw", "concealed"]
-Points = Annotated[int, Field(ge=0, le=1000)]
+@dataclass(frozen=True)
+class Aims:
+    """What the simulated players play for, beyond winning."""
+
+    lean_to_flush: bool = False        # a win needs a fan (竞技麻将): lean towards one suit
+    eager_to_open: bool = False        # a win needs an open hand (辽宁): claim more readily
+    kong_money: bool = False           # kongs are paid on the spot: declare and claim every kong
+    safe_follow: bool = False          # a run of discards costs its first (追牌, 跟庄): follow the last discard
+    #                                    when it is as good as any, never start a run that costs
 
 
-class CompetitionSettlement(Section):
-    chips: Points = 100
-    discard_multiplier: Points = 2          # the discarder pays 2S
-    self_drawn_multiplier: Points = 1       # each other seat pays S
-    robbed_kong_multiplier: Points = 3      # the robbed kong's owner pays 3S
-    double_factor: Points = 2               # 倍打 during a dealer streak
-    melded_kong_from_discard: Points = 12   # 点杠: the feeder pays
-    added_kong_each: Points = 4             # 加杠: each other seat
-    concealed_kong_each: Points = 6
-    flower_kong_each: Points = 8
-    chase_each: Points = 4                  # 追牌: the first of the four pays each other
+@dataclass
+class Score:
+    """A declared win as the rule set sees it: a winning ``shape``, ``legal`` when it also meets the rule
+    set's conditions or minimum (``reason`` says why not), the winner's ``items``, their ``total`` in the
+    rule set's ``unit`` (fans, points, doublings)."""
+
+    shape: bool
+    legal: bool
+    reason: str = ""
+    items: list[Item] = field(default_factory=list)
+    total: int = 0
+    total_without_flowers: int = 0
+    unit: str = "fan"
+    detail: Any = None                 # the family's own score (for its settlement)
 
 
-class CompetitionSection(Section):
-    """竞技麻将's fan values (only 混一色 20 is in the rules; the rest are the documented defaults),
-    extra points and settlement, all overridable."""
+@dataclass
+class WinSituation:
+    """What the settlement of one win needs of the hand around it (built from the hand's record)."""
 
-    fans: dict[CompetitionFan, Points]
-    extras: dict[CompetitionExtra, Points]
-    settlement: CompetitionSettlement = Field(default_factory=CompetitionSettlement)
-
-
-class DoublingSection(Section):
-    """The northeastern doubling model (辽宁 §C.3, 锦州 §D.3): each payer pays base x 2^N, where N
-    sums the winner's items and the items that concern that payer; ``items`` gives each item's +N."""
-
-    base: Points = 1
-    cap: Annotated[int, Field(ge=1, le=20)] | None = None      # most N counted per payer (封顶)
-    who_pays: Literal["discarder", "all", "discarder_for_all"] = "discarder"
-    items: dict[str, Annotated[int, Field(ge=0, le=10)]]
-    kong_each: dict[Literal["melded", "concealed"], Points] = Field(default_factory=dict)   # on the spot, each other
-    red_dragon_kong_factor: Points = 1        # 锦州: 红中 kongs pay double
-    draw_dealer_pays_each: Points = 0         # 黄庄: the dealer pays each other seat
-    follow_dealer_pays_each: Points = 0       # 跟庄
-    dealer_stays_on_draw: bool = False        # 黄庄: does the dealer keep the seat?
+    winner: int
+    discarder: int | None              # None: self-drawn
+    dealer: int
+    robbed: bool = False               # 抢杠和: ``discarder`` is the kong's owner
+    kong_discard: bool = False         # 杠流泪: won on the discard made right after a kong
+    kong_discard_tile: int | None = None     # ... of this tile (None: not in the record)
+    open_sides: frozenset[int] = frozenset()     # sides with a chow, pung or melded kong
+    melds_by_side: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
+    feeders_by_side: list[list[int]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
+    hung_unchanged: bool = False       # 全求独钓 won on its hung tile, never swapped
+    liable: int | None = None          # a seat a referee named liable (包付)
+    streak: int = 0
+    long_hair: int = 0
+    chips: list[int] | None = None     # each side's chips now (None: not known)
+    event: int = 0
 
 
-class ConditionsSection(Section):
-    """Winning conditions of the northeastern rules (each a switch, defaults from rules.md)."""
-
-    must_open: bool = False                   # 辽宁: a chow, pung or melded kong (a concealed kong does not open)
-    must_have_pung: bool = True
-    pung_stand_ins: list[Literal["C", "F", "P"]] = Field(default_factory=list)   # a pair of these may replace it
-    must_have_terminal: bool = True           # 幺九: a 1 or 9, or an honour
-    all_three_suits: bool = True              # 三门齐
-    seven_pairs: bool = True
-    seven_pairs_free: bool = False            # 锦州: seven pairs win without the other conditions
+@dataclass
+class WinMoney:
+    payments: list[Payment]
+    breakdown: list[Breakdown] = field(default_factory=list)
+    liable: int | None = None
+    context_items: list[Item] = field(default_factory=list)    # items the situation added (杠流泪, 长毛 ...)
 
 
-class ScoreboardSection(Section):
-    chips: Annotated[int, Field(ge=1, le=1_000_000)] = 500     # each seat's chips at the start of a game
+class RuleSet:
+    """The base of every family: the TOML's values, and the defaults most families share."""
 
+    several_winners = False            # may several win on one discard (paid in turn)?
+    needs_open_seats = False           # does what a payer pays depend on whether that payer had opened?
+    aims = Aims()
 
-class RuleSetConfig(Section):
-    rules: RulesSection
-    scoreboard: ScoreboardSection = Field(default_factory=ScoreboardSection)
-    deal: DealSection
-    competition: CompetitionSection | None = None
-    doubling: DoublingSection | None = None
-    conditions: ConditionsSection | None = None
+    def __init__(self, config: RuleSetConfig) -> None:
+        self.config = config
+
+    # -- what the table and the deal need --------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.config.rules.name
 
     @property
-    def shape_set(self) -> frozenset[Shape]:
-        return frozenset(Shape(s) for s in self.rules.shapes)
+    def title(self) -> str:
+        return self.config.rules.title
+
+    @property
+    def tile_set(self) -> int:
+        return self.config.rules.tile_set
+
+    @property
+    def shapes(self) -> frozenset[Shape]:
+        return self.config.shape_set
 
     @property
     def deal_rules(self) -> DealRules:
-        return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
+        return self.config.deal_rules
 
+    @property
+    def throws(self) -> int:
+        return self.config.deal.throws
 
-def rules_path(name: str, config_dir: Path | None = None) -> Path:
-    """The file of the rule set ``name``: the table's own copy in ``config_dir`` where there is one."""
-    return rules_file(name, config_dir)
+    @property
+    def start_chips(self) -> int:
+        return self.config.scoreboard.chips
 
+    @property
+    def floor(self) -> bool:
+        """Nobody pays more chips than they hold."""
+        return self.config.scoreboard.floor
 
-def load_ruleset_file(path: Path) -> RuleSetConfig:
-    try:
-        return RuleSetConfig.model_validate(read_toml(path))
-    except ValidationError as exc:
-        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
 
+    # -- scoring -------------------------------------------------------------------------------------
+    def score(self, win: Win) -> Score:
+        raise NotImplementedError
 
-@lru_cache(maxsize=None)
-def load_ruleset(name: str, config_dir: Path | None = None) -> RuleSetConfig:
-    if name not in RULE_NAMES:
-        raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
-    return load_ruleset_file(rules_path(name, config_dir))
+    def refusal(self, score: Score, situation: WinSituation) -> str | None:
+        """Why a legal-looking win may not be taken in this situation (None: it may)."""
+        return None
 
+    # -- settlement ---------------------------------------------------------------------------------------
+    def win_payments(self, win: Win, score: Score, situation: WinSituation) -> WinMoney:
+        raise NotImplementedError
 
-def table_conflicts(rules: RuleSetConfig, table_tile_set: int, table_source: str) -> list[str]:
-    """What a table model and a rule set disagree on, each valid on its own (checked at power-on: E03).
+    def false_win_payments(self, declarer: int, situation: WinSituation) -> list[Payment]:
+        """诈和: the declarer pays each other seat (and plays on as a dead hand)."""
+        return one_pays_each(declarer, FALSE_WIN_EACH, FALSE_WIN, situation.event)
 
-    The rule set decides which tiles are played (辽宁 136, 锦州 112, with
-    flowers 144); the table model says which set is loaded and how many tiles
-    a side stacks.  A mismatch would stack short walls every cycle (E62) or
-    deal from a set the rules do not know."""
-    problems = []
-    if rules.rules.tile_set != table_tile_set:
-        problems.append(f"{table_source}: table [table] key 'tile_set' is {table_tile_set} but rule set "
-                        f"{rules.rules.name} plays {rules.rules.tile_set} tiles: load that set and set tile_set = "
-                        f"{rules.rules.tile_set}, or run a rule set for {table_tile_set} tiles")
-    return problems
+    def refused_win_payments(self, win: Win, score: Score, situation: WinSituation) -> list[Payment]:
+        """A win the situation forbids (:meth:`refusal`): by default a false win."""
+        return self.false_win_payments(situation.winner, situation)
+
+    def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
+        """On-the-spot kong money: ``kind`` is ``melded`` (on a discard, ``feeder`` known), ``added`` or
+        ``concealed``.  None by default (the kong is one of the winner's fans)."""
+        return []
+
+    def flower_kong_payments(self, maker: int, event: int) -> list[Payment]:
+        return []
+
+    def chase_payments(self, first: int, event: int) -> list[Payment]:
+        """追牌: four discards of one tile in a row, ``first`` the side that started it."""
+        return []
+
+    def follow_payments(self, dealer: int, event: int) -> list[Payment]:
+        """跟庄: the other three followed the dealer's first discard."""
+        return []
+
+    def draw_payments(self, dealer: int, event: int) -> list[Payment]:
+        """荒牌 / 黄庄: the live wall ran out with no win."""
+        return []
+
+    def doubled(self, amount: int, streak: int) -> int:
+        """Every gain and loss during a dealer streak (竞技麻将 倍打); unchanged by default."""
+        return amount
+
+    def penalty_payments(self, side: int, kind: str, repeat: int, to: int | None, event: int) -> list[Payment]:
+        """A referee's penalty of the kind ``kind`` (the ``repeat``-th in this hand, from 1): ``each`` to
+        every other seat, or three times that to the harmed side ``to``.  ValueError for an unknown kind."""
+        penalty = self.config.penalties.get(kind)
+        if penalty is None:
+            known = ", ".join(self.config.penalties) or "none"
+            raise ValueError(f"rule set {self.name} has no penalty {kind!r} (kinds: {known})")
+        steps = [penalty.each, *penalty.repeat_each]
+        each = steps[min(repeat, len(steps)) - 1]
+        reason = penalty_reason(kind, penalty.name, penalty.en)
+        if to is not None:
+            return [Payment(side, to, each * (SEATS - 1), reason, event)]
+        return one_pays_each(side, each, reason, event)
+
+    def penalty_kills_hand(self, kind: str) -> bool:
+        penalty = self.config.penalties.get(kind)
+        return bool(penalty and penalty.dead_hand)
+
+    def penalty_reason(self, kind: str) -> Reason:
+        penalty = self.config.penalties[kind]
+        return penalty_reason(kind, penalty.name, penalty.en)
+
+    # -- the game ----------------------------------------------------------------------------------------------
+    def next_dealer(self, current: Dealership, outcome: HandOutcome) -> Dealership:
+        """Who deals next.  By default a dealer win keeps the seat (the streak grows), anything else passes
+        the deal counter-clockwise."""
+        if current.dealer in outcome.winners:
+            return Dealership(current.dealer, current.streak + 1)
+        return Dealership((current.dealer + 1) % SEATS)
+
+    def match_end(self, chips: list[int], rounds_played: int) -> str | None:
+        """Why the game (局) ends after a hand with these chips (None: it goes on)."""
+        return None
+
+    def ends_match_badly(self, chips_after: list[int], gainer: int | None) -> bool:
+        """Would a movement of chips that leaves ``chips_after`` end the 局 with someone other than ``gainer``
+        first (a 非胜式局结, forbidden where the rule set says so; ``gainer`` None: nobody may end it so)?"""
+        return False

@@ -56,7 +56,8 @@ def check_config(args: argparse.Namespace) -> Check:
     from firmware.cli.run_cmd import table_model
     from firmware.config import load_table_config
     from firmware.reader.registry import load_table_registry
-    from firmware.rules.ruleset import load_ruleset, table_conflicts
+    from firmware.rules.config import table_conflicts
+    from firmware.rules.registry import load_ruleset
 
     try:
         model, folder = table_model(args, simulated=False)

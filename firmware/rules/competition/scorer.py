@@ -13,15 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from firmware.hands.analysis import COMPETITION_SHAPES, Shape, decompositions, waits
-from firmware.rules.ruleset import CompetitionSection
+from firmware.rules.config import CompetitionSection
 from firmware.rules.win import MeldKind, Win
 
-FAN_NAMES = {"mixed_straight": "花龙", "pure_straight": "清龙", "seven_pairs": "七对", "all_pungs": "对对和",
-             "half_flush": "混一色", "full_flush": "清一色", "fourteen_unrelated": "大乱",
-             "melded_single_wait": "全求独钓", "upper_chows": "全大", "middle_chows": "全中", "lower_chows": "全小"}
-EXTRA_NAMES = {"flower": "花牌", "single_wait": "单张和牌", "flower_replacement_win": "补花和",
-               "kong_replacement_win": "杠上开花", "last_claim": "海底捞月", "last_draw": "妙手回春",
-               "concealed": "门清"}
+FAN_NAMES = {"mixed_straight": ("花龙", "mixed straight"), "pure_straight": ("清龙", "pure straight"),
+             "seven_pairs": ("七对", "seven pairs"), "all_pungs": ("对对和", "all pungs"),
+             "half_flush": ("混一色", "half flush"), "full_flush": ("清一色", "full flush"),
+             "fourteen_unrelated": ("大乱", "fourteen unrelated (十四不靠)"),
+             "melded_single_wait": ("全求独钓", "melded hand won on a single wait"),
+             "upper_chows": ("全大", "three 789 chows"), "middle_chows": ("全中", "three 456 chows"),
+             "lower_chows": ("全小", "three 123 chows")}
+EXTRA_NAMES = {"flower": ("花牌", "flower"), "single_wait": ("单张和牌", "single wait"),
+               "flower_replacement_win": ("补花和", "won on a flower replacement"),
+               "kong_replacement_win": ("杠上开花", "out on a kong replacement"),
+               "last_claim": ("海底捞月", "last tile claim"), "last_draw": ("妙手回春", "last tile draw"),
+               "concealed": ("门清", "concealed hand")}
 
 
 @dataclass

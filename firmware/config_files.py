@@ -1,0 +1,70 @@
+"""What every configuration file shares: strict TOML sections, reading a file, an error naming the bad key.
+
+Table models (:mod:`firmware.config`) and rule sets (:mod:`firmware.rules.config`)
+are TOML files validated by pydantic models built on :class:`Section`
+(unknown keys, wrong types and missing keys are errors); :func:`_format_error`
+turns a validation error into ``FILE: table [SECTION] key 'KEY': problem``.
+Kept apart from the table model so that a rule set loads without it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from firmware.faults import ConfigError
+
+
+class _KeyError(ValueError):
+    """A cross-field error that names the key it is about."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _format_error(path: Path, err: dict) -> str:
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
+    msg = err["msg"]
+    ctx_err = (err.get("ctx") or {}).get("error")
+    value = err.get("input")
+    if isinstance(ctx_err, _KeyError):
+        loc.append(ctx_err.key)
+        msg = str(ctx_err)
+        value = value.get(ctx_err.key) if isinstance(value, dict) else None
+    elif err["type"] == "string_pattern_mismatch":
+        msg = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "missing key"
+    table = loc[0] if len(loc) > 1 else "(top level)"
+    key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".") or loc[0]
+    if err["type"] not in ("missing", "extra_forbidden") and value is not None:
+        msg += f" (got {value!r})"
+    return f"{path}: table [{table}] key '{key}': {msg}"
+
+
+def read_toml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a TOML file") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: not readable (permission denied)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None

@@ -1,0 +1,210 @@
+"""The scoreboard's rows in the table database: games (局), each hand's result and record, each payment.
+
+A game is played under one rule set from its start chips; it ends when the
+rule set says so (局结) and the next starts fresh.  A payment is one row from
+a payer to a payee with its reason and the action of the hand's record that
+caused it; ``(hand, event, seq)`` is unique, so a payment delivered twice
+(after a power cut) is kept once.  Chips are kept per game and side,
+updated in the same transaction as the payments; a payment ``held`` off the
+board (the 局结 rule) moves no chips until its game ends, when the game's
+final scores count it.  :meth:`ScoreRows.check` is what the table database
+verifies at power-on: types, and every game's chips against its payments.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from firmware.controller import records as rec
+from firmware.controller.records import RecordError
+from firmware.rules.money import Payment
+
+if TYPE_CHECKING:
+    from firmware.controller.store import TableStore
+
+log = logging.getLogger(__name__)
+SIDES = 4
+
+
+class ScoreRows:
+    def __init__(self, store: "TableStore") -> None:
+        self.store = store
+
+    # -- games --------------------------------------------------------------------------------------------
+    def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:
+        """The game being played under ``rules`` (a new one, with its chips, if the last was another or
+        ended)."""
+        rows = self.store.read("SELECT id, rules, ended_hand FROM games ORDER BY id DESC LIMIT 1")
+        if rows and rows[0][1] == rules and rows[0][2] is None:
+            return int(rows[0][0])
+        if rows and rows[0][1] != rules:
+            log.warning("rules changed from %s to %s: a new game starts with %d chips each", rows[0][1], rules,
+                        start_chips)
+        return self.new_game(rules, start_chips, first_hand)
+
+    def new_game(self, rules: str, start_chips: int, first_hand: int) -> int:
+        with self.store.batch("new game"):
+            game = self.store.write("INSERT INTO games (rules, start_chips, first_hand) VALUES (?, ?, ?)",
+                                    (rules, start_chips, first_hand)).lastrowid
+            for side in range(SIDES):
+                self.store.write("INSERT INTO chips (game, side, chips) VALUES (?, ?, ?)", (game, side, start_chips))
+        rows = self.store.read("SELECT id FROM games WHERE rules = ? ORDER BY id DESC LIMIT 1", (rules,))
+        return int(rows[0][0]) if rows else 0
+
+    def end_game(self, game: int, hand: int, reason: str) -> None:
+        """The game ends after ``hand`` (局结); its held payments count in its final scores."""
+        self.store.write("UPDATE games SET ended_hand = ?, end_reason = ? WHERE id = ? AND ended_hand IS NULL",
+                         (hand, reason, game))
+
+    def games(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest games, newest last: rules, start, first hand, end, and the final scores of an ended one."""
+        rows = self.store.read("SELECT * FROM (SELECT id, rules, start_chips, first_hand, ended_hand, end_reason "
+                               "FROM games ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,))
+        out = []
+        for game, rules, start, first, ended, reason in rows:
+            chips = self.chips(game)
+            held = self.held(game)
+            out.append({"game": game, "rules": rules, "start_chips": start, "first_hand": first,
+                        "ended_hand": ended, "end_reason": reason, "chips": chips,
+                        "final": [c + h for c, h in zip(chips, held)] if ended is not None else None})
+        return out
+
+    def last_game_rules(self) -> str | None:
+        rows = self.store.read("SELECT rules FROM games ORDER BY id DESC LIMIT 1")
+        return str(rows[0][0]) if rows else None
+
+    def game_start(self, game: int) -> int:
+        rows = self.store.read("SELECT start_chips FROM games WHERE id = ?", (game,))
+        return int(rows[0][0]) if rows else 0
+
+    def chips(self, game: int) -> list[int]:
+        by_side = dict(self.store.read("SELECT side, chips FROM chips WHERE game = ?", (game,)))
+        return [int(by_side.get(s, 0)) for s in range(SIDES)]
+
+    def _sums(self, game: int, held: bool, before_hand: int | None = None) -> list[int]:
+        out = [0] * SIDES
+        where = "game = ? AND held = ?" + (" AND hand < ?" if before_hand is not None else "")
+        args: tuple = (game, int(held)) + ((before_hand,) if before_hand is not None else ())
+        for side, amount in self.store.read(f"SELECT payee, sum(amount) FROM payments WHERE {where} GROUP BY payee",
+                                            args):
+            out[side] += amount
+        for side, amount in self.store.read(f"SELECT payer, sum(amount) FROM payments WHERE {where} GROUP BY payer",
+                                            args):
+            out[side] -= amount
+        return out
+
+    def paid(self, game: int) -> list[int]:
+        """Each side's payments summed over the game, the held ones not counted (independently of the chips)."""
+        return self._sums(game, False)
+
+    def held(self, game: int) -> list[int]:
+        """Each side's payments held off the board until the game ends."""
+        return self._sums(game, True)
+
+    def chips_before(self, game: int, hand: int) -> list[int]:
+        """Each side's chips at the deal of ``hand`` (the game's start and its earlier hands' payments)."""
+        start = self.game_start(game)
+        return [start + d for d in self._sums(game, False, before_hand=hand)]
+
+    # -- payments and results -------------------------------------------------------------------------------------
+    def add_payments(self, game: int, hand: int, payments: list[Payment]) -> list[Payment]:
+        """Write ``payments`` of ``hand`` (in the caller's batch, or their own): the ones not written before are
+        returned, and only they move chips.  ``seq`` is a payment's place among its action's payments."""
+        seqs: dict[int, int] = {}
+        new: list[Payment] = []
+        with self.store.batch(f"payments of hand {hand}"):
+            for p in payments:
+                seq = seqs.get(p.event, 0)
+                seqs[p.event] = seq + 1
+                cur = self.store.write(
+                    "INSERT OR IGNORE INTO payments (game, hand, event, seq, payer, payee, amount, reason, held) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (game, hand, p.event, seq, p.payer, p.payee, p.amount, p.reason.key, int(p.held)))
+                if cur.rowcount == 0:
+                    continue
+                new.append(p)
+                if not p.held:
+                    self.store.write("UPDATE chips SET chips = chips - ? WHERE game = ? AND side = ?",
+                                     (p.amount, game, p.payer))
+                    self.store.write("UPDATE chips SET chips = chips + ? WHERE game = ? AND side = ?",
+                                     (p.amount, game, p.payee))
+        return new if not self.store.failing else []
+
+    def record_result(self, game: int, hand: int, dealer: int, winners: list[int], drawn: bool, items: list[dict],
+                      note: str, round_wind: int, record: str) -> bool:
+        """A hand's result row (with its record as JSON), in the caller's batch.  False: recorded before."""
+        cur = self.store.write(
+            "INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (hand, game, dealer, json.dumps(winners), int(drawn),
+                                                   json.dumps(items, ensure_ascii=False), note, round_wind, record))
+        return cur.rowcount > 0
+
+    def has_result(self, hand: int) -> bool:
+        return bool(self.store.read("SELECT 1 FROM hand_results WHERE hand = ?", (hand,)))
+
+    def payments_of(self, hand: int) -> list[dict[str, Any]]:
+        """Every payment of ``hand``, in the order written."""
+        return [{"event": event, "seq": seq, "payer": payer, "payee": payee, "amount": amount, "reason": reason,
+                 "held": bool(held)}
+                for event, seq, payer, payee, amount, reason, held in self.store.read(
+                    "SELECT event, seq, payer, payee, amount, reason, held FROM payments WHERE hand = ? ORDER BY id",
+                    (hand,))]
+
+    def hand_results(self, game: int | None, since: int = 0, limit: int | None = None) -> list[dict]:
+        """Recorded hands with their payments, oldest first."""
+        rows = self.store.read(
+            "SELECT * FROM (SELECT hand, game, dealer, winners, drawn, fans, note, round_wind, record "
+            "FROM hand_results WHERE (? IS NULL OR game = ?) AND hand > ? ORDER BY hand DESC LIMIT ?) ORDER BY hand",
+            (game, game, since, -1 if limit is None else limit))
+        out = []
+        for hand, g, dealer, winners, drawn, fans, note, round_wind, record in rows:
+            payments = self.payments_of(hand)
+            by_side = [0] * SIDES
+            for p in payments:
+                if not p["held"]:
+                    by_side[p["payer"]] -= p["amount"]
+                    by_side[p["payee"]] += p["amount"]
+            out.append({"hand": hand, "game": g, "dealer": dealer,
+                        "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
+                        "fans": [i.model_dump() for i in rec.from_json(rec.FANS, fans, f"hand {hand} fans")],
+                        "note": note, "round_wind": round_wind, "payments": by_side, "money": payments,
+                        "record": record})
+        return out
+
+    def dealers(self, game: int) -> list[int]:
+        """The dealer of each recorded hand of ``game``, in order (how far the deal has gone round)."""
+        return [d for d, in self.store.read("SELECT dealer FROM hand_results WHERE game = ? ORDER BY hand", (game,))]
+
+    # -- the hand in play's record ------------------------------------------------------------------------------
+    def log_actions(self, hand: int, actions: list[tuple[int, int | None, str]]) -> None:
+        """Append ``(event, seq, action line)`` rows of the hand in play's record (in the caller's batch)."""
+        for event, seq, line in actions:
+            self.store.write("INSERT OR IGNORE INTO hand_log (hand, event, seq, action) VALUES (?, ?, ?, ?)",
+                             (hand, event, seq, line))
+
+    def logged_actions(self, hand: int) -> list[tuple[int, int | None, str]]:
+        return [(e, s, a) for e, s, a in self.store.read(
+            "SELECT event, seq, action FROM hand_log WHERE hand = ? ORDER BY event", (hand,))]
+
+    def clear_log(self, keep_hand: int | None = None) -> None:
+        """Forget the record rows of every hand but ``keep_hand`` (in the caller's batch)."""
+        self.store.write("DELETE FROM hand_log WHERE ? IS NULL OR hand != ?", (keep_hand, keep_hand))
+
+    # -- checked at power-on ----------------------------------------------------------------------------------
+    def check(self, limit: int) -> None:
+        bad = self.store.read(
+            "SELECT (SELECT count(*) FROM payments WHERE typeof(amount) != 'integer' OR amount <= 0 "
+            "OR payer NOT BETWEEN 0 AND 3 OR payee NOT BETWEEN 0 AND 3 OR payer = payee OR held NOT IN (0, 1))"
+            " + (SELECT count(*) FROM chips WHERE typeof(chips) != 'integer' OR side NOT BETWEEN 0 AND 3)"
+            " + (SELECT count(*) FROM games WHERE typeof(start_chips) != 'integer')")[0][0]
+        if bad:
+            raise RecordError(f"scoreboard: {bad} rows with a wrong type")
+        for game, in self.store.read("SELECT id FROM games ORDER BY id DESC LIMIT ?", (limit,)):
+            start, chips = self.game_start(game), self.chips(game)
+            paid = self.paid(game)
+            if chips != [start + p for p in paid]:
+                raise RecordError(f"scoreboard game {game}: chips {chips} are not the start {start} plus the "
+                                  f"payments {paid}")
+        self.hand_results(game=None, limit=limit)

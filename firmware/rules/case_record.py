@@ -1,0 +1,149 @@
+"""A case of ``mjtable score`` as a hand's record, settled like any hand, and its result as one JSON answer.
+
+A case is the end of a hand: the winner's tiles and sets, how the win came,
+and (in ``table``) what is known of the rest: the dealer's streak, 长毛, each
+seat's chips, the sets the other seats exposed and who fed them
+(``table.melds``) or only which seats opened (``table.open_seats``), dead
+hands, a liable seat, whether the dealer's first discard was followed.  East
+is the dealer, so a seat wind is the side of the record.  The record is
+settled by :func:`firmware.rules.settlement.settle_hand`, the one the
+simulated game and the table's referee use; the answer gives the win's
+items (``name``, ``key``, ``en``, ``points``, ``count``) and, when the case
+asks (a ``discarder`` key), every payment with its reason and the total by
+seat.  A northeastern case that asks for payments must say who opened
+(``table.open_seats`` or ``table.melds``): whether each payer was closed
+changes what it pays, and a guess would be silent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firmware.rules.case_format import Case, CaseError, _integer, _meld, _winds, describe
+from firmware.rules.hand_record import Action, HandRecord, Verb
+from firmware.rules.money import SEATS, deltas
+from firmware.rules.ruleset import RuleSet
+from firmware.rules.settlement import settle_hand
+from firmware.rules.win import WIND_CODES, Meld, MeldKind
+
+OFFSET = {"left": 1, "opposite": 2, "right": 3}        # the feeder relative to the claimer, as in Meld.source
+MAX_DEALER_STREAK = 1000
+MAX_CHIPS = 10**12
+
+
+def table_context(data: dict[str, Any]) -> dict[str, Any]:
+    """The optional ``"table"`` context of a case, every field of its exact JSON type; CaseError names the
+    field at fault."""
+    raw = data.get("table")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise CaseError(f"field 'table' must be an object, got {describe(raw)}")
+    known = {"dealer_streak", "long_hair", "open_seats", "chips", "liable", "first_discard_followed", "dead_hands",
+             "melds"}
+    unknown = sorted(k for k in raw if k not in known)
+    if unknown:
+        raise CaseError(f"field 'table.{unknown[0]}' is not known (fields: {', '.join(sorted(known))})")
+    winds = tuple(WIND_CODES)
+    chips = raw.get("chips")
+    if chips is not None:
+        if not isinstance(chips, dict):
+            raise CaseError(f"field 'table.chips' must be an object of seat winds to integers, got {describe(chips)}")
+        unknown = [key for key in chips if key not in winds]
+        if unknown:
+            raise CaseError(f"field 'table.chips': {describe(unknown[0])} is not a seat wind (E, S, W or N)")
+        chips = [_integer(chips, w, "table.chips", -MAX_CHIPS, MAX_CHIPS) for w in winds]
+    liable = raw.get("liable")
+    if liable is not None and not (isinstance(liable, str) and liable in winds):
+        raise CaseError(f"field 'table.liable' must be a seat wind (E, S, W or N) or null, got {describe(liable)}")
+    followed = raw.get("first_discard_followed")
+    if followed is not None and not isinstance(followed, bool):
+        raise CaseError(f"field 'table.first_discard_followed' must be true or false, got {describe(followed)}")
+    melds = raw.get("melds")
+    seat_melds: dict[int, list[Meld]] = {}
+    if melds is not None:
+        if not isinstance(melds, dict) or any(k not in winds for k in melds):
+            raise CaseError("field 'table.melds' maps seat winds (E, S, W, N) to arrays of melds")
+        for wind, items in melds.items():
+            if not isinstance(items, list) or len(items) > 4:
+                raise CaseError(f"field 'table.melds.{wind}' must be an array of at most 4 melds")
+            seat_melds[winds.index(wind)] = [_meld(m, i) for i, m in enumerate(items)]
+    return {"dealer_streak": _integer(raw, "dealer_streak", "table", 0, MAX_DEALER_STREAK),
+            "long_hair": _integer(raw, "long_hair", "table", 0, MAX_DEALER_STREAK),
+            "open_seats": frozenset(winds.index(w) for w in _winds(raw, "open_seats")),
+            "open_known": "open_seats" in raw or melds is not None,
+            "chips": chips, "liable": winds.index(liable) if liable is not None else None,
+            "first_discard_followed": bool(followed),
+            "dead_hands": [winds.index(w) for w in _winds(raw, "dead_hands")], "melds": seat_melds}
+
+
+def _meld_actions(side: int, melds: tuple[Meld, ...] | list[Meld]) -> list[Action]:
+    out = []
+    for m in melds:
+        if m.concealed:
+            out.append(Action(Verb.CONCEALED_KONG, side, m.tile))
+            continue
+        feeder = (side - OFFSET[m.source or "left"]) % SEATS
+        verb = {MeldKind.CHOW: Verb.CHOW, MeldKind.PUNG: Verb.PUNG, MeldKind.KONG: Verb.KONG}[m.kind]
+        out.append(Action(verb, side, m.tile, feeder))
+    return out
+
+
+def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
+    """The hand's record a case describes (East, side 0, deals)."""
+    win = case.win
+    winner = win.seat_wind
+    chips = tuple(table["chips"]) if table["chips"] is not None else None
+    record = HandRecord(rules, 0, 0, win.round_wind, table["dealer_streak"], table["long_hair"], chips)
+    for side, melds in sorted(table["melds"].items()):
+        if side == winner:
+            raise CaseError("field 'table.melds': the winner's sets are the case's 'melds'")
+        record.actions += _meld_actions(side, melds)
+    record.actions += [Action(Verb.OPENED, s) for s in sorted(table["open_seats"]) if s != winner]
+    record.actions += [Action(Verb.DEAD, s) for s in table["dead_hands"]]
+    if table["first_discard_followed"]:
+        record.actions.append(Action(Verb.FOLLOW))
+    if table["liable"] is not None:
+        record.actions.append(Action(Verb.LIABLE, table["liable"]))
+    record.actions += _meld_actions(winner, win.melds)
+    flags = {name for name in ("kong_win", "last_tile", "flower_win", "last_of_kind") if getattr(win, name)}
+    if case.kong_discard:
+        flags.add("kong_discard")
+    source = None
+    if not win.self_drawn:
+        # (a discard win whose discarder the case does not name asks for no payments: any other side will do)
+        source = case.discarder if case.discarder is not None else (winner - 1) % SEATS
+    record.actions.append(Action(Verb.WIN, winner, win.win_tile, source, win.hand, frozenset(flags), win.flowers))
+    return record
+
+
+def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one case (ValueError: the case cannot be settled as given, e.g. context missing)."""
+    wants = "discarder" in data
+    if wants and ruleset.needs_open_seats and not table["open_known"]:
+        raise CaseError(f"rule set {ruleset.name}: payments depend on which other seats were closed; give "
+                        "'table.open_seats' (the seat winds that chowed, punged or exposed a kong; [] for none) or "
+                        "'table.melds'")
+    settled = settle_hand(ruleset, case_record(case, ruleset.name, table))
+    verdict = settled.verdicts[-1]
+    score = verdict.score
+    assert score is not None
+    if not score.shape:
+        out: dict[str, Any] = {"id": case.id, "win": False, "reason": verdict.reason}
+    else:
+        out = {"id": case.id, "win": True, "total": score.total, "total_without_flowers": score.total_without_flowers,
+               "meets_minimum": score.legal, "unit": score.unit, "fans": [i.to_json() for i in verdict.items]}
+        if not verdict.legal:
+            out["reason"] = verdict.reason
+            if score.legal:
+                out["refused"] = verdict.reason
+    if wants:
+        out["payments"] = {WIND_CODES[s]: d for s, d in enumerate(deltas(settled.payments, include_held=True))}
+        out["money"] = [dict(p.to_json(), payer=WIND_CODES[p.payer], payee=WIND_CODES[p.payee])
+                        for p in settled.payments]
+        if verdict.breakdown:
+            out["breakdown"] = {WIND_CODES[b.payer]: {"amount": b.amount, "items": [i.to_json() for i in b.items]}
+                                for b in verdict.breakdown}
+        if verdict.liable is not None:
+            out["liable"] = WIND_CODES[verdict.liable]
+    return out

@@ -1,0 +1,191 @@
+"""Rule-set configuration (``config/rules/*.toml``): tile set, shapes, dealing, values, switches, penalties.
+
+Loaded strictly like the table model: unknown keys (a misspelt doubling item
+included), wrong types and missing keys are errors naming the file, the
+table and the key.  Each rule set's TOML holds its variants as switches and
+values; the family's code (see :mod:`firmware.rules.registry`) reads them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from firmware.config_files import Section, _format_error, read_toml
+from firmware.config_paths import rules_file
+from firmware.faults import ConfigError
+from firmware.hands.analysis import Shape
+from firmware.rules.registry import RULE_NAMES
+from firmware.tiles.dealing import DealRules
+
+if TYPE_CHECKING:
+    from firmware.rules.ruleset import RuleSet
+
+Points = Annotated[int, Field(ge=0, le=1000)]
+
+
+class RulesSection(Section):
+    name: str
+    title: str
+    tile_set: Literal[144, 136, 112, 108]
+    shapes: list[Literal["standard", "seven_pairs", "thirteen_orphans", "honours_and_knitted",
+                         "knitted_straight", "fourteen_unrelated"]]
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in RULE_NAMES:
+            raise ValueError(f"unknown rule set {name!r}; the registry knows {', '.join(RULE_NAMES)}")
+        return name
+
+
+class DealSection(Section):
+    throws: Literal[1, 2]
+    kept_tail: Annotated[int, Field(ge=0, le=40)] = 0
+    kept_per_kong: Annotated[int, Field(ge=0, le=4)] = 0
+
+
+CompetitionFan = Literal["mixed_straight", "pure_straight", "seven_pairs", "all_pungs", "half_flush", "full_flush",
+                         "fourteen_unrelated", "melded_single_wait", "upper_chows", "middle_chows", "lower_chows"]
+CompetitionExtra = Literal["flower", "single_wait", "flower_replacement_win", "kong_replacement_win", "last_claim",
+                           "last_draw", "concealed"]
+
+
+class CompetitionSettlement(Section):
+    discard_multiplier: Points = 2          # the discarder pays 2S
+    self_drawn_multiplier: Points = 1       # each other seat pays S
+    robbed_kong_multiplier: Points = 3      # the robbed kong's owner pays 3S
+    liable_multiplier: Points = 3           # 包付: the liable seat pays 3S alone
+    double_factor: Points = 2               # 倍打 during a dealer streak
+    melded_kong_from_discard: Points = 12   # 点杠: the feeder pays
+    added_kong_each: Points = 4             # 加杠: each other seat
+    concealed_kong_each: Points = 6
+    flower_kong_each: Points = 8
+    chase_each: Points = 4                  # 追牌: the first of the four pays each other
+    false_win_each: Points = 10             # 诈和: the declarer pays each other seat
+    refused_win_each: Points = 10           # a win off a player with no points: 10 to each, and S to that player
+
+
+class CompetitionSection(Section):
+    """竞技麻将's fan values (only 混一色 20 is in the rules; the rest are the documented defaults),
+    extra points and settlement, all overridable."""
+
+    fans: dict[CompetitionFan, Points]
+    extras: dict[CompetitionExtra, Points]
+    settlement: CompetitionSettlement = Field(default_factory=CompetitionSettlement)
+
+
+NortheastItem = Literal[
+    "discard", "self_drawn", "dealer", "winner_closed", "payer_closed", "three_closed", "four_closed", "single_wait",
+    "all_pungs", "all_pungs_single", "last_single", "seven_pairs", "kong_replacement", "kong_discard", "robbed_kong",
+    "last_tile", "tile_hog", "melded_kong", "concealed_kong", "dragon_pung", "dragon_melded_kong",
+    "dragon_concealed_kong", "long_hair", "no_wild"]
+
+
+class DoublingSection(Section):
+    """The northeastern doubling model (辽宁 §C.3, 锦州 §D.3): each payer pays base x 2^N, where N sums the
+    winner's items and the items that concern that payer; ``items`` gives each item's +N (0 or absent: not
+    scored, which is how a variant switches an item off)."""
+
+    base: Points = 1
+    cap: Annotated[int, Field(ge=1, le=20)] | None = None      # most N counted per payer (封顶)
+    who_pays: Literal["discarder", "all", "discarder_for_all"] = "discarder"
+    items: dict[NortheastItem, Annotated[int, Field(ge=0, le=10)]]
+    kong_each: dict[Literal["melded", "concealed"], Points] = Field(default_factory=dict)   # on the spot, each other
+    red_dragon_kong_factor: Points = 1        # 锦州: 红中 kongs pay double, and 红中杠开 / 红中杠流泪 count +1 more
+    draw_dealer_pays_each: Points = 0         # 黄庄: the dealer pays each other seat
+    follow_dealer_pays_each: Points = 0       # 跟庄: the dealer pays each other seat
+    follow_long_hair: bool = False            # 跟庄: 长毛 +1 for the next hand (辽宁)
+    names: dict[NortheastItem, str] = Field(default_factory=dict)     # an item's name in this rule set (锦州 洞)
+    dealer_stays_on_draw: bool = False        # 黄庄: does the dealer keep the seat (with 长毛 +1)?
+
+
+class ConditionsSection(Section):
+    """Winning conditions of the northeastern rules (each a switch, defaults from rules.md)."""
+
+    must_open: bool = False                   # 辽宁: a chow, pung or melded kong (a concealed kong does not open)
+    must_have_pung: bool = True
+    pung_stand_ins: list[Literal["C", "F", "P"]] = Field(default_factory=list)   # a pair of these may replace it
+    must_have_terminal: bool = True           # 幺九: a 1 or 9, or an honour
+    all_three_suits: bool = True              # 三门齐
+    seven_pairs: bool = True
+    seven_pairs_free: bool = False            # 锦州: seven pairs win without the other conditions
+
+
+class Penalty(Section):
+    """A penalty a referee gives (``mjtable diag penalty SEAT KIND``): ``each`` to every other seat (or
+    ``each`` x 3 to the one harmed seat), more for a repeat in the same hand (``repeat_each``), and with
+    ``dead_hand`` the offender may not win that hand."""
+
+    name: str
+    en: str
+    each: Annotated[int, Field(ge=1, le=1000)]
+    repeat_each: list[Annotated[int, Field(ge=1, le=1000)]] = Field(default_factory=list)
+    dead_hand: bool = False
+
+
+class MatchSection(Section):
+    """竞技麻将's 局: its chips start at ``[scoreboard] chips``; it ends (局结) when ``broke_players`` players
+    have no points, or when ``rounds`` 圈 have been dealt (0: no limit); ``no_losing_end`` forbids a win
+    that ends it with another player first, and holds kong money or a penalty that would (挂于盘外)."""
+
+    broke_players: Annotated[int, Field(ge=0, le=3)] = 2
+    rounds: Annotated[int, Field(ge=0, le=64)] = 4
+    no_losing_end: bool = True
+
+
+class ScoreboardSection(Section):
+    chips: Annotated[int, Field(ge=1, le=1_000_000)] = 500     # each seat's chips at the start of a game
+    floor: bool = False                                         # nobody pays more chips than they hold
+
+
+class RuleSetConfig(Section):
+    rules: RulesSection
+    scoreboard: ScoreboardSection = Field(default_factory=ScoreboardSection)
+    deal: DealSection
+    competition: CompetitionSection | None = None
+    doubling: DoublingSection | None = None
+    conditions: ConditionsSection | None = None
+    penalties: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")], Penalty] = Field(default_factory=dict)
+    match: MatchSection | None = None
+
+    @property
+    def shape_set(self) -> frozenset[Shape]:
+        return frozenset(Shape(s) for s in self.rules.shapes)
+
+    @property
+    def deal_rules(self) -> DealRules:
+        return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
+
+
+def load_ruleset_file(path: Path) -> RuleSetConfig:
+    try:
+        return RuleSetConfig.model_validate(read_toml(path))
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+
+
+@lru_cache(maxsize=None)
+def load_ruleset_config(name: str, config_dir: Path | None = None) -> RuleSetConfig:
+    """The validated TOML of the rule set ``name`` (the table's own copy in ``config_dir`` where there is one)."""
+    if name not in RULE_NAMES:
+        raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
+    return load_ruleset_file(rules_file(name, config_dir))
+
+
+def table_conflicts(rules: "RuleSet", table_tile_set: int, table_source: str) -> list[str]:
+    """What a table model and a rule set disagree on, each valid on its own (checked at power-on: E03).
+
+    The rule set decides which tiles are played (辽宁 136, 锦州 112, with
+    flowers 144); the table model says which set is loaded and how many tiles
+    a side stacks.  A mismatch would stack short walls every cycle (E62) or
+    deal from a set the rules do not know."""
+    problems = []
+    if rules.tile_set != table_tile_set:
+        problems.append(f"{table_source}: table [table] key 'tile_set' is {table_tile_set} but rule set "
+                        f"{rules.name} plays {rules.tile_set} tiles: load that set and set tile_set = "
+                        f"{rules.tile_set}, or run a rule set for {table_tile_set} tiles")
+    return problems

@@ -1,0 +1,1 @@
+"""辽宁 and 锦州 (the northeastern rules): conditions, doubling items, the per-payer settlement."""

@@ -1,0 +1,285 @@
+"""One settlement for every hand: from the hand's record to every payment with its reason.
+
+:func:`settle_hand` folds a hand's record action by action through a
+:class:`Settler`; the simulated game feeds the same :class:`Settler` one
+action at a time as the hand is played, so kong money, 追牌 and 跟庄 are paid
+when they happen and the payments are the same either way.  The referee of a
+real table and ``mjtable score`` settle the record they make.  Each action
+is priced by the rule set (:class:`~firmware.rules.ruleset.RuleSet`):
+
+* ``kong`` / ``added_kong`` / ``concealed_kong``: kong money; a whole set of
+  four flowers shown: 花杠;
+* four discards of one tile in a row: 追牌; the first four of the hand, the
+  dealer's followed by the other three: 跟庄;
+* ``penalty``: the referee's penalty (and maybe a dead hand);
+* ``win``: the win scored with the hand's context (who opened, who fed what,
+  杠流泪, the chips) and paid; a declaration that is not legal, or that the
+  situation forbids (a dead hand, a discarder with no points, a forbidden
+  局结), is a false win;
+* ``wall_end``: 黄庄.
+
+Chips are followed through the hand from those at the deal, so a chips floor
+holds for every payment in turn, and a payment that would end a 局 the way
+the rule set forbids is held off the board (``held``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from firmware.rules.hand_facts import Derived, DerivedEvent, HandFacts
+from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb
+from firmware.rules.money import SEATS, Breakdown, Item, Payment, deltas
+from firmware.rules.ruleset import HandOutcome, RuleSet, Score, WinSituation
+from firmware.rules.win import HandError, Win
+
+
+@dataclass
+class WinVerdict:
+    """The referee's verdict on one declared win."""
+
+    side: int
+    tile: int
+    discarder: int | None
+    legal: bool
+    reason: str = ""
+    score: Score | None = None
+    win: Win | None = None
+    payments: list[Payment] = field(default_factory=list)
+    breakdown: list[Breakdown] = field(default_factory=list)
+    liable: int | None = None
+    context_items: list[Item] = field(default_factory=list)     # items the situation added (杠流泪, 长毛 ...)
+    event: int = 0
+
+    @property
+    def items(self) -> list[Item]:
+        """Every item the win scored, the situation's included."""
+        return (list(self.score.items) if self.score is not None else []) + list(self.context_items)
+
+
+@dataclass
+class HandSettlement:
+    record: HandRecord
+    payments: list[Payment]
+    verdicts: list[WinVerdict]
+    drawn: bool = False
+    followed: bool = False
+    chases: list[int] = field(default_factory=list)
+    dead: frozenset[int] = frozenset()
+
+    @property
+    def outcome(self) -> HandOutcome:
+        return HandOutcome(tuple(v.side for v in self.verdicts if v.legal), self.drawn, self.followed)
+
+    @property
+    def winners(self) -> list[int]:
+        return [v.side for v in self.verdicts if v.legal]
+
+    def deltas(self, include_held: bool = False) -> list[int]:
+        return deltas(self.payments, include_held)
+
+
+class Settler:
+    """Settles a hand one action at a time (``add`` for a hand being played, ``apply`` for a record)."""
+
+    def __init__(self, ruleset: RuleSet, record: HandRecord) -> None:
+        self.rules = ruleset
+        self.record = record
+        self.facts = HandFacts(record)
+        self.chips = list(record.chips) if record.chips is not None else None
+        self.payments: list[Payment] = []
+        self.verdicts: list[WinVerdict] = []
+
+    def add(self, action: Action) -> list[Payment]:
+        """Record ``action`` in the hand's record and settle it: the payments it makes now."""
+        event = self.record.add(action)
+        return self.apply(action, event)
+
+    def apply(self, action: Action, event: int) -> list[Payment]:
+        """Settle the record's action number ``event``; BadRecord when it cannot have happened."""
+        derived = self.facts.observe(action)
+        out: list[Payment] = []
+        v = action.verb
+        if v in (Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG):
+            assert action.side is not None and action.tile is not None
+            kind = {Verb.KONG: "melded", Verb.ADDED_KONG: "added", Verb.CONCEALED_KONG: "concealed"}[v]
+            out += self._pay(self.rules.kong_payments(kind, action.side, action.source, action.tile, event),
+                             action.side)
+        elif v is Verb.PENALTY:
+            assert action.side is not None
+            repeat = self.facts.sides[action.side].penalties[action.kind]
+            try:
+                money = self.rules.penalty_payments(action.side, action.kind, repeat, action.to, event)
+            except ValueError as exc:
+                raise BadRecord(f"action {event}: {exc}") from None
+            out += self._pay(money, None)
+            if self.rules.penalty_kills_hand(action.kind):
+                self.facts.sides[action.side].dead = True
+        elif v is Verb.WIN:
+            out += self._win(action, event)
+        elif v is Verb.WALL_END:
+            out += self._pay(self.rules.draw_payments(self.record.dealer, event), None)
+        for d in derived:
+            out += self._derived(d, event)
+        return out
+
+    def _derived(self, d: DerivedEvent, event: int) -> list[Payment]:
+        assert d.side is not None
+        if d.what is Derived.CHASE:
+            return self._pay(self.rules.chase_payments(d.side, event), None)
+        if d.what is Derived.FOLLOW:
+            return self._pay(self.rules.follow_payments(d.side, event), None)
+        return self._pay(self.rules.flower_kong_payments(d.side, event), d.side)
+
+    def _pay(self, payments: list[Payment], gainer: int | None, *, on_the_spot: bool = True,
+             floor: bool = True) -> list[Payment]:
+        """Apply ``payments`` to the chips in turn.  On-the-spot money (``on_the_spot``: kongs, 追牌, 跟庄,
+        黄庄, penalties) is doubled during a dealer streak where the rule set says so (a win's money comes
+        doubled already) and held off the board when it would end the 局 the way the rule set forbids
+        (``gainer``: the one side it is for, None when no single side gains it); under a chips floor nobody
+        pays more than they hold."""
+        if on_the_spot:
+            payments = [p if self.rules.doubled(p.amount, self.record.streak) == p.amount else
+                        Payment(p.payer, p.payee, self.rules.doubled(p.amount, self.record.streak), p.reason,
+                                p.event) for p in payments]
+            if self.chips is not None and payments \
+                    and self.rules.ends_match_badly(self._preview(payments), gainer):
+                held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True) for p in payments]
+                self.payments += held
+                return held
+        out: list[Payment] = []
+        chips = self.chips
+        for p in payments:
+            amount = p.amount
+            if chips is not None and floor and self.rules.floor:
+                amount = min(amount, max(0, chips[p.payer]))
+            if amount <= 0:
+                continue
+            paid = p if amount == p.amount else Payment(p.payer, p.payee, amount, p.reason, p.event)
+            if chips is not None:
+                chips[p.payer] -= amount
+                chips[p.payee] += amount
+            out.append(paid)
+        self.payments += out
+        return out
+
+    def _preview(self, payments: list[Payment]) -> list[int]:
+        """The chips after ``payments``, under the floor (nothing is applied)."""
+        assert self.chips is not None
+        chips = list(self.chips)
+        for p in payments:
+            amount = min(p.amount, max(0, chips[p.payer])) if self.rules.floor else p.amount
+            chips[p.payer] -= amount
+            chips[p.payee] += amount
+        return chips
+
+    # -- a declared win --------------------------------------------------------------------------------------
+    def judge(self, action: Action) -> WinVerdict:
+        """The verdict a ``win`` action would get now, with nothing applied (a careful player's check)."""
+        return self._verdict(action, len(self.record.actions))[0]
+
+    def _verdict(self, action: Action, event: int) -> tuple[WinVerdict, list[Payment]]:
+        """(verdict, the payments it calls for): nothing is applied.  A declaration that is not legal (or by a
+        dead hand) calls for the false-win payments, one the situation refuses for the refused-win ones."""
+        assert action.side is not None and action.tile is not None
+        side = action.side
+        win = self.win_of(action)
+        try:
+            win.validate()
+        except HandError as exc:
+            raise BadRecord(f"action {event}: {exc}") from None
+        situation = self.situation(action, event)
+        verdict = WinVerdict(side, action.tile, action.source, False, win=win, event=event)
+        score = verdict.score = self.rules.score(win)
+        if self.facts.sides[side].dead:
+            verdict.reason = "相公: a dead hand (a discarded flower, a false win, a wrong claim) may not win"
+        elif not score.legal:
+            verdict.reason = score.reason or "not a legal win"
+        if verdict.reason:
+            return verdict, self.rules.false_win_payments(side, situation)
+        refused = self.rules.refusal(score, situation)
+        money = self.rules.win_payments(win, score, situation) if refused is None else None
+        if money is not None and self.chips is not None and self.rules.ends_match_badly(
+                self._preview(money.payments), side):
+            refused = "局结: a win that ends the 局 with another player first is not allowed (禁止非胜式局结)"
+        if refused is not None or money is None:
+            verdict.reason = refused or "refused"
+            return verdict, self.rules.refused_win_payments(win, score, situation)
+        verdict.legal = True
+        verdict.liable = money.liable
+        verdict.breakdown = money.breakdown
+        verdict.context_items = money.context_items
+        return verdict, money.payments
+
+    def _win(self, action: Action, event: int) -> list[Payment]:
+        assert action.side is not None
+        verdict, money = self._verdict(action, event)
+        self.verdicts.append(verdict)
+        verdict.payments = self._pay(money, None, on_the_spot=False)
+        if verdict.legal:
+            self.facts.liable_next = None
+        else:
+            self.facts.sides[action.side].dead = True          # a false or refused win: 相公 for the hand
+        return verdict.payments
+
+    def win_of(self, action: Action) -> Win:
+        """The Win described by a ``win`` action, with the side's sets and flowers from the record."""
+        assert action.side is not None and action.tile is not None
+        side = action.side
+        facts = self.facts
+        standing = facts.sides[side].standing
+        hand = action.hand
+        if standing is not None:
+            held = sorted(k for k, n in standing.items() for _ in range(n))
+            if action.self_drawn:
+                if action.tile in held:
+                    held.remove(action.tile)
+            if hand and tuple(hand) != tuple(held):
+                raise BadRecord(f"side {side} declares {_tiles(hand)} standing, the record shows {_tiles(held)}")
+            hand = tuple(held)
+        flowers = action.flowers if action.flowers is not None else facts.flowers_of(side)
+        flags = action.flags
+        return Win(tuple(sorted(hand)), facts.melds_of(side), action.tile, action.self_drawn,
+                   "last_of_kind" in flags, "kong_win" in flags, "last_tile" in flags, self.record.seat_wind(side),
+                   self.record.round_wind, min(flowers, 8), flower_win="flower_win" in flags)
+
+    def situation(self, action: Action, event: int) -> WinSituation:
+        assert action.side is not None and action.tile is not None
+        facts = self.facts
+        discarder = action.source
+        robbed = discarder is not None and "kong_win" in action.flags
+        after_kong = discarder is not None and not robbed and facts.after_kong_tile is not None \
+            and facts.last_discard == (discarder, action.tile)
+        kong_discard = after_kong or (discarder is not None and not robbed and "kong_discard" in action.flags)
+        kong_tile = facts.after_kong_tile if after_kong else (
+            facts.sides[discarder].last_kong if kong_discard and discarder is not None else None)
+        return WinSituation(
+            action.side, discarder, self.record.dealer, robbed=robbed, kong_discard=kong_discard,
+            kong_discard_tile=kong_tile,
+            open_sides=facts.open_sides(), melds_by_side=facts.melds_by_side(),
+            feeders_by_side=[s.claimed for s in facts.sides],
+            hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),
+            liable=facts.liable_next, streak=self.record.streak, long_hair=self.record.long_hair,
+            chips=list(self.chips) if self.chips is not None else None, event=event)
+
+    def result(self) -> HandSettlement:
+        return HandSettlement(self.record, list(self.payments), list(self.verdicts), self.facts.drawn,
+                              self.facts.followed, list(self.facts.chases),
+                              frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
+
+
+def settle_hand(ruleset: RuleSet, record: HandRecord) -> HandSettlement:
+    """Every payment of a hand from its record (BadRecord names the action that cannot have happened)."""
+    settler = Settler(ruleset, record)
+    for event, action in enumerate(record.actions):
+        settler.apply(action, event)
+    return settler.result()
+
+
+def _tiles(kinds) -> str:
+    from firmware.tiles.tile import format_tiles
+
+    return format_tiles(list(kinds)) or "nothing"
+
+
+__all__ = ["HandSettlement", "Settler", "WinVerdict", "settle_hand", "SEATS"]
