@@ -8,6 +8,7 @@ and out-of-range values are errors whose message names the file, the table
 
 from __future__ import annotations
 
+import enum
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -159,6 +160,13 @@ class WallSection(Section):
     first_tile: Literal["bottom", "top"] = "bottom"
 
 
+class WallCheck(str, enum.Enum):
+    """How strictly a stacked set's walls are verified before they rise."""
+
+    COMPETITION = "competition"     # any defect rejects the set (E82 latches)
+    CASUAL = "casual"               # a wall whose only problem is unread positions may rise
+
+
 class ReaderSection(Section):
     """The tile reader board: its port, the protocol's timing, the tile registry and verification.
 
@@ -177,7 +185,12 @@ class ReaderSection(Section):
     match_tolerance_s: Annotated[float, Field(gt=0, le=0.1)] = 0.01
     registry: dict[Annotated[str, Field(pattern="^[A-Z]$")], Annotated[str, Field(min_length=1)]] = \
         Field(default_factory=dict)
-    verification: Literal["competition", "casual"] = "casual"
+    verification: Annotated[WallCheck, Field(strict=False)] = WallCheck.CASUAL
+
+    @property
+    def rejects_any_defect(self) -> bool:
+        """Competition verification: any defect rejects the set (else unread positions may rise)."""
+        return self.verification == WallCheck.COMPETITION
 
     def registry_files(self, base: Path) -> dict[str, Path]:
         """Registry files by set letter, relative paths taken from ``base`` (the table file's folder)."""

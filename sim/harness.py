@@ -81,7 +81,7 @@ class SimTable:
         cfg = self.cfg
         read = WallRead(cfg.tiles_per_side, cfg.wall, cfg.reader.match_tolerance_s)
         session = WallSession(self.loop, self.table.faults, self.table.reader, self.world.registry, set_id,
-                              self.world.tile_set, read, cfg.reader.verification == "competition")
+                              self.world.tile_set, read, cfg.reader.rejects_any_defect)
         session.start()
         result = self.stack_set(set_id, timeout_s, on_tile=session.tile_counted)
         verified: list[Verification] = []

@@ -9,8 +9,10 @@ choice).  On a discard they claim a win when legal, and a pung, kong or chow
 when it brings them closer to ready.  They play the rule set's money
 (:class:`~firmware.rules.ruleset.Aims`): where a win needs a fan (竞技麻将)
 they lean towards one suit; where it needs an open hand (辽宁) they claim
-more eagerly; where kongs are paid on the spot they declare and claim every
-kong; where a run of one tile costs whoever started it (追牌, 跟庄) they
+more eagerly; where a win needs all three suits or a 1, 9 or honour (辽宁,
+锦州) they keep the last tile that gives it; they declare and claim every kong
+that does not cost them a step (where kongs are paid on the spot, that is
+money); where a run of one tile costs whoever started it (追牌, 跟庄) they
 follow the last discard when that is as good a discard as any, and so never
 start a run they could have joined.
 """
@@ -39,8 +41,9 @@ class SimPlayer:
         self.may_win = may_win
         self.must_open = rules.aims.eager_to_open
         self.aim_for_fans = rules.aims.lean_to_flush        # a win needs a 技术型番种: one suit, or seven pairs
-        self.kong_money = rules.aims.kong_money
         self.safe_follow = rules.aims.safe_follow
+        self.keeps_suits = rules.aims.keeps_suits
+        self.keeps_terminal = rules.aims.keeps_terminal
         self._shanten_known: dict[tuple[tuple[int, ...], int], int] = {}
 
     # -- helpers -------------------------------------------------------------------
@@ -53,20 +56,21 @@ class SimPlayer:
             known = self._shanten_known[key] = shanten(counts_of(hand), declared, self.shapes)
         return known
 
-    def _best_discard(self, hand: list[int], declared: int, follow: int | None = None) -> tuple[int, int]:
-        """(tile to discard, shanten after it); ``follow``: the last discard, taken when it is among the best."""
+    def _best_discard(self, hand: list[int], declared: int, follow: int | None = None,
+                      exposed: list[int] | tuple[int, ...] = ()) -> tuple[int, int]:
+        """(tile to discard, shanten after it); ``follow``: the last discard, taken when it is among the best;
+        ``exposed``: the tiles of the seat's sets (for the winning conditions)."""
         counts = counts_of(hand)
         after = discard_shanten(counts, declared, self.shapes)
         best_s = min(after.values())
         best = [tile for tile, s in sorted(after.items()) if s == best_s]
-        if follow is not None and follow in best:
-            return follow, best_s
+        best = self._keeping_conditions(best, hand, exposed)
         if self.aim_for_fans:
             suits = [sum(1 for k in hand if k < 27 and k // 9 == s) for s in range(3)]
             main = max(range(3), key=lambda s: suits[s])
             off_suit = [t for t in best if t < 27 and t // 9 != main]
             if off_suit:
-                return self.rng.choice(off_suit), best_s
+                return (follow if follow in off_suit else self.rng.choice(off_suit)), best_s
             honours = sum(1 for k in hand if k >= 27)
             if suits[main] + honours >= 9:
                 # a flush is near: give up one step of shanten to drop an off-suit tile
@@ -76,8 +80,24 @@ class SimPlayer:
                     s = self._shanten(rest, declared)
                     if s <= best_s + 1:
                         return tile, s
+        if follow is not None and follow in best:
+            return follow, best_s
+        if self.keeps_terminal:
+            return self.rng.choice(best), best_s
         outer = [t for t in best if t >= 27 or t % 9 in (0, 8)]
         return self.rng.choice(outer or best), best_s
+
+    def _keeping_conditions(self, best: list[int], hand: list[int], exposed) -> list[int]:
+        """The discards among ``best`` that keep what a win needs (the last tile of a suit, the last 1, 9 or
+        honour), where the rule set needs it and another discard is as good."""
+        tiles = list(hand) + list(exposed)
+        keep = best
+        if self.keeps_suits:
+            keep = [t for t in keep if t >= 27 or sum(1 for k in tiles if k < 27 and k // 9 == t // 9) > 1] or keep
+        if self.keeps_terminal:
+            outer = [k for k in tiles if k >= 27 or k % 9 in (0, 8)]
+            keep = [t for t in keep if not (t >= 27 or t % 9 in (0, 8)) or len(outer) > 1] or keep
+        return keep
 
     # -- decisions -------------------------------------------------------------------
     def on_turn(self, play: HandPlay) -> tuple[str, int]:
@@ -94,7 +114,7 @@ class SimPlayer:
         follow = None
         if self.safe_follow and play.last_played is not None and play.last_played[0] == (self.side - 1) % 4:
             follow = play.last_played[1]            # the left neighbour's discard: follow it, start no run
-        tile, _ = self._best_discard(seat.hand, declared, follow)
+        tile, _ = self._best_discard(seat.hand, declared, follow, [k for m in seat.melds for k in m.tiles])
         return "discard", tile
 
     def on_discard(self, play: HandPlay, options: list[Claim]) -> Claim | None:
@@ -123,8 +143,7 @@ class SimPlayer:
                 _, after = self._best_discard(rest, declared + 1)
             gain = now - after
             eager = self.must_open and not seat.opened
-            paid_kong = option.kind == "kong" and self.kong_money and gain >= -1     # kong money is worth a step
-            if gain > 0 or (gain == 0 and (eager or option.kind == "kong")) or paid_kong:
+            if gain > 0 or (gain == 0 and (eager or option.kind == "kong")):
                 if best is None or after < best[0]:
                     best = (after, option)
         return best[1] if best else None

@@ -407,3 +407,42 @@ def test_an_interrupted_local_test_is_stopped():
     assert run.controller.service_test is None and run.controller.table.motors_safe()
     assert not run.controller.table.moving()
     run.close()
+
+
+def test_judge_with_every_side_s_sets_and_the_way_of_winning(capsys):
+    """The referee names who opened and fed what: the northeastern payers' shares follow (锦州 一家炮)."""
+    argv = ["diag", "--sim", "--rules", "jinzhou", "--json", "judge", "--side", "0", "--tile", "6p", "--discarder", "2",
+            "--melds", "c123m@3", "--lay", "123m45p6p789s555s99m"]
+    assert main(argv) == 0
+    closed = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--open", "1,2,3"]) == 0
+    opened = json.loads(capsys.readouterr().out)
+    shares = lambda a: {b["payer"]: b["amount"] for b in a["breakdown"]}     # noqa: E731
+    assert shares(closed) == {1: 4, 2: 8, 3: 4} and closed["payments"]["side2"] == -16
+    assert shares(opened) == {1: 2, 2: 4, 3: 2} and opened["payments"]["side2"] == -8
+    assert main([*argv, "--open", "1,2,3", "--kong-discard"]) == 0
+    assert "kong_discard" in [f["key"] for f in json.loads(capsys.readouterr().out)["fans"]]
+    # a kong another side made is paid too (明杠 2 from each)
+    assert main([*argv, "--open", "2,3", "--seat-melds", "1=k9p@3"]) == 0
+    money = json.loads(capsys.readouterr().out)["money"]
+    assert sorted(m["reason"] for m in money) == ["melded_kong", "melded_kong", "melded_kong", "win"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["diag", "--sim", "judge", "--side", "0", "--tile", "6p", "--seat-melds", "5=p1m"])
+    assert exit_.value.code == 2 and "SIDE=SETS" in capsys.readouterr().err
+
+
+def test_judge_a_hand_record_file_and_the_hand_tool(tmp_path, capsys):
+    record = {"rules": "competition", "chips": [100, 100, 100, 100],
+              "actions": ["1 kong 5m from 3", "0 pung E from 3", "0 win N from 2 hand 123345678mN flowers 2"]}
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert main(["diag", "--sim", "--rules", "competition", "--json", "judge", "--hand-record", str(path)]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert a["legal"] and a["payments"] == {"side0": 56, "side1": 12, "side2": -56, "side3": -12}
+    assert main(["diag", "--sim", "judge", "--hand-record", str(path)]) == 1          # an MCR table
+    assert "this table plays mcr" in capsys.readouterr().out
+    path.write_text(json.dumps(dict(record, actions=["0 win N from 0 hand N"])), encoding="utf-8")
+    assert main(["diag", "--sim", "--rules", "competition", "judge", "--hand-record", str(path)]) == 1
+    assert "own discard" in capsys.readouterr().out
+    assert main(["diag", "--sim", "hand"]) == 1
+    assert "no hand is recorded" in capsys.readouterr().out

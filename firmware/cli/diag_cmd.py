@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
-from firmware.cli.arg_types import count, seconds
+from firmware.cli.arg_types import add_rules_option, count, seconds
 from firmware.cli.run_cmd import add_table_options, table_model
 from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_S, GROUP_TESTS,
                                                  LEARN_RUNS, LEARN_RUNS_MAX)
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print the controller's answer as JSON (before or after the tool's name)")
     add_table_options(parser)     # on a table: its folder /etc/mjtable; with --sim or --port: the shipped model
+    add_rules_option(parser, "with --sim: the rule set the simulated table plays")
     diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
 
     reader = diag.add_parser("reader", help="the tile reader board: ping, antennas, inventory, counters")
@@ -323,7 +324,7 @@ def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
     cfg = load_table_config(diag_model(args))
     faults = [parse_fault(s) for s in args.inject]
     check_fits_run(faults, hands=0)             # (no game here: an inject @handN would never happen)
-    run = SimRun(cfg, seed=args.seed, faults=faults, hands=0, service=args.service)
+    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0, service=args.service)
     try:
         run.loop.run_for(5.0)                       # power on, home (or enter service mode)
         if getattr(args, "lay", None):

@@ -88,7 +88,7 @@ class BackgroundStacking:
         read.restore(progress.uids)
         unplaced = [s for s in sorted(c.registry.sets) if b.where(s) is SetLocation.NONE]
         self.session = WallSession(c.loop, c.table.faults, c.table.reader, c.registry, progress.set_id, c.tile_set,
-                                   read, cfg.reader.verification == "competition",
+                                   read, cfg.reader.rejects_any_defect,
                                    candidates=tuple(unplaced))
         self.cycle = StackingCycle(c.table, per_side, self._stacked, list(zip(progress.counted, progress.stacked)),
                                    probe=progress.set_id is None, on_tile=self._tile, on_stack=self._stack)

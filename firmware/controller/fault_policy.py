@@ -47,7 +47,7 @@ class FaultPolicy:
 
     # -- deciding ---------------------------------------------------------------------
     def tier(self, fault: Fault) -> FaultTier:
-        if fault.code is FaultCode.E82 and self.c.cfg.reader.verification == "competition":
+        if fault.code is FaultCode.E82 and self.c.cfg.reader.rejects_any_defect:
             return FaultTier.LATCHED
         return fault.tier
 

@@ -203,18 +203,19 @@ def answer(settled: HandSettlement, recorded: bool, since: int = 0) -> dict[str,
     """The judge's answer: the (last) declared win's verdict, and the hand's money from action ``since`` on."""
     verdict: WinVerdict | None = settled.verdicts[-1] if settled.verdicts else None
     money = [p for p in settled.payments if p.event >= since]
-    out: dict[str, Any] = {"ok": True, "recorded": recorded, "hand": settled.record.hand,
-                           "payments": {f"side{s}": d for s, d in enumerate(deltas(money))},
-                           "money": [p.to_json() for p in money]}
+    out: dict[str, Any] = {"ok": True}
     if verdict is None:
-        return dict(out, legal=False, total=0, reason="no win in the record", fans=[])
-    score = verdict.score
-    out.update({"legal": verdict.legal, "side": verdict.side, "tile": code(verdict.tile),
-                "discarder": verdict.discarder, "total": score.total if score else 0,
-                "unit": score.unit if score else "", "reason": verdict.reason,
-                "fans": [i.to_json() for i in verdict.items], "liable": verdict.liable,
-                "breakdown": [{"payer": b.payer, "amount": b.amount, "items": [i.to_json() for i in b.items]}
-                              for b in verdict.breakdown]})
+        out.update(legal=False, total=0, reason="no win in the record", fans=[])
+    else:
+        score = verdict.score
+        out.update({"legal": verdict.legal, "side": verdict.side, "tile": code(verdict.tile),
+                    "discarder": verdict.discarder, "total": score.total if score else 0,
+                    "unit": score.unit if score else "", "reason": verdict.reason,
+                    "fans": [i.to_json() for i in verdict.items], "liable": verdict.liable,
+                    "breakdown": [{"payer": b.payer, "amount": b.amount, "items": [i.to_json() for i in b.items]}
+                                  for b in verdict.breakdown]})
+    out.update({"hand": settled.record.hand, "payments": {f"side{s}": d for s, d in enumerate(deltas(money))},
+                "money": [p.to_json() for p in money], "recorded": recorded})
     return out
 
 

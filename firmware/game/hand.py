@@ -194,7 +194,8 @@ class HandPlay:
                     self._end(HandResult(taken, side, tile, False, {"kong_win": True}))
                     return None
             seat.hand.remove(tile)
-            seat.melds = [Meld(MeldKind.KONG, tile, m.source) if m.kind is MeldKind.PUNG and m.tile == tile else m
+            seat.melds = [Meld(MeldKind.KONG, tile, m.source, added=True) if m.kind is MeldKind.PUNG and m.tile == tile
+                          else m
                           for m in seat.melds]
             self.visible[tile] += 1
             self.emit(Action(Verb.ADDED_KONG, side, tile))

@@ -284,14 +284,17 @@ def _meld(raw: Any, index: int) -> Meld:
     elif len(set(tiles)) != 1:
         raise CaseError(f"{where}: a {kind.value} is {size} identical tiles")
     concealed = _field(raw, "concealed", bool, False, where)
+    added = _field(raw, "added", bool, False, where)
     source = raw.get("from")
+    if (concealed or added) and kind is not MeldKind.KONG:
+        raise CaseError(f"{where}: only a kong can be {'concealed' if concealed else 'added'}")
+    if concealed and added:
+        raise CaseError(f"{where}: a kong is concealed or added to a pung, not both")
     if concealed:
-        if kind is not MeldKind.KONG:
-            raise CaseError(f"{where}: only a kong can be concealed")
         source = None
     elif not isinstance(source, str) or source not in SOURCES:
         raise CaseError(f"field '{where}.from' must be left, opposite or right, got {describe(source)}")
-    return Meld(kind, tiles[0], source)
+    return Meld(kind, tiles[0], source, added)
 
 
 def _integer(raw: dict[str, Any], name: str, where: str, low: int, high: int) -> int:

@@ -84,6 +84,9 @@ def _meld_actions(side: int, melds: tuple[Meld, ...] | list[Meld]) -> list[Actio
             out.append(Action(Verb.CONCEALED_KONG, side, m.tile))
             continue
         feeder = (side - OFFSET[m.source or "left"]) % SEATS
+        if m.added:
+            out += [Action(Verb.PUNG, side, m.tile, feeder), Action(Verb.ADDED_KONG, side, m.tile)]
+            continue
         verb = {MeldKind.CHOW: Verb.CHOW, MeldKind.PUNG: Verb.PUNG, MeldKind.KONG: Verb.KONG}[m.kind]
         out.append(Action(verb, side, m.tile, feeder))
     return out
@@ -147,3 +150,19 @@ def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[
         if verdict.liable is not None:
             out["liable"] = WIND_CODES[verdict.liable]
     return out
+
+
+def record_result(case_id: Any, ruleset: RuleSet, record: HandRecord) -> dict[str, Any]:
+    """The answer to a whole hand's record: every declared win's verdict and every payment with its reason (by
+    side, the record's own numbering)."""
+    settled = settle_hand(ruleset, record)
+    verdicts = []
+    for v in settled.verdicts:
+        score = v.score
+        verdicts.append({"side": v.side, "legal": v.legal, "reason": v.reason, "total": score.total if score else 0,
+                         "unit": score.unit if score else "", "fans": [i.to_json() for i in v.items],
+                         "liable": v.liable})
+    return {"id": case_id, "hand": record.hand, "winners": settled.winners, "drawn": settled.drawn,
+            "followed": settled.followed, "verdicts": verdicts,
+            "payments": {f"side{s}": d for s, d in enumerate(deltas(settled.payments, include_held=True))},
+            "money": [p.to_json() for p in settled.payments]}

@@ -16,13 +16,14 @@ from typing import Any, BinaryIO, Iterable, Iterator, TextIO
 
 from firmware.rules.case_format import (MAX_DEPTH, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
                                         id_problem, load_object, nesting, parse_case, valid_id)
-from firmware.rules.case_record import case_result, table_context
-from firmware.rules.hand_record import BadRecord
+from firmware.rules.case_record import case_result, record_result, table_context
+from firmware.rules.hand_record import BadRecord, HandRecord
 from firmware.rules.registry import DEFAULT, RULE_NAMES, load_ruleset
 from firmware.tiles.tile import show
 MAX_LINE_BYTES = 64 * 1024              # a case is a few hundred bytes
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024   # read ahead at most this much to tell a multi-line JSON document
 MAX_ERROR_CHARS = 1000
+NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r"                       # JSON's white space (the newline is gone)
 # characters (in strings only) that some readers take for a line break (str.splitlines, JavaScript): escaped
@@ -213,6 +214,28 @@ def to_json(answer: dict[str, Any]) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+def _record_answer(case_id: Any, data: dict[str, Any], default_rules: str | None) -> tuple[dict[str, Any], str]:
+    """A line holding a whole hand's record (``{"id", "record": {...}}``): settled as it is."""
+    extra = sorted(k for k in data if k not in ("id", "record", *NOTES))
+    if extra:
+        return {"id": case_id, "error": f"a line with a 'record' holds 'id', 'record' and notes "
+                                        f"({', '.join(NOTES)}), not {extra[0]!r}"}, INVALID
+    try:
+        record = HandRecord.from_json(data["record"])
+    except BadRecord as exc:
+        return {"id": case_id, "error": f"field 'record': {exc}"}, INVALID
+    if record.rules not in RULE_NAMES:
+        return {"id": case_id, "error": f"rules {show(record.rules)} cannot be scored yet; scorers: "
+                                        f"{', '.join(RULE_NAMES)}"}, INVALID
+    if default_rules and record.rules != default_rules:
+        return {"id": case_id, "error": f"the record is for rules {show(record.rules)}, --rules says "
+                                        f"{show(default_rules)}"}, INVALID
+    try:
+        return record_result(case_id, load_ruleset(record.rules), record), SCORED
+    except BadRecord as exc:
+        return {"id": case_id, "error": f"field 'record': {exc}"}, INVALID
+
+
 def score_line(line: str, default_rules: str | None = None) -> dict[str, Any]:
     """The answer to one line: a result, or ``{"id", "error"}``; never raises."""
     return _answer(line, default_rules)[0]
@@ -230,6 +253,8 @@ def _answer(line: str, default_rules: str | None) -> tuple[dict[str, Any], str]:
         if problem:
             return {"id": None, "error": problem}, INVALID
         case_id = data.get("id")
+        if "record" in data:
+            return _record_answer(case_id, data, default_rules)
         try:
             case = parse_case(data)
             table = table_context(data)

@@ -119,7 +119,7 @@ class HandFacts:
             assert s is not None and action.tile is not None
             for i, m in enumerate(s.melds):
                 if m.kind is MeldKind.PUNG and m.tile == action.tile:
-                    s.melds[i] = Meld(MeldKind.KONG, m.tile, m.source)
+                    s.melds[i] = Meld(MeldKind.KONG, m.tile, m.source, added=True)
                     break
             else:
                 raise BadRecord(f"side {side} adds {code(action.tile)} to a pung it does not have")

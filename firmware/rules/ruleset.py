@@ -55,9 +55,10 @@ class Aims:
 
     lean_to_flush: bool = False        # a win needs a fan (竞技麻将): lean towards one suit
     eager_to_open: bool = False        # a win needs an open hand (辽宁): claim more readily
-    kong_money: bool = False           # kongs are paid on the spot: declare and claim every kong
     safe_follow: bool = False          # a run of discards costs its first (追牌, 跟庄): follow the last discard
     #                                    when it is as good as any, never start a run that costs
+    keeps_suits: bool = False          # a win needs all three suits (三门齐): keep the last tile of a suit
+    keeps_terminal: bool = False       # a win needs a 1, 9 or honour (幺九): keep the last one
 
 
 @dataclass

@@ -32,6 +32,7 @@ class Meld:
     kind: MeldKind
     tile: int                      # lowest tile of a chow, the tile of a pung or kong
     source: str | None = None      # "left" / "opposite" / "right"; None for a concealed kong
+    added: bool = False            # a kong made by adding a drawn tile to an exposed pung (加杠)
 
     @property
     def concealed(self) -> bool:

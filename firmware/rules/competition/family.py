@@ -32,7 +32,7 @@ NO_FAN = "no fan: 无番禁和牌 (a win needs a 技术型番种)"
 
 class CompetitionRules(RuleSet):
     several_winners = True
-    aims = Aims(lean_to_flush=True, kong_money=True, safe_follow=True)
+    aims = Aims(lean_to_flush=True, safe_follow=True)
 
     def __init__(self, config: RuleSetConfig) -> None:
         super().__init__(config)

@@ -35,8 +35,9 @@ class NortheastRules(RuleSet):
         self.dbl, self.cond = config.doubling, config.conditions
         self.needs_open_seats = any(self.dbl.items.get(k, 0) > 0
                                     for k in ("payer_closed", "three_closed", "four_closed"))
-        self.aims = Aims(eager_to_open=self.cond.must_open, kong_money=bool(any(self.dbl.kong_each.values())),
-                         safe_follow=self.dbl.follow_dealer_pays_each > 0)
+        self.aims = Aims(eager_to_open=self.cond.must_open, safe_follow=self.dbl.follow_dealer_pays_each > 0,
+                         keeps_suits=self.cond.all_three_suits,
+                         keeps_terminal=self.cond.must_have_terminal)
 
     def score(self, win: Win) -> Score:
         s = score_northeast(win, self.cond, self.dbl)
