@@ -225,12 +225,8 @@ def _show(bar, run, pacer, args: argparse.Namespace) -> None:
     if played > bar.n:
         bar.update(played - bar.n)
     if args.speed is not None and run.controller is not None:
-        c = run.controller
-        chips = " ".join(str(x) for x in c.scoreboard.chips)
-        progress = c.book.stacking
-        stacking = f" stacking {sum(progress.counted)} tiles" if progress is not None else ""
-        bar.set_postfix_str(f"t={pacer.shown_now_s:7.1f}s {c.state:9} hand {c.book.hand} dealer side "
-                            f"{c.book.dealer}{stacking} chips {chips}")
+        from firmware.controller.status import LIVE_COMPONENTS, get_status, live_line
+        bar.set_postfix_str(live_line(get_status(run.controller, LIVE_COMPONENTS), pacer.shown_now_s))
     elif run.controller is None:
         bar.set_postfix_str("power off")
 
