@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -45,6 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "after S simulated seconds (default 60; 'none': never, the run ends latched)")
     parser.add_argument("--diag-socket", type=Path, metavar="PATH",
                         help="open the technician's socket for this table: mjtable diag --socket PATH ...")
+    parser.add_argument("--web", type=count(1, 65535), metavar="PORT",
+                        help="serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
+                             "(with --speed; the login is printed)")
+    parser.add_argument("--web-users", type=Path, metavar="FILE",
+                        help="with --web: the users file (mjtable web passwd --users FILE); default: two users "
+                             "made for the run, tech and staff, with new passwords")
     parser.add_argument("--service", action="store_true",
                         help="power on in service mode (both lift keys held): no game; with --diag-socket, "
                              "train on the service tests; runs until Ctrl-C or --until-s")
@@ -137,6 +144,13 @@ def run_game(args: argparse.Namespace) -> int:
         raise ValueError("--until-s goes with --service (a game ends after --hands)")
     if args.service and args.speed is None and args.until_s is None:
         raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
+    if args.web is not None and args.speed is None:
+        raise ValueError("--web needs --speed X (at max speed the run is over before a page loads), "
+                         "e.g. --web 8080 --speed 20")
+    if args.web_users is not None and args.web is None:
+        raise ValueError("--web-users goes with --web PORT")
+    if args.web_users is not None and not args.web_users.is_file():
+        raise ValueError(f"--web-users {args.web_users}: no such file (mjtable web passwd NAME --users FILE)")
     faults = [parse_fault(spec) for spec in args.inject]
     if not args.service:
         check_fits_run(faults, args.hands)
@@ -156,9 +170,27 @@ def run_game(args: argparse.Namespace) -> int:
         keep_startup_objects()
     if args.verbose >= 2:
         _log_events(run)
-    server = run.serve_diag(args.diag_socket) if args.diag_socket else None
-    if server is not None:
-        print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+    scratch = tempfile.TemporaryDirectory(prefix="mjtable-sim-") if args.web and not args.diag_socket else None
+    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else None)
+    page = server = None
+    try:
+        server = run.serve_diag(socket_path) if socket_path else None
+        if args.diag_socket:
+            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+        if args.web:
+            from sim.web_page import SimWebPage
+            page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
+            page.start()
+            print(page.describe(), file=sys.stderr, flush=True)
+    except BaseException:
+        if page is not None:
+            page.stop()
+        if server is not None:
+            server.stop()
+        run.close()
+        if scratch is not None:
+            scratch.cleanup()
+        raise
     try:
         with _progress(args) as bar:
             pacer = Pacer(run.loop, args.speed)
@@ -177,9 +209,13 @@ def run_game(args: argparse.Namespace) -> int:
         hands = run.store.hands(since=run.start_hand) if run.controller else []
         results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand)} if run.controller else {}
     finally:
+        if page is not None:
+            page.stop()
         if server is not None:
             server.stop()
         run.close()
+        if scratch is not None:
+            scratch.cleanup()
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     if args.quiet:                  # the last line only, with the hand count
