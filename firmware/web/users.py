@@ -120,6 +120,10 @@ class Users:
                 json.dump(doc, out, indent=2)
                 out.write("\n")
             os.chmod(tmp, 0o640)
+            try:                    # readable by the page's group: the folder's (chgrp mjtable-web at install)
+                os.chown(tmp, -1, os.stat(self.path.parent).st_gid)
+            except PermissionError:
+                pass
             os.replace(tmp, self.path)
         except OSError as exc:
             raise UsersError(f"{self.path}: cannot write the users file ({exc.strerror or exc})") from None
