@@ -178,10 +178,13 @@ def run_game(args: argparse.Namespace) -> int:
         if args.diag_socket:
             print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
         if args.web:
+            import signal
+
             from sim.web_page import SimWebPage
             page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
             page.start()
             print(page.describe(), file=sys.stderr, flush=True)
+            signal.signal(signal.SIGTERM, _interrupted)     # (a kill ends the run as Ctrl-C does: the page stops too)
     except BaseException:
         if page is not None:
             page.stop()
@@ -232,6 +235,10 @@ def run_game(args: argparse.Namespace) -> int:
         print("mjtable sim: INVARIANT BROKEN: a motor ran while an interlock was active", file=sys.stderr)
     latched = report["final_state"] == "latched"
     return 1 if latched or not completed or not report["chips_conserved"] or unsafe else 0
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _run_service(run, pacer, args: argparse.Namespace) -> bool:
