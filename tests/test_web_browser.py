@@ -7,7 +7,8 @@ and a table in service mode at real time.  In the browser: log in, watch a
 hand end and the scoreboard update without a reload, see the jam appear with
 its hint, be refused as staff and acknowledge as a technician, hold a jog
 button and let go (the motor stops), drop the connection mid-hold (the
-motor stops within the dead-man time), and a cross-origin POST refused.  The
+motor stops within the dead-man time), a cross-origin POST refused, and with
+the lid open the buttons greyed and a hold refused by the controller.  The
 motors are watched through the table's own socket, not through the page.
 Screenshots of each page go to the test's temporary folder, and to
 ``MJTABLE_SCREENSHOTS`` when set (``make screenshots`` keeps one per page in
@@ -270,3 +271,28 @@ def test_the_fault_card_and_the_state_diagram(service, page, tmp_path):
     expect(page.locator("table.history")).to_contain_text("E98")
     page.set_viewport_size({"width": 960, "height": 1000})
     shoot(page, tmp_path, "card", full_page=False)
+
+
+def test_with_the_lid_open_the_buttons_are_refused(tmp_path_factory, browser_type_launch_args, page):
+    """The page says why and greys the buttons; a hold asked for anyway is refused by the controller itself."""
+    from playwright.sync_api import expect
+
+    table = SimTable(tmp_path_factory.mktemp("lid"), "--service", "--speed", "1", "--inject", "lid-open@1s=600s")
+    try:
+        log_in(page, table.url, "tech")
+        page.goto(table.url + "/service")
+        expect(page.locator("#service-note")).to_contain_text("The service lid is open", timeout=WAIT_MS)
+        expect(page.locator("button.hold[data-name='turntable']")).to_be_disabled()
+        started = page.request.post(table.url + "/api/hold", headers={"origin": table.url},
+                                    data={"kind": "jog", "name": "turntable"}).json()
+        assert started["ok"]
+        answer = {"running": True}
+        deadline = time.monotonic() + 10
+        while answer.get("running"):
+            assert time.monotonic() < deadline
+            answer = page.request.post(f"{table.url}/api/hold/{started['hold']}/alive",
+                                       headers={"origin": table.url}).json()
+        assert "refused: service lid open (E04)" in answer["answer"]["error"]
+        assert "turntable" not in table.status("table")["moving"]
+    finally:
+        table.stop()
