@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test bench bundle lint clean config-check diagrams install-pi
+.PHONY: sim test bench bundle lint clean config-check diagrams install-pi screenshots
 
 $(STAMP): setup.cfg setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ install-pi: bundle
 
 diagrams: $(STAMP)
 	$(BIN)/python -m firmware.controller.diagram
+
+screenshots: $(STAMP)
+	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/test_web_browser.py
 
 config-check: $(STAMP)
 	$(BIN)/mjtable config check

@@ -4,7 +4,8 @@ A request is one JSON object on one line (at most ``MAX_LINE_BYTES``), with
 ``cmd`` and optionally ``timeout_s``, how long the server waits for the
 controller's answer (a long burn-in: up to ``MAX_REPLY_TIMEOUT_S``).  The
 answer is one JSON line.  :mod:`hal.diag_socket` serves it; :func:`ask` is
-the client of ``mjtable diag``.
+the client of ``mjtable diag``, :func:`subscribe` its client of the status
+stream (:mod:`hal.diag_subscriptions`: a snapshot, then the changed fields).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import socket
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 REPLY_TIMEOUT_S = 60.0
 MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
@@ -63,21 +64,7 @@ def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIME
             and 0 < timeout_s <= MAX_REPLY_TIMEOUT_S):
         raise ValueError(f"a timeout between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {timeout_s!r}")
     request = {**request, "timeout_s": timeout_s}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        # a blocking connect waits while the server's queue of connections to accept is full (one with a
-        # timeout fails at once then); SO_SNDTIMEO bounds that wait
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(CONNECT_TIMEOUT_S), 0))
-        try:
-            sock.connect(str(path))
-        except FileNotFoundError:
-            raise ConnectionError(f"no controller is listening on {path} (is the service running?)") from None
-        except ConnectionRefusedError:
-            raise ConnectionError(f"no controller is listening on {path} (a socket left behind: is the "
-                                  f"service running?)") from None
-        except PermissionError:
-            raise ConnectionError(f"{path}: permission denied (root or the technicians' group only)") from None
-        except (BlockingIOError, TimeoutError):
-            raise ConnectionError(f"{path}: the controller accepts no connection (too many clients?)") from None
+    with _connect(path) as sock:
         sock.settimeout(timeout_s + 5.0)
         with sock.makefile("rwb") as stream:
             stream.write(json.dumps(request).encode() + b"\n")
@@ -86,3 +73,45 @@ def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIME
     if not line:
         raise ConnectionError(f"{path}: the controller closed the connection")
     return json.loads(line)
+
+
+def subscribe(path: str | Path, components: list[str] | None = None, tick_s: float | None = None,
+              silence_s: float = 30.0) -> Iterator[dict[str, Any]]:
+    """Subscribe to a running controller's status: yields the snapshot answer, then every patch and
+    heartbeat line as it comes, until the server ends the stream (or says nothing for ``silence_s``:
+    ``TimeoutError``; the server sends a heartbeat every few seconds)."""
+    request: dict[str, Any] = {"cmd": "subscribe"}
+    if components is not None:
+        request["components"] = components
+    if tick_s is not None:
+        request["tick_s"] = tick_s
+    with _connect(path) as sock:
+        sock.settimeout(silence_s)
+        with sock.makefile("rwb") as stream:
+            stream.write(json.dumps(request).encode() + b"\n")
+            stream.flush()
+            for line in stream:
+                yield json.loads(line)
+
+
+def _connect(path: str | Path) -> socket.socket:
+    """A connected socket to the controller, or a ConnectionError that says why not."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    # a blocking connect waits while the server's queue of connections to accept is full (one with a
+    # timeout fails at once then); SO_SNDTIMEO bounds that wait
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(CONNECT_TIMEOUT_S), 0))
+    try:
+        sock.connect(str(path))
+    except BaseException as exc:
+        sock.close()
+        if isinstance(exc, FileNotFoundError):
+            raise ConnectionError(f"no controller is listening on {path} (is the service running?)") from None
+        if isinstance(exc, ConnectionRefusedError):
+            raise ConnectionError(f"no controller is listening on {path} (a socket left behind: is the "
+                                  f"service running?)") from None
+        if isinstance(exc, PermissionError):
+            raise ConnectionError(f"{path}: permission denied (root or the technicians' group only)") from None
+        if isinstance(exc, (BlockingIOError, TimeoutError)):
+            raise ConnectionError(f"{path}: the controller accepts no connection (too many clients?)") from None
+        raise
+    return sock

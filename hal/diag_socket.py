@@ -29,6 +29,11 @@ hold-to-run button let go.  Requests carry ``"client"``, the connection's
 number, set by the server (whatever the client sent), so that the stop
 touches only that client's test.
 
+A connection may subscribe to the controller's status instead: a snapshot,
+then only the changed fields on a capped tick, one status request on the
+loop for every subscriber together, and a subscriber that stops reading is
+dropped (:mod:`hal.diag_subscriptions` decides; this server keeps time).
+
 At start the path is replaced only if it holds a stale socket (one nobody
 answers on): a live socket, a file, a folder or a link there is an error
 naming the path, and nothing is removed.
@@ -52,6 +57,7 @@ from typing import Any, Callable
 
 from firmware.faults import TableError
 from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, parse_request, reply_timeout_s
+from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed, parse_subscribe
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +68,8 @@ ACCEPT_BACKOFF_S = 0.1               # out of descriptors with nothing to spare:
 PROBE_TIMEOUT_S = 1.0                # is anyone answering on an existing socket file
 _RECV_BYTES = 64 * 1024
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+SUBSCRIBER_SNDBUF_BYTES = 64 * 1024  # what the kernel holds for a subscriber that does not read (then: stalled)
+_FEED = 0                            # the number under which the subscriptions' status requests are answered
 
 Reply = Callable[[dict[str, Any]], None]
 
@@ -91,7 +99,8 @@ class DiagSocketServer:
                  handle: Callable[[dict[str, Any], Reply], None],
                  group: str | None = "mjtable-tech", mode: int = 0o660, *,
                  max_connections: int = MAX_CONNECTIONS, idle_timeout_s: float = IDLE_TIMEOUT_S,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = MAX_LINE_BYTES, stalled_s: float = STALLED_S,
+                 heartbeat_s: float = HEARTBEAT_S, subscriber_sndbuf_bytes: int = SUBSCRIBER_SNDBUF_BYTES) -> None:
         self.path = Path(path)
         self._post = post
         self._handle = handle
@@ -99,6 +108,8 @@ class DiagSocketServer:
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
         self.max_line_bytes = max_line_bytes
+        self.subscriber_sndbuf_bytes = subscriber_sndbuf_bytes
+        self._feed = Feed(stalled_s=stalled_s, heartbeat_s=heartbeat_s)
         self._sock: socket.socket | None = None
         self._inode: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
@@ -199,6 +210,15 @@ class DiagSocketServer:
     def connections(self) -> int:
         return len(self._conns)
 
+    @property
+    def subscribers(self) -> int:
+        return len(self._feed.subscribers)
+
+    def wait_subscribers(self, count: int, timeout_s: float) -> bool:
+        """Wait until exactly ``count`` connections are subscribed (a test's way to see a drop)."""
+        with self._count_changed:
+            return self._count_changed.wait_for(lambda: len(self._feed.subscribers) == count, timeout=timeout_s)
+
     def wait_connections(self, count: int, timeout_s: float) -> bool:
         """Wait until exactly ``count`` connections are open (a test's way to know the server caught up)."""
         with self._count_changed:
@@ -218,6 +238,7 @@ class DiagSocketServer:
                     else:
                         self._ready(key.data, mask)
                 self._deliver_answers()
+                self._feed_tick()
                 self._check_times()
             except Exception:  # noqa: BLE001 - the accept loop must not end: log it and go on
                 log.exception("diag socket: unexpected error; serving on")
@@ -228,6 +249,9 @@ class DiagSocketServer:
         times = [self._accept_paused_until] if self._accept_paused_until is not None else []
         for conn in self._conns.values():
             times.append(conn.deadline if conn.waiting is not None else conn.last_active + self.idle_timeout_s)
+        feed_s = self._feed.next_time(now)
+        if feed_s is not None:
+            times.append(feed_s)
         return max(0.0, min(times) - now) if times else None
 
     def _accept(self) -> None:
@@ -359,6 +383,8 @@ class DiagSocketServer:
         except BadRequest as exc:
             self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
             return
+        if self._subscription_request(conn, request):
+            return
         request.pop("client_gone", None)
         request["client"] = conn.number
         self._requests += 1
@@ -384,12 +410,79 @@ class DiagSocketServer:
                 number, request, answer = self._answers.get_nowait()
             except queue.Empty:
                 return
+            if number == _FEED:
+                self._feed.answered(answer if isinstance(answer, dict) else {}, time.monotonic())
+                continue
             conn = self._conns.get(number)
             if conn is None or conn.waiting != request:
                 continue                               # its client went away, or was told it timed out
             conn.waiting = None
             self._send(conn, answer)
             self._next_request(conn)
+
+    # -- subscriptions -------------------------------------------------------------------------------
+    def _subscription_request(self, conn: _Connection, request: dict[str, Any]) -> bool:
+        """Subscribe and unsubscribe are the server's own; a subscribed connection takes nothing else.
+        True when the request was handled here."""
+        cmd = request.get("cmd")
+        if conn.number in self._feed.subscribers:
+            if cmd == "unsubscribe":
+                self._feed.remove(conn.number)
+                self._count_changed_notify()
+                self._send(conn, {"ok": True, "unsubscribed": True})
+            else:
+                self._send(conn, {"ok": False, "error": "this connection is subscribed: it takes only "
+                                                        "unsubscribe (open another connection for requests)"})
+            return True
+        if cmd == "unsubscribe":
+            self._send(conn, {"ok": False, "error": "not subscribed"})
+            return True
+        if cmd != "subscribe":
+            return False
+        try:
+            tick_s, components = parse_subscribe(request)
+        except BadRequest as exc:
+            self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+            return True
+        try:
+            conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.subscriber_sndbuf_bytes)
+        except OSError:
+            pass
+        self._feed.add(conn.number, tick_s, components, time.monotonic())
+        self._count_changed_notify()
+        return True
+
+    def _feed_tick(self) -> None:
+        """Ask the loop for the status when a tick is due; write each subscriber its line; drop the stalled."""
+        feed = self._feed
+        if not feed.subscribers:
+            return
+        now = time.monotonic()
+        if feed.should_ask(now):
+            feed.asked(now)
+            self._requests += 1
+            try:
+                self._post(self._handle, {"cmd": "status", "client": _FEED}, self._replier(_FEED, self._requests))
+            except Exception as exc:  # noqa: BLE001 - told to the subscribers in their heartbeats
+                log.exception("diag socket: asking for the status failed")
+                feed.answered({"ok": False, "error": f"the controller cannot take requests: {exc}"}, now)
+        waiting = {n for n in feed.subscribers if n in self._conns and self._conns[n].outbox}
+        lines, stalled = feed.lines(now, waiting)
+        for number, line in lines:
+            if number in self._conns:
+                self._send(self._conns[number], line)
+        for number in feed.refused():
+            feed.remove(number)
+            self._count_changed_notify()
+        for number in stalled:
+            feed.remove(number)
+            self._count_changed_notify()
+            conn = self._conns.get(number)
+            if conn is not None:
+                why = f"too slow: took no line for {feed.stalled_s:g} s; subscribe again"
+                log.warning("diag socket: subscriber %d dropped: %s", number, why)
+                self._send(conn, {"ok": False, "dropped": why, "error": f"dropped: {why}"})
+                self._finish(conn)
 
     def _give_up(self, conn: _Connection) -> None:
         """The request under way will not be answered to this client: stop what it started."""
@@ -440,6 +533,7 @@ class DiagSocketServer:
     def _close(self, conn: _Connection) -> None:
         if self._conns.pop(conn.number, None) is None:
             return
+        self._feed.remove(conn.number)
         try:
             assert self._selector is not None
             self._selector.unregister(conn.sock)

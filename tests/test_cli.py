@@ -79,7 +79,8 @@ def _imported(argv: list[str], stdin: str = "") -> set[str]:
 
 
 HEAVY = ("pydantic", "sqlite3", "gpiozero", "serial", "transitions", "tomllib", "hal", "sim",
-         "firmware.config", "firmware.controller", "firmware.mechanisms", "firmware.game")
+         "firmware.config", "firmware.controller", "firmware.mechanisms", "firmware.game", "firmware.web",
+         "starlette", "uvicorn", "jinja2", "argon2")
 
 
 def _heavy(modules: set[str], extra: tuple[str, ...] = ()) -> list[str]:

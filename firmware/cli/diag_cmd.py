@@ -12,6 +12,7 @@ reader-sim``) or, with ``--sim``, to the simulated board.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -87,6 +88,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                            "tile counts")
     counters.add_argument("--reset", action="store_true",
                           help="start the line counters and slow-move counts from zero (after a repair)")
+    status = controller_tool("status", "the status the web page shows, per component; --follow: then every change")
+    status.add_argument("--component", action="append", metavar="NAME",
+                        help="only this component (table, book, stacking, reader, faults, chips, sensors, deal); "
+                             "repeatable")
+    status.add_argument("--follow", action="store_true",
+                        help="subscribe: the snapshot, then the changed fields as they come (Ctrl-C ends)")
+    status.add_argument("--lines", type=count(1, 1_000_000), metavar="N",
+                        help="with --follow: stop after N lines")
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=seconds, metavar="S", help="record every input change for S seconds")
     judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
@@ -188,6 +197,8 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "sensors" and getattr(args, "watch", None):
         request = {"cmd": "watch", "seconds": args.watch}
         args.timeout_s = max(args.timeout_s, args.watch + 30.0)
+    if args.command_name == "status" and getattr(args, "component", None):
+        request["components"] = args.component
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
                 "reset", "kind", "open", "liable", "followed", "check_pad", "hand"):
         if getattr(args, key, None) is not None:
@@ -234,11 +245,14 @@ def _sides(text: str) -> list[int]:
 def _controller_command(args: argparse.Namespace) -> int:
     """Ask the running controller (its socket), this process's own controller (--direct), or a
     simulated table in this process (--sim)."""
-    import json
 
     from firmware.diagnostics.render import render
 
     request = _request(args)
+    if getattr(args, "follow", False):
+        return _follow(args, request)
+    if getattr(args, "lines", None) is not None:
+        raise ValueError("--lines goes with --follow")
     if args.sim:
         answer = _ask_simulated(args, request)
     elif args.direct:
@@ -258,6 +272,30 @@ def _controller_command(args: argparse.Namespace) -> int:
             print(answer.get("error") or "not recorded")
         return 1
     return 0 if answer.get("ok") else 1
+
+
+def _follow(args: argparse.Namespace, request: dict) -> int:
+    """``status --follow``: subscribe to the running controller and print each line as it comes."""
+    from firmware.diagnostics.render import render_status_line
+    from hal.diag_protocol import subscribe
+
+    if args.sim or args.direct:
+        raise ValueError("--follow subscribes to a running controller's socket (not with --sim or --direct)")
+    socket = args.socket or Path(DEFAULT_SOCKET)
+    printed = 0
+    try:
+        for line in subscribe(socket, request.get("components")):
+            print(json.dumps(line, ensure_ascii=False) if args.json else render_status_line(line), flush=True)
+            printed += 1
+            if line.get("ok") is False:
+                return 1
+            if args.lines is not None and printed >= args.lines:
+                break
+    except ConnectionError as exc:
+        raise TableError(str(exc)) from None
+    except OSError as exc:
+        raise TableError(f"{socket}: {exc}") from None
+    return 0
 
 
 def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], None], request: dict,

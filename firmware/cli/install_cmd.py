@@ -9,6 +9,9 @@ Lays out, under ``--root`` (``/`` on a table):
   it): table models, rule sets, ``tables/table.toml`` the model the service runs, whose tile sets are
   enrolled into ``tiles/`` with ``mjtable diag enroll``;
 * ``etc/systemd/system/mjtable.service``: the unit; ``var/lib/mjtable/``: the table database's folder;
+* ``etc/systemd/system/mjtable-web.service``: the web page's unit, and ``etc/mjtable/web/``: the table's own
+  TLS key and certificate (made on the first install, kept after) and the page's users (``mjtable web passwd``:
+  none by default);
 * ``usr/local/bin/mjtable``: the current release's command.
 
 It prints what the operating system still lacks against power cuts and the
@@ -18,6 +21,7 @@ system steps it leaves to the administrator.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import tempfile
@@ -26,6 +30,8 @@ from pathlib import Path
 from firmware.cli.arg_types import add_rules_option, seconds
 
 UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
+WEB_UNIT = UNIT.with_name("mjtable-web.service")
+WEB_DIR = Path("etc") / "mjtable" / "web"
 TRUSTED_KEY = Path("etc") / "mjtable" / "release-key.pub"
 
 
@@ -72,6 +78,7 @@ def write_config(root: Path, shipped: Path, table: Path | None, force: bool) -> 
     model_text = (table or shipped / "tables" / "four_port_double.toml").read_text(encoding="utf-8")
     load_table_config(table or shipped / "tables" / "four_port_double.toml")   # refuse a broken model
     keep_key = (root / TRUSTED_KEY).read_bytes() if (root / TRUSTED_KEY).exists() else None
+    web = root / WEB_DIR
     enrolled = etc / "tiles"
     staging = etc.with_name("mjtable.new")
     if staging.exists():
@@ -88,6 +95,8 @@ def write_config(root: Path, shipped: Path, table: Path | None, force: bool) -> 
     load_table_config(staging / "tables" / "table.toml")
     if keep_key is not None:
         (staging / "release-key.pub").write_bytes(keep_key)
+    if web.is_dir():
+        shutil.copytree(web, staging / "web", symlinks=True)   # the page's users and the table's certificate
     if etc.exists():
         shutil.rmtree(etc)
     staging.rename(etc)
@@ -118,6 +127,34 @@ def write_unit(root: Path, unit_file: Path, rules: str) -> Path:
     text = unit_file.read_text(encoding="utf-8")
     unit.write_text(re.sub(r"--rules \S+", f"--rules {rules}", text), encoding="utf-8")
     return unit
+
+
+def write_web(root: Path, systemd_dir: Path) -> list[str]:
+    """The web page's unit (from the bundle, when it has one) and, once, the table's TLS key and certificate;
+    lines saying what was done."""
+    import datetime
+
+    from firmware.cli.web_cmd import host_names, print_fingerprint
+    from hal.web_tls import make_certificate
+
+    source = systemd_dir / WEB_UNIT.name
+    if not source.is_file():
+        return [f"no web page in this bundle ({source.name} missing): {WEB_UNIT.name} not written"]
+    (root / WEB_UNIT).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    lines = [f"web page unit: {root / WEB_UNIT}"]
+    folder = root / WEB_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o750)
+    cert, key = folder / "tls.crt", folder / "tls.key"
+    if not cert.exists() and not key.exists():
+        names = host_names()
+        print_fingerprint(make_certificate(cert, key, names + ["localhost"], datetime.date.today()), cert, names)
+        lines.append(f"the table's TLS certificate made: {cert} (to use the parlour CA's instead, put its "
+                     f"certificate and key there)")
+    if not (folder / "users.json").exists():
+        lines.append("the web page has no user yet (there is no default password): "
+                     "sudo mjtable web passwd NAME --role technician")
+    return lines
 
 
 def link_command(root: Path) -> None:
@@ -164,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
         print(write_config(root, shipped, args.table, args.force))
         unit = write_unit(root, unit_file, rules)
+        web_lines = write_web(root, unit_file.parent)
         install_launcher(releases.base)
         if bundle is not None:
             print(f"bundle {args.bundle.name}: release {bundle.version}, "
@@ -186,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"trusted from now on: {root / TRUSTED_KEY} (unsigned bundles are refused)")
     print(f"installed under {root}: unit {unit}, releases {releases.folder}"
           + ("" if bundle else " (no release: --config-only)"))
+    print("\n".join(web_lines))
     _say_what_is_left(root, first)
     return 0
 
@@ -211,7 +250,10 @@ def _say_what_is_left(root: Path, first: bool) -> None:
     print("system steps left to you (as root, on the first install):\n"
           "  groupadd --system mjtable-tech      # technicians: may use 'mjtable diag'\n"
           "  useradd --system --groups gpio,dialout,mjtable-tech mjtable\n"
+          "  useradd --system --no-create-home --groups mjtable-tech mjtable-web   # the web page's own user\n"
+          "  chgrp -R mjtable-web /etc/mjtable/web && chmod 0640 /etc/mjtable/web/tls.key\n"
+          "  mjtable web passwd NAME --role technician   # each technician; --role staff for parlour staff\n"
           "  usermod -aG mjtable-tech TECHNICIAN # each technician's login\n"
           "  chown -R mjtable:mjtable /var/lib/mjtable\n"
-          "  systemctl daemon-reload && systemctl enable --now mjtable\n"
+          "  systemctl daemon-reload && systemctl enable --now mjtable mjtable-web\n"
           "  journalctl -u mjtable -f          # the log, with fault codes")

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from firmware import __version__
 from firmware.cli import (config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, release_cmd, run_cmd,
-                          score_cmd, sim_cmd)
+                          score_cmd, sim_cmd, web_cmd)
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -33,6 +33,8 @@ EPILOG = """examples:
   mjtable run                          the service on a table (/etc/mjtable, /var/lib/mjtable/table.db)
   mjtable install --bundle mjtable-0.2.0.bundle.tar --root /    install or update a table from a release bundle
   mjtable release list                 the releases on this table; activate, rollback
+  mjtable sim --web 8080 --speed 20    the web page of a simulated table: open http://127.0.0.1:8080/
+  mjtable web passwd ana --role technician   a user of the table's web page (mjtable web serves it)
 """
 
 
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.register(sub)
     install_cmd.register(sub)
     release_cmd.register(sub)
+    web_cmd.register(sub)
     return parser
 
 

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -43,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "after S simulated seconds (default 60; 'none': never, the run ends latched)")
     parser.add_argument("--diag-socket", type=Path, metavar="PATH",
                         help="open the technician's socket for this table: mjtable diag --socket PATH ...")
+    parser.add_argument("--web", type=count(1, 65535), metavar="PORT",
+                        help="serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
+                             "(with --speed; the login is printed)")
+    parser.add_argument("--web-users", type=Path, metavar="FILE",
+                        help="with --web: the users file (mjtable web passwd --users FILE); default: two users "
+                             "made for the run, tech and staff, with new passwords")
     parser.add_argument("--service", action="store_true",
                         help="power on in service mode (both lift keys held): no game; with --diag-socket, "
                              "train on the service tests; runs until Ctrl-C or --until-s")
@@ -135,6 +142,13 @@ def run_game(args: argparse.Namespace) -> int:
         raise ValueError("--until-s goes with --service (a game ends after --hands)")
     if args.service and args.speed is None and args.until_s is None:
         raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
+    if args.web is not None and args.speed is None:
+        raise ValueError("--web needs --speed X (at max speed the run is over before a page loads), "
+                         "e.g. --web 8080 --speed 20")
+    if args.web_users is not None and args.web is None:
+        raise ValueError("--web-users goes with --web PORT")
+    if args.web_users is not None and not args.web_users.is_file():
+        raise ValueError(f"--web-users {args.web_users}: no such file (mjtable web passwd NAME --users FILE)")
     faults = [parse_fault(spec) for spec in args.inject]
     if not args.service:
         check_fits_run(faults, args.hands)
@@ -154,9 +168,30 @@ def run_game(args: argparse.Namespace) -> int:
         keep_startup_objects()
     if args.verbose >= 2:
         _log_events(run)
-    server = run.serve_diag(args.diag_socket) if args.diag_socket else None
-    if server is not None:
-        print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+    scratch = tempfile.TemporaryDirectory(prefix="mjtable-sim-") if args.web and not args.diag_socket else None
+    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else None)
+    page = server = None
+    try:
+        server = run.serve_diag(socket_path) if socket_path else None
+        if args.diag_socket:
+            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+        if args.web:
+            import signal
+
+            from sim.web_page import SimWebPage
+            page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
+            page.start()
+            print(page.describe(), file=sys.stderr, flush=True)
+            signal.signal(signal.SIGTERM, _interrupted)     # (a kill ends the run as Ctrl-C does: the page stops too)
+    except BaseException:
+        if page is not None:
+            page.stop()
+        if server is not None:
+            server.stop()
+        run.close()
+        if scratch is not None:
+            scratch.cleanup()
+        raise
     try:
         with _progress(args) as bar:
             pacer = Pacer(run.loop, args.speed)
@@ -176,9 +211,13 @@ def run_game(args: argparse.Namespace) -> int:
         results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand, all_games=True)} \
             if run.controller else {}
     finally:
+        if page is not None:
+            page.stop()
         if server is not None:
             server.stop()
         run.close()
+        if scratch is not None:
+            scratch.cleanup()
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     if args.quiet:                  # the last line only, with the hand count
@@ -195,6 +234,10 @@ def run_game(args: argparse.Namespace) -> int:
         print("mjtable sim: INVARIANT BROKEN: a motor ran while an interlock was active", file=sys.stderr)
     latched = report["final_state"] == "latched"
     return 1 if latched or not completed or not report["chips_conserved"] or unsafe else 0
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _run_service(run, pacer, args: argparse.Namespace) -> bool:
@@ -224,12 +267,8 @@ def _show(bar, run, pacer, args: argparse.Namespace) -> None:
     if played > bar.n:
         bar.update(played - bar.n)
     if args.speed is not None and run.controller is not None:
-        c = run.controller
-        chips = " ".join(str(x) for x in c.scoreboard.chips)
-        progress = c.book.stacking
-        stacking = f" stacking {sum(progress.counted)} tiles" if progress is not None else ""
-        bar.set_postfix_str(f"t={pacer.shown_now_s:7.1f}s {c.state:9} hand {c.book.hand} dealer side "
-                            f"{c.book.dealer}{stacking} chips {chips}")
+        from firmware.controller.status import LIVE_COMPONENTS, get_status, live_line
+        bar.set_postfix_str(live_line(get_status(run.controller, LIVE_COMPONENTS), pacer.shown_now_s))
     elif run.controller is None:
         bar.set_postfix_str("power off")
 

@@ -371,19 +371,18 @@ class Controller:
         wall = b.wall(set_id)
         b.hand += 1
         b.hand_open = True              # (kept with the hand's row: a restart goes on playing this hand)
-        with self.store.batch(f"deal of hand {b.hand}"):
-            self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
-            self.hand.open()
-            self.persist()
-            if b.hand % NOMINAL_EVERY_HANDS == 1:
-                self.save_nominal()     # what the mechanisms learned (their medians move slowly)
-        hands = {}
+        hands: dict[int, list[str]] = {}
+        first: list[str] = []
         if wall is not None:
             d = deal(wall, self.rules.deal_rules, dice, b.dealer)
             hands = {side: [code(k) if k is not None else "?" for k in d.hand_tiles(wall, side)] for side in d.hands}
             first = [str(p) for p in d.live[:4]]
-        else:
-            first = []
+        with self.store.batch(f"deal of hand {b.hand}"):
+            self.store.start_hand(b.hand, set_id, b.dealer, list(dice), self.loop.now())
+            self.hand.open(hands)
+            self.persist()
+            if b.hand % NOMINAL_EVERY_HANDS == 1:
+                self.save_nominal()     # what the mechanisms learned (their medians move slowly)
         self.bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,
                          first_draws=first, wall=b.wall_mode(set_id))
         self.dealt()

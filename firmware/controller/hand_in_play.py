@@ -39,10 +39,12 @@ class HandInPlay:
         self.c = controller
         self.referee = TableReferee(controller.rules, controller.scoreboard, controller.bus.publish)
 
-    def open(self) -> None:
-        """The deal (inside the deal's transaction): a new record for the hand the bookkeeping has just begun."""
+    def open(self, dealt: dict[int, list[str]] | None = None) -> None:
+        """The deal (inside the deal's transaction): a new record for the hand the bookkeeping has just begun;
+        ``dealt``: each side's starting tiles as the wall map knows them (``?`` where a tile was not read)."""
         b = self.c.book
-        self.referee.open(b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak, b.long_hair)
+        self.referee.open(b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak, b.long_hair,
+                          {side: "".join(tiles) for side, tiles in (dealt or {}).items()})
 
     def restore(self) -> None:
         """Power-on with a hand in play: its record as far as it was written."""

@@ -155,11 +155,12 @@ class ScoreRows:
     def hand_results(self, game: int | None, since: int = 0, limit: int | None = None) -> list[dict]:
         """Recorded hands with their payments, oldest first."""
         rows = self.store.read(
-            "SELECT * FROM (SELECT hand, game, dealer, winners, drawn, fans, note, round_wind, record "
-            "FROM hand_results WHERE (? IS NULL OR game = ?) AND hand > ? ORDER BY hand DESC LIMIT ?) ORDER BY hand",
+            "SELECT * FROM (SELECT r.hand, r.game, r.dealer, r.winners, r.drawn, r.fans, r.note, r.round_wind, "
+            "r.record, g.rules FROM hand_results r JOIN games g ON g.id = r.game WHERE (? IS NULL OR r.game = ?) "
+            "AND r.hand > ? ORDER BY r.hand DESC LIMIT ?) ORDER BY hand",
             (game, game, since, -1 if limit is None else limit))
         out = []
-        for hand, g, dealer, winners, drawn, fans, note, round_wind, record in rows:
+        for hand, g, dealer, winners, drawn, fans, note, round_wind, record, rules in rows:
             payments = self.payments_of(hand)
             by_side = [0] * SIDES
             for p in payments:
@@ -170,7 +171,7 @@ class ScoreRows:
                         "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
                         "fans": [i.model_dump() for i in rec.from_json(rec.FANS, fans, f"hand {hand} fans")],
                         "note": note, "round_wind": round_wind, "payments": by_side, "money": payments,
-                        "record": record})
+                        "record": record, "rules": rules})
         return out
 
     def dealers(self, game: int) -> list[int]:

@@ -1,7 +1,8 @@
 """What a technician may ask of the running controller, as JSON requests and replies.
 
-Read-only requests (``state``, ``faults``, ``counters``, ``sensors``,
-``reader``) are always answered; ``state`` names how each set's walls
+Read-only requests (``state``, ``status``, ``faults``, ``counters``, ``sensors``,
+``reader``) are always answered (``status``: the components of
+:mod:`firmware.controller.status`, which the socket's subscriptions send); ``state`` names how each set's walls
 below or on the table were checked (``verified`` or ``counted``, counted
 only) and, while a set is not enrolled, how to enrol it (``enrol``).  ``ack`` acknowledges a latched fault
 (refused, with the reason, while an interlock is still there).  Service
@@ -20,6 +21,12 @@ test closes before its answer (Ctrl-C on the client): that stops only the
 test of that connection (``client``, the socket's number for it).  Outside
 service mode nothing is touched (the game's motors are the controller's).
 
+A jog with ``"hold": true`` is hold-to-run (the web page's jog buttons): the
+disk runs until it is stopped (at most ``seconds``, default the longest a test
+may run it), and a stop takes its end timer back, so the button may be held
+again at once; a cam, lift, the centre or the dice move to their stop as
+always, unless stopped first.
+
 Request fields are checked before anything moves: a field of the wrong type
 is answered with the reason like any refusal.
 """
@@ -33,19 +40,20 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.controller.states import SetLocation, TableState
+from firmware.controller.status import get_status
 from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
 from firmware.diagnostics.judge import hand, judge_from_pad, penalty
 from firmware.diagnostics.reader_answers import ask_reader
-from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_S, GROUP_TESTS, LEARN_RUNS,
-                                                ServiceTests, slower_than_design)
+from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_MAX_S, DISK_JOG_S, GROUP_TESTS,
+                                                LEARN_RUNS, ServiceTests, slower_than_design)
 
 log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
-COMMANDS = ("state, faults, counters, sensors, watch, reader, judge, penalty, hand, ack, test, jog, learn, burn-in, "
-            "stop")
+COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, hand, ack, test, jog, learn, "
+            "burn-in, stop")
 
 
 class BadField(ValueError):
@@ -99,6 +107,18 @@ class DiagCommands:
                "stuck_keys": sorted(c.table.panel.stuck),
                **({"look_for": c.missing_tiles, "check": c.check_hint}
                   if c.fault and c.fault.code.value == "E62" else {})})
+
+    def _cmd_status(self, request: dict, reply: Reply) -> None:
+        """The status components (:mod:`firmware.controller.status`), all or the ``components`` named."""
+        components = request.get("components")
+        if components is not None and not (isinstance(components, list)
+                                           and all(isinstance(n, str) for n in components)):
+            raise BadField(f"components: a list of component names, not {components!r:.60}")
+        try:
+            status = get_status(self.controller, components)
+        except ValueError as exc:
+            raise BadField(str(exc)) from None
+        reply({"ok": True, "status": status, "at_s": round(self.controller.loop.now(), 3)})
 
     def _cmd_faults(self, request: dict, reply: Reply) -> None:
         rows = self.controller.policy.history()
@@ -175,11 +195,20 @@ class DiagCommands:
         to = request.get("to")
         if to is not None and not isinstance(to, str):
             raise BadField(f"to: up or down, not {to!r:.60}")
+        hold = request.get("hold", False)
+        if not isinstance(hold, bool):
+            raise BadField(f"hold: true or false, not {hold!r:.60}")
         disk = mechanism == self.controller.table.turntable.name
+        if disk and hold and seconds is None:
+            seconds = DISK_JOG_MAX_S
         if self._may_move(reply, disk=disk):
+            timer: list = []
             self.tests.jog(mechanism, self._begin(request, reply, f"jog {mechanism}",
-                                                  (DISK_JOG_S if seconds is None else seconds) if disk else None),
+                                                  (DISK_JOG_S if seconds is None else seconds) if disk else None,
+                                                  held=timer if disk and hold else None),
                            seconds=seconds, to=to)
+            if self.tests.disk_timer is not None:
+                timer.append(self.tests.disk_timer)
 
     def _cmd_learn(self, request: dict, reply: Reply) -> None:
         runs = _whole(request, "runs", LEARN_RUNS)
@@ -200,9 +229,14 @@ class DiagCommands:
         if self._may_move(reply, disk=True):
             self.tests.burn_in(self._begin(request, reply, "burn-in", DISK_JOG_S), cycles)
 
-    def _begin(self, request: dict, reply: Reply, name: str, disk_s: float | None = None) -> Reply:
+    def _begin(self, request: dict, reply: Reply, name: str, disk_s: float | None = None,
+               held: list | None = None) -> Reply:
         """The test's answer through the controller (so that a fault or a stop can answer it), remembered
         as running.  ``disk_s``: the test runs the disk that long at a time.
+
+        ``held``: a hold-to-run disk jog (``"hold": true``, the web page's jog button), whose end timer is
+        put in this list once the disk runs; a stop takes that timer back, so the disk may run again at
+        once (the button held again), and nothing of the old run is left to stop a new one.
 
         A disk run's end is a timer on the loop that a stop cannot take back; were the disk started again
         before it falls due, it would stop that run (and let a stopped burn-in go on).  So after a test
@@ -212,7 +246,10 @@ class DiagCommands:
         started_s, disk_runs = c.loop.now(), c.table.turntable.runs
 
         def answered(answer: dict[str, Any]) -> None:
-            if "stopped_by" in answer and disk_s is not None and c.table.turntable.runs != disk_runs:
+            if "stopped_by" in answer and held:
+                for timer in held:
+                    timer.cancel()
+            elif "stopped_by" in answer and disk_s is not None and c.table.turntable.runs != disk_runs:
                 at_once = name.startswith("jog") or name == "test disk"
                 _DISK_BUSY_UNTIL[c] = (started_s if at_once else c.loop.now()) + disk_s
             reply(answer)

@@ -46,6 +46,10 @@ def render(answer: dict[str, Any]) -> str:
         elif key == "changes" and isinstance(value, list):
             lines.append(f"changes: {len(value)}")
             lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
+        elif key == "status" and isinstance(value, dict):       # the status components, one block each
+            for name, fields in value.items():
+                lines.append(f"{name}:")
+                lines += [f"  {k}: {_compact(v)}" for k, v in fields.items()]
         elif key == "sensors" and isinstance(value, dict):
             lines.append("sensors:")
             lines += [f"  {name:16} {'ON' if on else 'off'}" for name, on in value.items()]
@@ -84,6 +88,23 @@ def _fault(fault: dict[str, Any]) -> str:
     if fault.get("hint"):
         text += f"\n    hint: {fault['hint']}"
     return text
+
+
+def render_status_line(line: dict[str, Any]) -> str:
+    """One line of a status subscription (``mjtable diag status --follow``) as text."""
+    at = line.get("at_s")
+    when = f"{at:.1f} s" if isinstance(at, (int, float)) else "?"
+    if "snapshot" in line:
+        return f"snapshot at {when}:\n" + render({"ok": True, **line["snapshot"]})
+    if "patch" in line:
+        changes = [f"{name}.{key}={_compact(value)}" for name, fields in line["patch"].items()
+                   for key, value in fields.items()]
+        return f"at {when}: " + " ".join(changes)
+    if line.get("heartbeat"):
+        age = line.get("status_age_s")
+        return f"(heartbeat at {when}" + (f", status {age:g} s old" if age is not None else "") + \
+            (f": {line['error']}" if line.get("error") else "") + ")"
+    return render(line)
 
 
 def _compact(value: Any) -> str:

@@ -73,6 +73,7 @@ class ServiceTests:
     def __init__(self, controller) -> None:
         self.controller = controller
         self.table = controller.table
+        self.disk_timer = None          # the end of the last disk run started here (a hold-to-run jog takes it back)
 
     # -- one mechanism ----------------------------------------------------------------------------
     def mechanism_names(self) -> list[str]:
@@ -121,7 +122,7 @@ class ServiceTests:
             if stopped_by_fault and fault is not None:
                 answer.update(fault=fault.code.value, hint=fault.code.hint)
             reply(answer)
-        self.table.loop.call_later(seconds, stop)
+        self.disk_timer = self.table.loop.call_later(seconds, stop)
 
     # -- groups ------------------------------------------------------------------------------------
     def group(self, name: str, reply: Reply) -> None:

@@ -4,16 +4,15 @@ Every declared win is checked by the rule set with the hand's real context
 (:mod:`firmware.rules.settlement`): the shape, the rule set's conditions or
 minimum, a dead hand, a discarder with no points, a forbidden 局结; a
 declaration that is not legal is a false win and pays its penalty.  The
-players ask :meth:`Referee.may_win` before declaring, as a careful player
+simulated players ask :meth:`Referee.can_win` (the tiles) and then the
+table's referee (the hand's situation) before declaring, as a careful player
 checks the minimum; the settlement does not trust them.
 """
 
 from __future__ import annotations
 
 from firmware.hands.analysis import waits
-from firmware.rules.hand_record import Action
 from firmware.rules.ruleset import RuleSet
-from firmware.rules.settlement import Settler
 from firmware.rules.win import Win
 from firmware.tiles.tile import counts_of
 
@@ -32,11 +31,6 @@ class Referee:
         if win.win_tile not in self._waits_of(win.hand, len(win.melds)):
             return False
         return self.rules.score(win).legal
-
-    def may_win(self, settler: Settler, win: Win, action: Action) -> bool:
-        """Would declaring ``action`` (the win ``win``) be a legal win in this hand now: by the tiles, and for
-        the hand's situation (a dead hand, a discarder with no points, a 局 it may not end)?"""
-        return self.can_win(win) and settler.judge(action).legal
 
     def _waits_of(self, hand: tuple[int, ...], declared: int) -> frozenset[int]:
         key = (tuple(sorted(hand)), declared)

@@ -48,10 +48,12 @@ class TableReferee:
         return self.record.hand if self.record is not None else None
 
     # -- a hand begins ----------------------------------------------------------------------------------
-    def open(self, hand: int, dealer: int, round_wind: int, streak: int, long_hair: int) -> HandRecord:
-        """A new hand's record, its chips those at the deal (in the caller's batch: the deal's)."""
+    def open(self, hand: int, dealer: int, round_wind: int, streak: int, long_hair: int,
+             dealt: dict[int, str] | None = None) -> HandRecord:
+        """A new hand's record, its chips those at the deal, ``dealt`` the starting tiles the reader knew (in the
+        caller's batch: the deal's)."""
         self._start(HandRecord(self.rules.name, hand, dealer, round_wind, streak, long_hair,
-                               tuple(self.scoreboard.chips)))
+                               tuple(self.scoreboard.chips), dealt=dict(dealt or {})))
         self.rows.clear_log(keep_hand=hand)
         assert self.record is not None
         return self.record

@@ -40,7 +40,7 @@ with it, so a bad record is refused rather than half settled.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_tiles, parse, show
@@ -141,6 +141,7 @@ class HandRecord:
     long_hair: int = 0                 # 长毛 carried into this hand (辽宁)
     chips: tuple[int, ...] | None = None
     actions: list[Action] = field(default_factory=list)
+    dealt: dict[int, str] = field(default_factory=dict)    # the starting tiles the reader knew, by side (for people)
 
     def add(self, action: Action) -> int:
         """Append an action; its index (the ``event`` of the payments it causes)."""
@@ -156,6 +157,7 @@ class HandRecord:
         return {"rules": self.rules, "hand": self.hand, "dealer": self.dealer, "round_wind": "ESWN"[self.round_wind],
                 "streak": self.streak, "long_hair": self.long_hair,
                 "chips": list(self.chips) if self.chips is not None else None,
+                **({"dealt": {str(s): t for s, t in sorted(self.dealt.items())}} if self.dealt else {}),
                 "actions": [a.text() for a in self.actions]}
 
     @classmethod
@@ -164,7 +166,7 @@ class HandRecord:
         if not isinstance(data, dict):
             raise BadRecord("a hand's record is a JSON object")
         unknown = sorted(set(data) - {"rules", "hand", "dealer", "round_wind", "streak", "long_hair", "chips",
-                                      "actions"})
+                                      "actions", "dealt"})
         if unknown:
             raise BadRecord(f"unknown field {unknown[0]!r} in the hand's record")
         rules = data.get("rules")
@@ -184,8 +186,13 @@ class HandRecord:
             raise BadRecord("field 'actions' must be an array of action lines")
         if len(actions) > MAX_ACTIONS:
             raise BadRecord(f"{len(actions)} actions; a hand has at most {MAX_ACTIONS}")
+        dealt = data.get("dealt") or {}
+        if not isinstance(dealt, dict) or any(k not in ("0", "1", "2", "3") or not isinstance(v, str) or len(v) > 60
+                                              for k, v in dealt.items()):
+            raise BadRecord("field 'dealt' maps sides 0..3 to their starting tiles")
         record = cls(rules, _int(data, "hand", 0, 10**9), _int(data, "dealer", 0, SIDES - 1), "ESWN".index(wind),
-                     _int(data, "streak", 0, 1000), _int(data, "long_hair", 0, 1000), chips)
+                     _int(data, "streak", 0, 1000), _int(data, "long_hair", 0, 1000), chips,
+                     dealt={int(k): v for k, v in dealt.items()})
         for i, line in enumerate(actions):
             record.actions.append(parse_action(line, i))
         return record
@@ -326,7 +333,3 @@ def _win(side: int, source: int | None, rest: list[str]) -> Action:
             raise BadRecord(f"unexpected {show(word, 20)} (flags: {', '.join(WIN_FLAGS)})")
     return Action(Verb.WIN, side, tile, source, hand, frozenset(flags), flowers)
 
-
-def with_context(record: HandRecord, **changes: Any) -> HandRecord:
-    """A copy of ``record`` with other context (the same actions)."""
-    return replace(record, actions=list(record.actions), **changes)

@@ -125,20 +125,3 @@ def each_pays_one(payee: int, amount: int, reason: Reason, event: int = 0) -> li
         return []
     return [Payment(s, payee, amount, reason, event) for s in range(SEATS) if s != payee]
 
-
-def from_deltas(by_side: list[int], reason: Reason, event: int = 0) -> list[Payment]:
-    """Payments that make ``by_side`` (summing to zero): each loser pays the winners in seat order.  Used for
-    rows recorded before payments were kept one by one (schema 1 kept a delta per side)."""
-    if sum(by_side) != 0:
-        raise ValueError(f"deltas {by_side} do not sum to zero")
-    owed = {s: -d for s, d in enumerate(by_side) if d < 0}
-    due = {s: d for s, d in enumerate(by_side) if d > 0}
-    out: list[Payment] = []
-    for payer in sorted(owed):
-        for payee in sorted(due):
-            amount = min(owed[payer], due[payee])
-            if amount > 0:
-                out.append(Payment(payer, payee, amount, reason, event))
-                owed[payer] -= amount
-                due[payee] -= amount
-    return out

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from firmware.rules.hand_facts import Derived, DerivedEvent, HandFacts
 from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb
-from firmware.rules.money import SEATS, Breakdown, Item, Payment, deltas
+from firmware.rules.money import Breakdown, Item, Payment, deltas
 from firmware.rules.ruleset import HandOutcome, RuleSet, Score, WinSituation
 from firmware.rules.win import HandError, Win
 
@@ -281,5 +281,3 @@ def _tiles(kinds) -> str:
 
     return format_tiles(list(kinds)) or "nothing"
 
-
-__all__ = ["HandSettlement", "Settler", "WinVerdict", "settle_hand", "SEATS"]

@@ -7,7 +7,7 @@ A technician updating forty tables carries one file on a USB stick::
       mjtable-0.2.0/MANIFEST.json.sig  optional: an Ed25519 signature of MANIFEST.json
       mjtable-0.2.0/wheels/*.whl       the project's wheel and every dependency's, for each platform
       mjtable-0.2.0/config/...         the default configuration (table models, rule sets, scenarios)
-      mjtable-0.2.0/systemd/mjtable.service
+      mjtable-0.2.0/systemd/mjtable.service, mjtable-web.service
 
 The wheels are those of the table (Raspberry Pi OS bookworm: aarch64,
 CPython 3.11, glibc 2.36) and, by default, of the machine that builds the
@@ -98,7 +98,8 @@ def build_bundle(project: Path, out_dir: Path, platforms: list[str], python: str
         shutil.copytree(shipped_dir(), folder / "config",
                         ignore=shutil.ignore_patterns("__init__.py", "__pycache__", "systemd", "*.pyc"))
         (folder / "systemd").mkdir()
-        shutil.copyfile(shipped_dir() / "systemd" / "mjtable.service", folder / "systemd" / "mjtable.service")
+        for unit in sorted((shipped_dir() / "systemd").glob("*.service")):     # the controller's, the web page's
+            shutil.copyfile(unit, folder / "systemd" / unit.name)
         files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
         manifest = {"format": FORMAT, "name": "mjtable", "version": version, "python": python,
                     "platforms": platforms, "extras": extras, "files": files}

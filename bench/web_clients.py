@@ -1,0 +1,77 @@
+"""``python -m bench.web_clients``: the subscribers of the web benchmark, in a process of their own.
+
+``socket PATH N SECONDS``: N subscriptions straight on the controller's
+socket; ``sse URL N SECONDS NAME PASSWORD``: N browsers' event streams on
+the web page (logged in once, one session).  Each reads everything it is
+sent for SECONDS and the process prints one JSON line: the lines read per
+client.  Run apart from the controller so that their reading does not share
+its interpreter (as browsers and the web service do not on a table).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+import threading
+import time
+import urllib.parse
+
+from hal.diag_protocol import subscribe
+
+
+def _socket_client(path: str, seconds: float, counts: list[int], i: int) -> None:
+    end = time.monotonic() + seconds
+    for _ in subscribe(path, tick_s=0.2):
+        counts[i] += 1
+        if time.monotonic() >= end:
+            return
+
+
+def _login(url: str, name: str, password: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    body = urllib.parse.urlencode({"user": name, "password": password, "next": "/"})
+    conn.request("POST", "/login", body, {"content-type": "application/x-www-form-urlencoded",
+                                          "origin": f"{parts.scheme}://{parts.netloc}"})
+    response = conn.getresponse()
+    cookie = response.getheader("set-cookie") or ""
+    conn.close()
+    if response.status != 303 or not cookie:
+        raise SystemExit(f"login refused ({response.status})")
+    return cookie.split(";", 1)[0]
+
+
+def _sse_client(url: str, cookie: str, seconds: float, counts: list[int], i: int) -> None:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn.request("GET", "/events", headers={"cookie": cookie})
+    response = conn.getresponse()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        line = response.fp.readline()
+        if not line:
+            break
+        if line.startswith(b"event:"):
+            counts[i] += 1
+    conn.close()
+
+
+def main(argv: list[str]) -> int:
+    kind, target, n, seconds = argv[0], argv[1], int(argv[2]), float(argv[3])
+    counts = [0] * n
+    if kind == "socket":
+        threads = [threading.Thread(target=_socket_client, args=(target, seconds, counts, i)) for i in range(n)]
+    else:
+        cookie = _login(target, argv[4], argv[5])
+        threads = [threading.Thread(target=_sse_client, args=(target, cookie, seconds, counts, i)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(json.dumps({"lines": counts}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,208 @@
+"""The live table for every open page: one subscription to the controller, fanned out as Server-Sent Events.
+
+The web service subscribes once (:func:`follow`), whatever the number of
+browsers; the :class:`Hub` keeps the latest status and gives each browser
+its own :class:`Stream`:
+
+* ``snapshot`` when the page connects (and again after the controller's
+  connection came back): the whole status, plus ``link`` (is the controller
+  answering) and ``at_s`` (the controller's time);
+* ``patch``: the fields changed since this browser's last line, coalesced,
+  at most one every ``patch_interval_s`` (a browser that reads slowly gets
+  fewer, larger patches: a stream holds one pending patch, never a queue);
+* ``heartbeat`` after ``heartbeat_s`` without a line, so a page can tell a
+  quiet table from a dead connection (a phone that wakes reconnects and gets
+  a fresh snapshot).
+
+The hub also remembers the last ``deals_kept`` deals it saw (the four
+starting hands, when the reader knew them) for the hand pages.  Time comes
+from the caller (``now_s``) and :meth:`Hub.tick`, driven by the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict, deque
+from typing import Any, Callable
+
+from firmware.controller.status import live_line
+from firmware.web.control import Control
+
+log = logging.getLogger(__name__)
+
+PATCH_INTERVAL_S = 0.5
+HEARTBEAT_S = 15.0
+MAX_STREAMS = 64
+DEALS_KEPT = 64
+RETRY_S = (0.5, 1.0, 2.0, 5.0)          # reconnecting to the controller: after these, then every last one
+STALE_S = 12.0                          # the controller's loop silent this long: "not answering"
+MAX_LINES = 8                           # lines a stream holds unsent before it is given up
+
+
+def sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def merge(into: dict[str, Any], patch: dict[str, dict[str, Any]]) -> None:
+    """Merge a patch (component -> changed fields) into a status or a pending patch."""
+    for name, fields in patch.items():
+        into.setdefault(name, {}).update(fields)
+
+
+class Stream:
+    """One browser's events: lines to write and at most one coalesced patch waiting for its turn."""
+
+    def __init__(self, now_s: float) -> None:
+        self.lines: deque[str] = deque()
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.last_s = now_s
+        self.given_up = False
+        self.wake = asyncio.Event()
+
+    def put(self, line: str, now_s: float) -> None:
+        if len(self.lines) >= MAX_LINES:
+            self.given_up = True            # its connection does not take what it is sent: end it
+        else:
+            self.lines.append(line)
+        self.last_s = now_s
+        self.wake.set()
+
+    async def take(self) -> list[str]:
+        """The lines to write now (waits for some)."""
+        await self.wake.wait()
+        self.wake.clear()
+        out = list(self.lines)
+        self.lines.clear()
+        return out
+
+
+class Hub:
+    def __init__(self, now_s: Callable[[], float], patch_interval_s: float = PATCH_INTERVAL_S,
+                 heartbeat_s: float = HEARTBEAT_S, max_streams: int = MAX_STREAMS,
+                 deals_kept: int = DEALS_KEPT) -> None:
+        self.now_s = now_s
+        self.patch_interval_s, self.heartbeat_s = patch_interval_s, heartbeat_s
+        self.max_streams, self.deals_kept = max_streams, deals_kept
+        self.status: dict[str, dict[str, Any]] | None = None
+        self.at_s: float | None = None
+        self.link: dict[str, Any] = {"up": False, "reason": "connecting to the controller"}
+        self.streams: set[Stream] = set()
+        self.deals: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self.failures = 0
+        self.retry_at_s: float | None = None
+        self.retry = asyncio.Event()
+
+    # -- what the controller says ---------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        """The status as a page gets it: every component, ``live`` (the live line of ``mjtable sim --speed``),
+        ``link`` and ``at_s``."""
+        return {**(self.status or {}), "live": {"line": self._live_line()}, "link": dict(self.link),
+                "at_s": self.at_s}
+
+    def _live_line(self) -> str | None:
+        try:
+            return live_line(self.status) if self.status else None
+        except (KeyError, TypeError):
+            return None
+
+    def line(self, line: dict[str, Any]) -> None:
+        """One line of the controller's subscription."""
+        now = self.now_s()
+        if "snapshot" in line:
+            self.status = {name: dict(fields) for name, fields in line["snapshot"].items()}
+            self.at_s = line.get("at_s")
+            self.link = {"up": True, "reason": None}
+            self.failures = 0
+            self._remember_deal()
+            for stream in self.streams:
+                stream.pending.clear()
+                stream.put(sse("snapshot", self.view()), now)
+        elif "patch" in line and self.status is not None:
+            before = self._live_line()
+            merge(self.status, line["patch"])
+            self.at_s = line.get("at_s", self.at_s)
+            if "deal" in line["patch"]:
+                self._remember_deal()
+            after = self._live_line()
+            live = {"live": {"line": after}} if after != before else {}
+            self._to_every_stream({**line["patch"], **live, "at_s": self.at_s})
+        elif line.get("heartbeat"):
+            age = line.get("status_age_s")
+            up = age is None or age < STALE_S
+            reason = None if up else f"the controller has not answered for {age:g} s"
+            if up != self.link["up"] or reason != self.link["reason"]:
+                self.link = {"up": up, "reason": reason}
+                self._to_every_stream({"link": dict(self.link)})
+        elif line.get("ok") is False:           # (dropped: the connection ends next, and follow() retries)
+            self.link = {"up": False, "reason": str(line.get("error") or "the controller refused")}
+            self._to_every_stream({"link": dict(self.link)})
+
+    def lost(self, reason: str) -> None:
+        """The subscription ended: say so on every page and try again after a while."""
+        now = self.now_s()
+        log.log(logging.WARNING if reason != self.link.get("reason") else logging.DEBUG, "controller link: %s", reason)
+        self.link = {"up": False, "reason": reason}
+        self._to_every_stream({"link": dict(self.link)})
+        self.retry_at_s = now + RETRY_S[min(self.failures, len(RETRY_S) - 1)]
+        self.failures += 1
+        self.retry.clear()
+
+    def _to_every_stream(self, patch: dict[str, Any]) -> None:
+        for stream in self.streams:
+            for name, value in patch.items():
+                if isinstance(value, dict) and isinstance(stream.pending.get(name), dict):
+                    stream.pending[name].update(value)
+                else:
+                    stream.pending[name] = dict(value) if isinstance(value, dict) else value
+
+    def _remember_deal(self) -> None:
+        deal = (self.status or {}).get("deal") or {}
+        if deal.get("hand") is not None:
+            self.deals[int(deal["hand"])] = dict(deal)
+            self.deals.move_to_end(int(deal["hand"]))
+            while len(self.deals) > self.deals_kept:
+                self.deals.popitem(last=False)
+
+    # -- the browsers ------------------------------------------------------------------------------
+    def open(self) -> Stream | None:
+        """A new page's stream, its snapshot first; None when too many are open."""
+        if len(self.streams) >= self.max_streams:
+            return None
+        now = self.now_s()
+        stream = Stream(now)
+        stream.put(f"retry: 2000\n\n{sse('snapshot', self.view())}", now)
+        self.streams.add(stream)
+        return stream
+
+    def close(self, stream: Stream) -> None:
+        self.streams.discard(stream)
+
+    async def tick(self, now_s: float) -> None:
+        """Send what is due: each stream's patch at its interval, heartbeats; wake the reconnect when due."""
+        for stream in list(self.streams):
+            if stream.given_up:
+                self.close(stream)
+                stream.wake.set()
+            elif stream.pending and now_s - stream.last_s >= self.patch_interval_s:
+                patch, stream.pending = stream.pending, {}
+                stream.put(sse("patch", patch), now_s)
+            elif now_s - stream.last_s >= self.heartbeat_s:
+                stream.put(sse("heartbeat", {"at_s": self.at_s, "link": self.link}), now_s)
+        if self.retry_at_s is not None and now_s >= self.retry_at_s:
+            self.retry_at_s = None
+            self.retry.set()
+
+
+async def follow(control: Control, hub: Hub) -> None:
+    """Keep the hub subscribed to the controller: read its lines; when the link ends, wait, subscribe again."""
+    while True:
+        try:
+            async for line in control.subscribe():
+                hub.line(line)
+            reason = "the controller ended the subscription"
+        except (ConnectionError, OSError, ValueError) as exc:
+            reason = str(exc) or type(exc).__name__
+        hub.lost(reason)
+        await hub.retry.wait()

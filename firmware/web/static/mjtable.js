@@ -1,0 +1,260 @@
+// mjtable web page: the one script. Keeps the page live from the table's event stream (a snapshot, then
+// patches of the changed fields, heartbeats), reloads the history fragments when they change, and runs the
+// hold-to-run buttons of the service page (a keep-alive while held; let go, and the table stops the motor).
+"use strict";
+(function () {
+  const page = document.body.dataset.page;
+  const technician = document.body.dataset.role === "technician";
+  let status = null;
+  let source = null;
+  let lastEventMs = 0;
+
+  // -- the event stream --------------------------------------------------------------------------------
+  function connect() {
+    if (source) source.close();
+    source = new EventSource("/events");
+    source.addEventListener("snapshot", (e) => { status = JSON.parse(e.data); seen(); render(null); });
+    source.addEventListener("patch", (e) => {
+      const patch = JSON.parse(e.data);
+      if (!status) return;
+      merge(patch); seen(); render(patch);
+    });
+    source.addEventListener("heartbeat", (e) => {
+      const beat = JSON.parse(e.data);
+      seen();
+      if (status && beat.link) { status.link = beat.link; showLink(); }
+    });
+    source.addEventListener("logged_out", () => {
+      location.href = "/login?next=" + encodeURIComponent(location.pathname);
+    });
+    source.onerror = () => { linkBanner("The connection to the table was lost; reconnecting…"); };
+  }
+  function seen() { lastEventMs = Date.now(); }
+  function merge(patch) {
+    for (const [name, fields] of Object.entries(patch)) {
+      if (fields && typeof fields === "object" && !Array.isArray(fields) && status[name]
+          && typeof status[name] === "object") Object.assign(status[name], fields);
+      else status[name] = fields;
+    }
+  }
+  // a phone that wakes (or a tab shown again) after a while: a fresh snapshot
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && Date.now() - lastEventMs > 5000) connect();
+  });
+
+  // -- drawing ---------------------------------------------------------------------------------------
+  function get(path) { return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), status); }
+  function text(value, format) {
+    if (value === null || value === undefined) return format === "none" ? "none" : format === "dash" ? "–" : "";
+    if (Array.isArray(value)) return value.join(format === "list" && value.length && typeof value[0] === "string" ? ", " : " ");
+    return String(value);
+  }
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+  function linkBanner(message) {
+    const banner = document.getElementById("link");
+    if (!banner) return;
+    banner.hidden = !message;
+    banner.textContent = message || "";
+  }
+  function showLink() {
+    const link = status && status.link;
+    linkBanner(link && !link.up ? "The controller is not answering: " + (link.reason || "?") : "");
+  }
+  function render(patch) {
+    if (!status) return;
+    showLink();
+    document.querySelectorAll("[data-field]").forEach((node) => {
+      node.textContent = text(get(node.dataset.field), node.dataset.format);
+    });
+    if (status.stacking) drawStacking();
+    if (status.chips) drawChips();
+    drawDeal(); drawReader(); drawFaults(); drawSensors(); drawDiagram(); drawService();
+    if (patch) refreshFragments(patch);
+  }
+  function drawStacking() {
+    const s = status.stacking;
+    document.querySelectorAll("#stacking .bar").forEach((bar) => {
+      const side = Number(bar.dataset.side);
+      const counted = s.counted ? s.counted[side] : 0;
+      bar.querySelector(".fill").style.width = (s.target ? Math.min(100, 100 * counted / s.target) : 0) + "%";
+      bar.querySelector(".count").textContent = s.counted ? counted + (s.target ? " / " + s.target : "") : "";
+    });
+  }
+  function drawChips() {
+    document.querySelectorAll("#chips tr[data-side]").forEach((row) => {
+      row.querySelector(".amount").textContent = status.chips.chips[Number(row.dataset.side)];
+    });
+  }
+  // a hand in the usual order: characters, dots, bamboo, winds, dragons, flowers (as firmware/web/scoreboard.py)
+  const ORDER = "ESWNCFP";
+  function rank(c) {
+    if (c === "?") return 99;
+    const i = ORDER.indexOf(c);
+    if (i >= 0) return 27 + i;
+    return { m: 0, p: 9, s: 18, f: 34 }[c[1]] + Number(c[0]) - 1;
+  }
+  function tiles(codes) {
+    return el("span", { class: "tiles" }, [...codes].sort((a, b) => rank(a) - rank(b)).map((c) => el("img", {
+      src: "/static/tiles/" + (c === "?" ? "back" : c) + ".svg", alt: c, width: "30", height: "40" })));
+  }
+  function drawDeal() {
+    const box = document.getElementById("deal-hands");
+    if (!box || !status.deal) return;
+    const deal = status.deal;
+    const key = JSON.stringify([deal.hand, deal.hands]);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.replaceChildren();
+    if (!deal.hands) {
+      box.append(el("p", { class: "quiet" }, [deal.hand ? "hand " + deal.hand + ": not read (counted walls)" : "no deal yet"]));
+      return;
+    }
+    box.append(el("p", { class: "small" }, ["hand " + deal.hand + ", dealer side " + deal.dealer + ", dice " + (deal.dice || []).join(" ")]));
+    for (const [side, codes] of Object.entries(deal.hands)) {
+      const wind = "ESWN"[(Number(side) - deal.dealer + 4) % 4];
+      box.append(el("div", { class: "hand-row" }, [el("span", { class: "who" }, ["side " + side + " (" + wind + ")"]), tiles(codes)]));
+    }
+  }
+  function drawReader() {
+    const box = document.getElementById("reader");
+    if (!box || !status.reader) return;
+    box.replaceChildren(...Object.entries(status.reader).flatMap(([k, v]) => [el("dt", {}, [k.replace(/_/g, " ")]), el("dd", {}, [String(v)])]));
+  }
+  function drawFaults() {
+    const box = document.getElementById("active-faults");
+    if (!box || !status.faults) return;
+    const active = status.faults.active || [];
+    box.replaceChildren(...(active.length ? active.map((f) => el("div", { class: "fault tier-" + f.tier }, [
+      el("span", { class: "code" }, [f.code]), " " + f.tier + " · ", el("b", {}, [f.text]),
+      el("span", { class: "lamps" }, [" · lamps " + f.lamps]), el("br"), f.hint])) : [el("p", { class: "quiet" }, ["none"])]));
+    const ack = document.getElementById("ack");
+    if (ack) ack.disabled = !(status.table && status.table.state === "latched");
+  }
+  function drawSensors() {
+    const box = document.getElementById("sensors");
+    if (!box || !status.sensors) return;
+    box.replaceChildren(...Object.entries(status.sensors).map(([name, on]) =>
+      el("span", { class: on ? "on" : "", "data-sensor": name }, [name + (on ? " ON" : " off")])));
+  }
+  function drawDiagram() {
+    const box = document.getElementById("diagram");
+    if (!box || !status.table) return;
+    box.querySelectorAll(".state.current").forEach((n) => n.classList.remove("current"));
+    const node = document.getElementById("state-" + status.table.state);
+    if (node) node.classList.add("current");
+  }
+  function drawService() {
+    const note = document.getElementById("service-note");
+    if (!note || !status.table) return;
+    const t = status.table;
+    const lid = status.sensors && status.sensors.lid;
+    let why = "";
+    if (!t.service_mode) why = "Motor tests need service mode (both lift keys held at power-on); the table is " + t.state + ".";
+    else if (lid) why = "The service lid is open: close it to run a motor.";
+    else if (t.interlocks && t.interlocks.length) why = "Refused while: " + t.interlocks.join(", ");
+    note.textContent = why || "Service mode: hold a button to run; let go to stop.";
+    document.querySelectorAll("button.hold").forEach((b) => { if (!b.classList.contains("held")) b.disabled = Boolean(why); });
+  }
+
+  // -- history fragments that change with the table ------------------------------------------------------
+  const fetching = {};
+  function reload(url, id) {
+    if (fetching[id]) return;
+    fetching[id] = true;
+    fetch(url, { credentials: "same-origin" }).then((r) => r.text()).then((html) => {
+      const body = document.getElementById(id);
+      if (body) body.innerHTML = html;
+    }).finally(() => { fetching[id] = false; });
+  }
+  function refreshFragments(patch) {
+    if (page === "scoreboard" && (patch.chips || (patch.book && ("hand_open" in patch.book || "last_winner" in patch.book))))
+      reload("/scoreboard/rows", "hand-rows");
+    if (page === "faults" && (patch.faults || (patch.table && "fault" in patch.table))) reload("/faults/history", "fault-history");
+  }
+
+  // -- actions --------------------------------------------------------------------------------------------
+  async function post(url, body) {
+    try {
+      const r = await fetch(url, { method: "POST", credentials: "same-origin", keepalive: true,
+        headers: { "content-type": "application/json" }, body: JSON.stringify(body || {}) });
+      return await r.json();
+    } catch (err) { return { ok: false, error: "no answer from the table (" + err.message + ")", lost: true }; }
+  }
+  function describe(answer) {
+    if (!answer) return "";
+    if (answer.error) return answer.error;
+    const moves = answer.moves || (answer.mechanism ? [answer] : []);
+    if (!moves.length) return answer.ok ? "done" : "failed";
+    return moves.map((m) => m.mechanism + " " + (m.ok ? "ok" : "FAIL") + (m.elapsed_s != null ? " " + m.elapsed_s.toFixed(2) + " s" : "")
+      + (m.ran_s != null ? " ran " + m.ran_s + " s, " + m.revolutions + " revolutions" : "") + (m.fault ? " " + m.fault + ": " + (m.hint || "") : "")).join("\n");
+  }
+  function holdButton(button) {
+    const out = document.getElementById("hold-answer");
+    let hold = null, timer = null, pressed = false;
+    const say = (message) => { if (out) out.textContent = message; };
+    function finish(answer) {
+      clearInterval(timer); timer = null; hold = null;
+      button.classList.remove("held");
+      if (answer) say(button.dataset.name + ": " + describe(answer));
+      drawService();
+    }
+    async function alive() {
+      if (!hold) return;
+      const answer = await post("/api/hold/" + hold + "/alive");
+      if (answer.lost) return;                      // (no answer: the table's dead-man stops it)
+      if (!answer.ok || !answer.running) finish(answer.answer || answer);
+    }
+    async function start(event) {
+      if (event) event.preventDefault();
+      if (pressed || button.disabled) return;
+      pressed = true;
+      button.classList.add("held");
+      say(button.dataset.name + ": running (hold)…");
+      const answer = await post("/api/hold", { kind: button.dataset.kind, name: button.dataset.name });
+      if (!answer.ok) { pressed = false; finish(answer); return; }
+      hold = answer.hold;
+      timer = setInterval(alive, 1000 * answer.keepalive_s);
+      if (!pressed) release();
+    }
+    async function release() {
+      if (!pressed) return;
+      pressed = false;
+      if (!hold) return;
+      const id = hold;
+      clearInterval(timer); timer = null;
+      await post("/api/hold/" + id + "/release");
+      setTimeout(async () => {
+        const answer = await post("/api/hold/" + id + "/alive");
+        finish(answer.answer || answer);
+      }, 400);
+    }
+    button.addEventListener("pointerdown", (e) => { if (button.setPointerCapture) button.setPointerCapture(e.pointerId); start(e); });
+    for (const type of ["pointerup", "pointercancel", "lostpointercapture"]) button.addEventListener(type, release);
+    button.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) start(e); });
+    button.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") release(); });
+    button.addEventListener("contextmenu", (e) => e.preventDefault());
+    window.addEventListener("blur", release);
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState !== "visible") release(); });
+  }
+  function wire() {
+    document.querySelectorAll("button.hold").forEach(holdButton);
+    const ack = document.getElementById("ack");
+    if (ack) ack.addEventListener("click", async () => {
+      const answer = await post("/api/ack");
+      document.getElementById("ack-answer").textContent = answer.ok ? "acknowledged: the table is " + answer.state : answer.error;
+    });
+    const stop = document.getElementById("stop");
+    if (stop) stop.addEventListener("click", async () => {
+      const answer = await post("/api/stop");
+      const out = document.getElementById("hold-answer");
+      if (out) out.textContent = answer.ok ? (answer.stopped ? "stopped " + answer.stopped : answer.note || "stopped") : answer.error;
+    });
+  }
+  if (document.body.dataset.role) { wire(); connect(); }
+  void technician;
+})();

@@ -1,0 +1,250 @@
+"""The web page's HTTP rules and API with Starlette's test client, against a fake controller socket.
+
+Host allow-list, Origin on every state-changing request, no default
+password, Argon2id logins with throttling, server-side sessions in an
+HttpOnly SameSite cookie (Secure over TLS), roles (staff look, technicians
+act), the event stream (snapshot, coalesced patches, heartbeats), the
+hold-to-run dead-man timer on a hand-driven clock, and the pages read from
+a real table database opened read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from firmware.web.guards import HostRules, host_name
+from firmware.web.records import read_only_connect
+from firmware.web.scoreboard import hand_view, payment_lines
+from firmware.web.sessions import IDLE_S
+from sim.table_run import SimRun
+from tests.web_fakes import STATUS, WebTable
+
+
+@pytest.fixture(scope="module")
+def table_db(tmp_path_factory):
+    """A table database with a game's hands and a jam in its fault history."""
+    from sim.faults import parse_fault
+
+    db = tmp_path_factory.mktemp("table") / "table.db"
+    run = SimRun(hands=3, play=True, state_path=db, seed=3, faults=[parse_fault("jam:stacker1@stacking2")],
+                 auto_ack_s=30.0)
+    assert run.run(timeout_s=5000.0)
+    run.close()
+    return db
+
+
+@pytest.fixture
+def web(tmp_path, table_db):
+    with WebTable(tmp_path, table_db) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        yield table
+
+
+def test_no_default_password_only_the_page_that_says_how(tmp_path, table_db):
+    with WebTable(tmp_path, table_db, users=False) as table:
+        for path in ("/", "/faults", "/login", "/service"):
+            page = table.client.get(path, follow_redirects=False)
+            assert page.status_code == 503 and "Set a password on the table" in page.text
+            assert "mjtable web passwd" in page.text
+        assert table.client.post("/login", data={"user": "tech", "password": "x"}).status_code == 503
+        assert table.client.post("/api/ack").status_code == 503
+
+
+def test_host_allow_list_against_dns_rebinding(web):
+    assert host_name("[::1]:8443") == "::1" and host_name("Table7.LOCAL:443") == "table7.local"
+    rules = HostRules.of(["table7"])
+    assert rules.allows("192.168.1.40:8443") and rules.allows("[fe80::1]") and rules.allows("localhost:8080")
+    assert not rules.allows("evil.example") and not rules.allows(None) and not rules.allows("table7.evil.example")
+    refused = web.client.get("/login", headers={"host": "attacker.example"})
+    assert refused.status_code == 421 and "does not answer to that name" in refused.text
+    assert web.client.get("/login", headers={"host": "10.0.0.7:8443"}).status_code == 200
+    assert web.client.get("/login", headers={"host": "table7.local"}).status_code == 200
+
+
+def test_every_state_changing_request_needs_our_origin(web):
+    web.login("tech")
+    for origin in (None, "http://evil.example", "https://testserver", "null"):
+        headers = {"origin": origin} if origin else {}
+        client = web.client
+        if origin is None:
+            client.headers.pop("origin", None)
+        answer = client.post("/api/ack", headers=headers)
+        assert answer.status_code == 403 and "Cross-origin request refused" in answer.text, origin
+        client.headers["origin"] = "http://testserver"
+    assert web.control.requests == []
+    assert web.client.post("/api/ack").status_code == 200          # our own origin: it reaches the controller
+
+
+def test_login_throttling_and_the_session_cookie(web):
+    wrong = web.client.post("/login", data={"user": "tech", "password": "guess-0000"})
+    assert wrong.status_code == 401 and "Wrong name or password" in wrong.text
+    for _ in range(2):
+        web.client.post("/login", data={"user": "tech", "password": "guess-0000"})
+    throttled = web.login("tech")
+    assert throttled.status_code == 429 and "try again in" in throttled.text
+    web.clock.now += 1.5                                                 # the first delay is 1 s
+    ok = web.login("tech")
+    assert ok.status_code == 303 and ok.headers["location"] == "/"
+    cookie = ok.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie
+    page = web.client.get("/")
+    assert page.status_code == 200 and "in_play" in page.text and "tech (technician)" in page.text
+    unknown = web.client.post("/login", data={"user": "nobody", "password": "whatever-1234"})
+    assert unknown.status_code == 401
+
+
+def test_sessions_end_idle_and_at_logout(web):
+    assert web.client.get("/", follow_redirects=False).headers["location"] == "/login?next=/"
+    web.login("staff")
+    assert web.client.get("/faults").status_code == 200
+    web.clock.now += IDLE_S + 1
+    assert web.client.get("/faults", follow_redirects=False).status_code == 303
+    web.login("staff")
+    assert web.client.post("/logout", follow_redirects=False).headers["location"] == "/login"
+    assert web.client.get("/api/status").status_code == 401
+
+
+def test_secure_cookie_over_tls(tmp_path, table_db):
+    with WebTable(tmp_path, table_db, tls=True) as table:
+        ok = table.login("tech")
+        assert "Secure" in ok.headers["set-cookie"]
+        assert table.client.get("/login").headers["strict-transport-security"].startswith("max-age=")
+
+
+def test_staff_may_look_but_not_act(web):
+    web.login("staff")
+    assert web.client.get("/api/status").json()["status"]["book"]["hand"] == 1
+    for path, body in (("/api/ack", None), ("/api/stop", None), ("/api/hold", {"kind": "jog", "name": "dice"})):
+        refused = web.client.post(path, json=body)
+        assert refused.status_code == 403 and "your role (staff) may not" in refused.json()["error"]
+    assert web.control.requests == []
+    assert "Acknowledging is for technicians" in web.client.get("/faults").text
+
+
+def test_a_technician_acknowledges_and_the_controller_answers(web):
+    web.login("tech")
+    web.control.answers["ack"] = {"ok": False, "error": "refused: lid open (E04)"}
+    answer = web.client.post("/api/ack").json()
+    assert answer == {"ok": False, "error": "refused: lid open (E04)"} and web.control.requests == [{"cmd": "ack"}]
+
+
+def test_the_event_stream_snapshot_patches_and_heartbeat(web):
+    web.login("staff")
+    with web.client.stream("GET", "/events") as events:
+        lines = events.iter_lines()
+        assert next(lines) == "retry: 2000"
+        assert next(lines) == "" and next(lines) == "event: snapshot"
+        snapshot = json.loads(next(lines).removeprefix("data: "))
+        assert snapshot["book"]["hand"] == 1 and snapshot["link"]["up"] and snapshot["at_s"] == 12.5
+        assert snapshot["live"]["line"] == "in_play   hand 1 dealer side 0 chips 500 500 500 500"
+        next(lines)
+        web.push({"patch": {"chips": {"chips": [524, 492, 492, 492]}}, "at_s": 13.0})
+        web.push({"patch": {"book": {"hand_open": False}}, "at_s": 13.2})
+        web.tick(0.1)                                    # within the patch interval: coalesced, not yet sent
+        web.tick(web.settings.patch_interval_s)
+        assert next(lines) == "event: patch"
+        patch = json.loads(next(lines).removeprefix("data: "))
+        assert patch["chips"] == {"chips": [524, 492, 492, 492]} and patch["book"] == {"hand_open": False}
+        assert patch["live"]["line"].endswith("chips 524 492 492 492") and patch["at_s"] == 13.2
+        next(lines)
+        web.tick(web.settings.heartbeat_s + 0.1)
+        assert next(lines) == "event: heartbeat"
+        next(lines), next(lines)
+        web.push(None)                                   # the controller's connection ends
+        web.tick(web.settings.patch_interval_s)
+        assert next(lines) == "event: patch"
+        link = json.loads(next(lines).removeprefix("data: "))["link"]
+        assert not link["up"] and "closed the connection" in link["reason"]
+
+
+def test_hold_to_run_keepalives_release_and_the_dead_man(web):
+    web.login("tech")
+    start = web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()
+    assert start["ok"] and web.control.requests[-1] == {"cmd": "jog", "mechanism": "turntable", "hold": True}
+    hold = start["hold"]
+    for _ in range(5):                                   # held: keep-alives well inside the dead-man time
+        web.tick(0.3)
+        assert web.client.post(f"/api/hold/{hold}/alive").json() == {"ok": True, "running": True}
+    assert not web.control.helds[0].closed and {"cmd": "stop"} not in web.control.requests
+    web.tick(0.3)
+    web.tick(0.3)                                        # 0.6 s without a keep-alive: the dead-man stops it
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
+    ended = web.client.post(f"/api/hold/{hold}/alive").json()
+    assert ended["ok"] and not ended["running"] and "no keep-alive for 0.5 s" in ended["answer"]["error"]
+
+    web.control.requests.clear()
+    again = web.client.post("/api/hold", json={"kind": "test", "name": "lifts"}).json()
+    assert web.control.requests == [{"cmd": "test", "name": "lifts"}]
+    assert web.client.post(f"/api/hold/{again['hold']}/release").json()["stopping"]
+    web.tick(0.0)
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[1].closed
+
+    third = web.client.post("/api/hold", json={"kind": "jog", "name": "stacker0"}).json()
+    web.client.portal.call(_answer, web.control.helds[2], {"ok": True, "mechanism": "stacker0", "elapsed_s": 1.4})
+    done = web.client.post(f"/api/hold/{third['hold']}/alive").json()
+    assert done == {"ok": True, "running": False, "answer": {"ok": True, "mechanism": "stacker0", "elapsed_s": 1.4}}
+    bad = web.client.post("/api/hold", json={"kind": "jog", "name": "everything"})
+    assert bad.status_code == 400 and "a hold is a jog of" in bad.json()["error"]
+
+
+async def _answer(held, answer) -> None:
+    held.answer.set_result(answer)
+
+
+def test_one_hold_at_a_time_and_only_its_own_session(web):
+    web.login("tech")
+    first = web.client.post("/api/hold", json={"kind": "jog", "name": "dice"}).json()
+    web.client.cookies.clear()
+    web.login("tech")                                    # the same technician on another phone: a new session
+    busy = web.client.post("/api/hold", json={"kind": "jog", "name": "stacker1"}).json()
+    assert not busy["ok"] and "jog dice is held by tech" in busy["error"]
+    foreign = web.client.post(f"/api/hold/{first['hold']}/alive")
+    assert foreign.status_code == 404 and "another session" in foreign.json()["error"]
+    assert web.client.post("/api/hold/nope/release").status_code == 404
+
+
+def test_pages_read_the_table_database_read_only(web, table_db):
+    web.login("tech")
+    faults = web.client.get("/faults").text
+    assert "E32" in faults and "Clear tiles jammed in side 1" in faults and "lamps 0+1 then 1" in faults
+    board = web.client.get("/scoreboard").text
+    assert all(f'href="/hand/{n}"' in board for n in (1, 2, 3))
+    assert "和牌" in board and "won" in board                      # seed 3 has a win with its payments
+    rows = web.client.get("/scoreboard/rows").text
+    assert "<tr" in rows and "<html" not in rows
+    hand = web.client.get("/hand/1")
+    assert hand.status_code == 200 and "Hand 1" in hand.text and "side 0 (E)" in hand.text
+    assert "/static/tiles/" in hand.text            # the starting hands, from the hand's record
+    assert web.client.get("/hand/999").status_code == 404
+    card = web.client.get("/card").text
+    assert 'id="state-in_play"' in card and "E98" in card
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        read_only_connect(str(table_db)).execute("DELETE FROM faults")
+
+
+def test_payments_by_reason_and_the_hand_view():
+    money = [{"event": 3, "seq": 0, "payer": 2, "payee": 1, "amount": 12, "reason": "melded_kong", "held": False},
+             {"event": 9, "seq": 0, "payer": 0, "payee": 3, "amount": 8, "reason": "win", "held": False},
+             {"event": 9, "seq": 1, "payer": 1, "payee": 3, "amount": 34, "reason": "win", "held": False},
+             {"event": 9, "seq": 2, "payer": 2, "payee": 3, "amount": 16, "reason": "win", "held": False},
+             {"event": 5, "seq": 0, "payer": 0, "payee": 1, "amount": 4, "reason": "penalty:early_draw", "held": False},
+             {"event": 6, "seq": 0, "payer": 0, "payee": 2, "amount": 9, "reason": "added_kong", "held": True}]
+    record = json.dumps({"dealt": {"1": "1m5m9m5pE", "3": "1s2s?"}, "actions": ["0 draw 4m"]})
+    result = {"hand": 4, "dealer": 1, "winners": [3], "drawn": False, "note": "", "round_wind": 1, "record": record,
+              "fans": [{"name": "清一色", "key": "full_flush", "en": "Full Flush", "points": 24, "count": 1},
+                       {"name": "花牌", "key": "flower_tiles", "en": "Flower Tiles", "points": 1, "count": 2}],
+              "money": money}
+    assert payment_lines(result) == [
+        {"reason": "melded_kong", "name": "点杠", "amounts": [0, 12, -12, 0]},
+        {"reason": "win", "name": "和牌", "amounts": [-8, -34, -16, 58]},
+        {"reason": "penalty:early_draw", "name": "罚分 early_draw", "amounts": [-4, 4, 0, 0]}]    # (held: not shown)
+    assert payment_lines(dict(result, rules="competition"))[2]["name"] == "抢摸"     # the rule set's name for it
+    assert payment_lines({**result, "money": []}) == []
+    view = hand_view(result, {"hand": 4, "dealer": 1, "dice": [2, 5], "set_id": "B"},
+                     {"hand": 4, "hands": {"1": ["E"]}})
+    assert view["winners"] == [{"side": 3, "wind": "W"}] and view["total"] == 26 and view["round_wind"] == "S"
+    assert view["starting_hands"][0] == {"side": 1, "wind": "E", "tiles": ["1m", "5m", "9m", "5p", "E"]}
+    assert view["dice"] == [2, 5] and view["set_id"] == "B"

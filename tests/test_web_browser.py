@@ -1,0 +1,298 @@
+"""The web page in a real browser (Debian's Chromium, driven by Playwright) against a real ``mjtable sim --web``.
+
+Two simulated tables run on loopback in processes of their own, each with
+its web page as ``mjtable sim --web`` starts it: a game at 50x real time with
+a jam injected at the third stacking (nobody at the table acknowledges it),
+and a table in service mode at real time.  In the browser: log in, watch a
+hand end and the scoreboard update without a reload, see the jam appear with
+its hint, be refused as staff and acknowledge as a technician, hold a jog
+button and let go (the motor stops), drop the connection mid-hold (the
+motor stops within the dead-man time), a cross-origin POST refused, and with
+the lid open the buttons greyed and a hold refused by the controller.  The
+motors are watched through the table's own socket, not through the page.
+Screenshots of each page go to the test's temporary folder, and to
+``MJTABLE_SCREENSHOTS`` when set (``make screenshots`` keeps one per page in
+``docs/web/`` for the README).
+
+Without /usr/bin/chromium the tests skip, unless ``CI=true``: then they fail
+(``.ci/run`` installs Debian's ``chromium`` and ``fonts-noto-cjk``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hal.diag_protocol import ask
+from tests.web_fakes import PASSWORDS, users_file
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+START_S = 90.0
+WAIT_MS = 60_000
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args() -> dict[str, Any]:
+    """pytest-playwright launches Debian's Chromium (a download by ``playwright install`` is not needed)."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium fonts-noto-cjk")
+    return {"executable_path": str(CHROMIUM), "args": FLAGS, "headless": True}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": {"width": 420, "height": 900}}
+
+
+class SimTable:
+    """``mjtable sim --web PORT ...`` in its own process group (its page is a child of it)."""
+
+    def __init__(self, folder: Path, *options: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.socket = folder / "diag.sock"
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "firmware.cli.main", "sim", "--web", str(self.port), "--web-users",
+                   str(users_file(folder)), "--diag-socket", str(self.socket), "--quiet", *options]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.lines: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                self.lines.append(line.rstrip())
+                if line.startswith("web page:"):
+                    ready.set()
+            ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(START_S) or self.process.poll() is not None:
+            self.stop()
+            pytest.fail("mjtable sim --web did not start: " + " / ".join(self.lines[-5:]))
+
+    def status(self, component: str) -> dict[str, Any]:
+        answer = ask(self.socket, {"cmd": "status", "components": [component]}, timeout_s=10)
+        assert answer["ok"], answer
+        return answer["status"][component]
+
+    def until(self, component: str, check: Any, within_s: float = 60.0) -> tuple[dict[str, Any], float]:
+        """Poll the table's own socket until ``check(component)``; the status and how long it took."""
+        start = time.monotonic()
+        while True:
+            status = self.status(component)
+            if check(status):
+                return status, time.monotonic() - start
+            assert time.monotonic() - start < within_s, f"{component} never got there: {status}"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)          # Ctrl-C: the run and its page end
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
+    table = SimTable(tmp_path_factory.mktemp("game"), "--speed", "50", "--hands", "50", "--seed", "1",
+                     "--inject", "jam:stacker2@stacking3", "--auto-ack-s", "100000")
+    yield table
+    table.stop()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
+    table = SimTable(tmp_path_factory.mktemp("service"), "--service", "--speed", "1")
+    yield table
+    table.stop()
+
+
+def log_in(page: Any, url: str, name: str) -> None:
+    page.goto(url + "/login")
+    page.fill("input[name=user]", name)
+    page.fill("input[name=password]", PASSWORDS[name][0])
+    page.click("button[type=submit]")
+    page.wait_for_url(url + "/")
+
+
+def shoot(page: Any, tmp_path: Path, name: str, full_page: bool = True) -> None:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    keep = os.environ.get("MJTABLE_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, Path(keep) / path.name)
+
+
+def test_log_in_and_watch_a_hand_end_on_the_scoreboard(game, page, tmp_path):
+    from playwright.sync_api import expect
+
+    page.goto(game.url + "/")
+    expect(page).to_have_url(game.url + "/login?next=/")
+    log_in(page, game.url, "tech")
+    expect(page.locator(".live-line")).to_contain_text("hand", timeout=WAIT_MS)
+    expect(page.locator("[data-field='table.state']")).not_to_have_text("idle", timeout=WAIT_MS)
+    expect(page.locator("#deal-hands img").first).to_be_visible(timeout=WAIT_MS)   # the starting hands, drawn
+    shoot(page, tmp_path, "table")
+    page.goto(game.url + "/scoreboard")
+    rows = page.locator("#hand-rows tr[data-hand]")
+    before = rows.count()
+    expect(rows).to_have_count(before + 1, timeout=WAIT_MS)       # a hand ends: its row arrives, no reload
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
+    shoot(page, tmp_path, "scoreboard")
+    page.click("#hand-rows a")
+    expect(page.locator("h2")).to_contain_text("Hand 1")
+    shoot(page, tmp_path, "hand")
+
+
+def test_an_injected_jam_appears_with_its_hint_staff_are_refused_a_technician_acknowledges(game, browser,
+                                                                                          tmp_path):
+    from playwright.sync_api import expect
+
+    staff = browser.new_context(viewport={"width": 420, "height": 900})
+    page = staff.new_page()
+    log_in(page, game.url, "staff")
+    page.goto(game.url + "/faults")
+    active = page.locator("#active-faults")
+    expect(active).to_contain_text("E33", timeout=WAIT_MS)
+    expect(active).to_contain_text("Clear tiles jammed in side 2's stacking head")
+    expect(active).to_contain_text("lamps 0+1 then 0+1")
+    assert page.locator("#ack").count() == 0 and "Acknowledging is for technicians" in page.content()
+    refused = page.request.post(game.url + "/api/ack", headers={"origin": game.url})
+    assert refused.status == 403 and "your role (staff) may not" in refused.json()["error"]
+    assert game.status("table")["state"] == "latched"
+    staff.close()
+
+    tech = browser.new_context(viewport={"width": 420, "height": 900})
+    page = tech.new_page()
+    log_in(page, game.url, "tech")
+    page.goto(game.url + "/faults")
+    expect(page.locator("#fault-history")).to_contain_text("E33", timeout=WAIT_MS)
+    expect(page.locator("#ack")).to_be_enabled(timeout=WAIT_MS)
+    shoot(page, tmp_path, "faults")
+    page.click("#ack")
+    expect(page.locator("#ack-answer")).to_contain_text("acknowledged", timeout=WAIT_MS)
+    history = ask(game.socket, {"cmd": "faults"}, timeout_s=10)["faults"]
+    assert any(f["code"] == "E33" and f["acknowledged_at_s"] is not None for f in history)   # (it may jam again)
+    tech.close()
+
+
+def test_a_cross_origin_post_is_refused(game, page):
+    log_in(page, game.url, "tech")
+    for origin in ("http://evil.example", "null"):
+        answer = page.request.post(game.url + "/api/stop", headers={"origin": origin})
+        assert answer.status == 403 and "Cross-origin request refused" in answer.text()
+    # a page of another origin posting to the table: the browser sends its own Origin, and it is refused
+    page.goto("about:blank")
+    status = page.evaluate("""url => fetch(url, {method: 'POST', credentials: 'include', mode: 'no-cors'})
+                              .then(() => 'sent', () => 'failed')""", game.url + "/api/stop")
+    assert status in ("sent", "failed")               # (no-cors: the page cannot read the answer either way)
+    deadline = time.monotonic() + 10
+    while not any("refused a cross-origin POST /api/stop from origin 'null'" in line for line in game.lines):
+        assert time.monotonic() < deadline, "the browser's cross-origin POST was not refused"
+        time.sleep(0.05)
+
+
+def _hold(page: Any, name: str) -> None:
+    button = page.locator(f"button.hold[data-name='{name}']")
+    from playwright.sync_api import expect
+    expect(button).to_be_enabled(timeout=WAIT_MS)
+    box = button.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+
+
+def test_hold_a_jog_button_and_let_go_the_motor_stops(service, page, tmp_path):
+    from playwright.sync_api import expect
+
+    log_in(page, service.url, "tech")
+    page.goto(service.url + "/service")
+    expect(page.locator("#service-note")).to_contain_text("Service mode", timeout=WAIT_MS)
+    _hold(page, "turntable")
+    service.until("table", lambda t: "turntable" in t["moving"], within_s=10)
+    expect(page.locator("#sensors")).to_contain_text("center_down ON")
+    shoot(page, tmp_path, "service")
+    page.mouse.up()
+    table, _ = service.until("table", lambda t: "turntable" not in t["moving"], within_s=5)
+    assert table["motors_safe"]
+    expect(page.locator("#hold-answer")).to_contain_text("turntable", timeout=WAIT_MS)
+    _hold(page, "stacker0")                               # a cam turn held to its end: done by itself
+    expect(page.locator("#hold-answer")).to_contain_text("stacker0 ok", timeout=WAIT_MS)
+    page.mouse.up()
+
+
+def test_a_connection_dropped_mid_hold_stops_the_motor_within_the_dead_man_time(service, page, context,
+                                                                               record_property):
+    from playwright.sync_api import expect
+
+    log_in(page, service.url, "tech")
+    page.goto(service.url + "/service")
+    expect(page.locator("#service-note")).to_contain_text("Service mode", timeout=WAIT_MS)
+    _hold(page, "turntable")
+    service.until("table", lambda t: "turntable" in t["moving"], within_s=10)
+    context.set_offline(True)                             # the phone's Wi-Fi goes: no keep-alive, no release
+    table, stopped_after_s = service.until("table", lambda t: "turntable" not in t["moving"], within_s=10)
+    assert table["motors_safe"]
+    record_property("stopped_after_s", round(stopped_after_s, 3))
+    print(f"the turntable stopped {stopped_after_s:.2f} s after the connection dropped")
+    assert stopped_after_s < 0.5 + 1.5, f"stopped {stopped_after_s:.2f} s after the connection dropped"
+    context.set_offline(False)
+    page.mouse.up()
+
+
+def test_the_fault_card_and_the_state_diagram(service, page, tmp_path):
+    from playwright.sync_api import expect
+
+    log_in(page, service.url, "staff")
+    page.goto(service.url + "/card")
+    expect(page.locator("#state-service.current")).to_have_count(1, timeout=WAIT_MS)
+    expect(page.locator("table.history")).to_contain_text("E98")
+    page.set_viewport_size({"width": 960, "height": 1000})
+    shoot(page, tmp_path, "card", full_page=False)
+
+
+def test_with_the_lid_open_the_buttons_are_refused(tmp_path_factory, browser_type_launch_args, page):
+    """The page says why and greys the buttons; a hold asked for anyway is refused by the controller itself."""
+    from playwright.sync_api import expect
+
+    table = SimTable(tmp_path_factory.mktemp("lid"), "--service", "--speed", "1", "--inject", "lid-open@1s=600s")
+    try:
+        log_in(page, table.url, "tech")
+        page.goto(table.url + "/service")
+        expect(page.locator("#service-note")).to_contain_text("The service lid is open", timeout=WAIT_MS)
+        expect(page.locator("button.hold[data-name='turntable']")).to_be_disabled()
+        started = page.request.post(table.url + "/api/hold", headers={"origin": table.url},
+                                    data={"kind": "jog", "name": "turntable"}).json()
+        assert started["ok"]
+        answer = {"running": True}
+        deadline = time.monotonic() + 10
+        while answer.get("running"):
+            assert time.monotonic() < deadline
+            answer = page.request.post(f"{table.url}/api/hold/{started['hold']}/alive",
+                                       headers={"origin": table.url}).json()
+        assert "refused: service lid open (E04)" in answer["answer"]["error"]
+        assert "turntable" not in table.status("table")["moving"]
+    finally:
+        table.stop()
