@@ -219,6 +219,7 @@ class PahoAdapter:
         self._listener: AdapterListener | None = None
         self._mids: dict[int, int] = {}              # paho mid -> token (QoS 1 publishes, subscriptions)
         self._closing: paho.Client | None = None
+        self._answered = False                       # the current connection got its CONNACK
 
     # -- the MqttAdapter protocol (loop thread) ---------------------------------------------------------------
     def connect(self, session: int, will: WillMessage | None, listener: AdapterListener) -> None:
@@ -250,7 +251,7 @@ class PahoAdapter:
     # -- on the network thread --------------------------------------------------------------------------------
     def _connect(self, session: int, will: WillMessage | None, listener: AdapterListener) -> None:
         self._drop()
-        self._session, self._listener, self._mids = session, listener, {}
+        self._session, self._listener, self._mids, self._answered = session, listener, {}, False
         s = self.settings
         try:
             client = paho.Client(CallbackAPIVersion.VERSION2, client_id=s.client_id, protocol=paho.MQTTv5)
@@ -359,13 +360,17 @@ class PahoAdapter:
     # -- paho's callbacks (network thread): report, never act ----------------------------------------------------
     def _on_connect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:
         if client is self._client:
+            self._answered = not reason.is_failure
             self.post(self._listener.on_connected, session, not reason.is_failure, str(reason))
 
     def _on_disconnect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:
         self.network.call(self.network.forget, client)
         if client is self._client:
             self._client = None
-            self.post(self._listener.on_connection_lost, session, str(reason))
+            if self._answered:
+                self.post(self._listener.on_connection_lost, session, str(reason))
+            else:                                     # dropped before any CONNACK (e.g. a TLS 1.3 certificate refusal)
+                self.post(self._listener.on_connected, session, False, f"dropped by the broker ({reason})")
 
     def _on_publish(self, client: paho.Client, session: int, mid: int, reason: ReasonCode, props: Any) -> None:
         token = self._mids.pop(mid, None) if client is self._client else None

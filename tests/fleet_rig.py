@@ -144,3 +144,50 @@ class Watcher:
         self.lt.call(self.client.stop)
         self.lt.stop()
         self.network.stop()
+
+
+class RawClient:
+    """A plain MQTT 5 client for the tests (a staff console, an intruder): every report kept."""
+
+    def __init__(self, broker_url: str, client_id: str, **settings: Any) -> None:
+        self.lt = LoopThread(client_id)
+        self.network = MqttNetwork(f"mqtt-{client_id}").start()
+        self.adapter = PahoAdapter(self.network, self.lt.loop.post,
+                                   ClientSettings(client_id, parse_broker_url(broker_url), **settings))
+        self.connects: list[tuple[bool, str]] = []
+        self.published: dict[int, tuple[bool, str]] = {}
+        self.subscribed: dict[int, list[int]] = {}
+        self.messages: list = []
+        self.lost: list[str] = []
+
+    def connect(self, timeout_s: float = 10.0) -> tuple[bool, str]:
+        self.lt.call(self.adapter.connect, 1, None, self)
+        return wait_for(lambda: self.connects and self.connects[-1], timeout_s, "an answer to connect")
+
+    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False, properties=None) -> tuple:
+        token = self.lt.call(self.adapter.publish, topic, payload, qos, retain, properties)
+        return wait_for(lambda: self.published.get(token), what=f"the PUBACK for {topic}")
+
+    def subscribe(self, topic_filter: str) -> list[int]:
+        token = self.lt.call(self.adapter.subscribe, topic_filter, 1)
+        return wait_for(lambda: self.subscribed.get(token), what=f"the SUBACK for {topic_filter}")
+
+    def on_connected(self, session, ok, reason):
+        self.connects.append((ok, reason))
+
+    def on_connection_lost(self, session, reason):
+        self.lost.append(reason)
+
+    def on_published(self, session, token, ok, reason):
+        self.published[token] = (ok, reason)
+
+    def on_subscribed(self, session, token, granted):
+        self.subscribed[token] = granted
+
+    def on_message(self, session, message):
+        self.messages.append(message)
+
+    def close(self) -> None:
+        self.lt.call(self.adapter.disconnect)
+        self.lt.stop()
+        self.network.stop()
