@@ -13,8 +13,8 @@ import sys
 from typing import NoReturn
 
 from firmware import __version__
-from firmware.cli import (config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, release_cmd, run_cmd,
-                          score_cmd, sim_cmd)
+from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
+                          run_cmd, score_cmd, sim_cmd)
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -33,6 +33,7 @@ EPILOG = """examples:
   mjtable run                          the service on a table (/etc/mjtable, /var/lib/mjtable/table.db)
   mjtable install --bundle mjtable-0.2.0.bundle.tar --root /    install or update a table from a release bundle
   mjtable release list                 the releases on this table; activate, rollback
+  mjtable fleet watch --broker mqtt://127.0.0.1:1883 --site hall1   every table of a site, live
 """
 
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.register(sub)
     install_cmd.register(sub)
     release_cmd.register(sub)
+    fleet_cmd.register(sub)
     return parser
 
 
