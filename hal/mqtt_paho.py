@@ -66,6 +66,7 @@ class MqttNetwork:
         self._connect_workers = connect_workers
         self._calls: queue.SimpleQueue[tuple[Callable[..., Any], tuple]] = queue.SimpleQueue()
         self._clients: dict[paho.Client, Any] = {}      # client -> the socket registered for it
+        self._dirty: set[paho.Client] = set()           # clients whose registration may have to change
         self._thread: threading.Thread | None = None
         self._running = False
         self._selector: selectors.BaseSelector | None = None
@@ -102,9 +103,6 @@ class MqttNetwork:
     def _set_stopped(self) -> None:
         self._running = False
 
-    def on_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
     def call(self, fn: Callable[..., Any], *args: Any) -> None:
         """Thread-safe: run ``fn(*args)`` on the network thread."""
         self._calls.put((fn, args))
@@ -119,9 +117,15 @@ class MqttNetwork:
         client.on_socket_close = self._socket_closing
         self._sync(client)
 
+    def touch(self, client: paho.Client | None) -> None:
+        """(network thread) ``client`` was used: its socket's registration is brought up to date."""
+        if client is not None:
+            self._dirty.add(client)
+
     def forget(self, client: paho.Client) -> None:
         """Drop a client without a word to the broker (its socket closed: the broker publishes its Will)."""
         sock = self._clients.pop(client, None)
+        self._dirty.discard(client)
         if sock is not None:
             self._unregister(sock)
         client.on_socket_close = None
@@ -172,6 +176,7 @@ class MqttNetwork:
                     self._drain_wake()
                     continue
                 client = key.data
+                self._dirty.add(client)
                 if mask & selectors.EVENT_READ and client in self._clients:
                     self._guard(client.loop_read)
                 if mask & selectors.EVENT_WRITE and client in self._clients:
@@ -185,8 +190,10 @@ class MqttNetwork:
             if time.monotonic() >= next_misc:
                 for client in list(self._clients):
                     self._guard(client.loop_misc)
+                self._dirty.update(self._clients)
                 next_misc = time.monotonic() + MISC_PERIOD_S
-            for client in list(self._clients):
+            dirty, self._dirty = self._dirty, set()
+            for client in dirty:                        # (only those used: 200 clients cost nothing idle)
                 self._sync(client)
 
     def _drain_wake(self) -> None:
@@ -218,7 +225,6 @@ class PahoAdapter:
         self._session = 0
         self._listener: AdapterListener | None = None
         self._mids: dict[int, int] = {}              # paho mid -> token (QoS 1 publishes, subscriptions)
-        self._closing: paho.Client | None = None
         self._answered = False                       # the current connection got its CONNACK
 
     # -- the MqttAdapter protocol (loop thread) ---------------------------------------------------------------
@@ -326,6 +332,7 @@ class PahoAdapter:
             self.post(self._listener.on_published, session, token, False, "not connected")
             return
         info = client.publish(topic, payload, qos, retain, _publish_properties(properties))
+        self.network.touch(client)
         if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
             self.post(self._listener.on_published, session, token, False, paho.error_string(info.rc))
         elif qos == 0:
@@ -341,6 +348,7 @@ class PahoAdapter:
             self.post(self._listener.on_subscribed, self._session, token, [0x80])
             return
         rc, mid = client.subscribe(topic_filter, qos)
+        self.network.touch(client)
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
             self.post(self._listener.on_subscribed, self._session, token, [0x80])
         else:
@@ -350,10 +358,11 @@ class PahoAdapter:
         client = self._client
         if client is None:
             return
-        self._closing, self._client = client, None
+        self._client = None                          # (its reports are no longer ours)
         if client.is_connected():
             reason = ReasonCode(PacketTypes.DISCONNECT, "Disconnect with will message") if send_will else None
             client.disconnect(reasoncode=reason)     # (paho closes the socket once DISCONNECT is written)
+            self.network.touch(client)
         else:
             self.network.forget(client)
 
@@ -405,10 +414,3 @@ def _publish_properties(properties: PublishProperties | None) -> Properties | No
     if properties.message_expiry_s is not None:
         props.MessageExpiryInterval = int(properties.message_expiry_s)
     return props
-
-
-def table_adapter(post: Callable[..., None], settings: ClientSettings,
-                  network: MqttNetwork | None = None) -> tuple[PahoAdapter, MqttNetwork]:
-    """An adapter on ``network``, or on a network of its own (started here; the caller stops it)."""
-    network = network or MqttNetwork(f"mqtt-{settings.client_id}").start()
-    return PahoAdapter(network, post, settings), network

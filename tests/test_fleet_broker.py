@@ -153,3 +153,48 @@ def test_the_table_plays_on_while_the_broker_is_down_or_frozen(broker, tmp_path)
         assert len(late) > 100 and max(late) < 0.25, f"a loop callback ran {max(late):.3f} s late"
     finally:
         table.close()
+
+
+def test_many_tables_share_one_loop_and_one_network_thread(broker, tmp_path):  # noqa: F811
+    """The seam for ``sim --fleet N``: N links, each its own client id, on one loop and one network thread."""
+    import sqlite3
+
+    from firmware.fleet.link import FleetLink
+    from firmware.fleet.outbox import SqliteOutbox
+    from hal.mqtt_paho import MqttNetwork
+    from tests.fleet_rig import FAST
+
+    recorder = Watcher(broker.url, client_id="recorder")
+    lt = LoopThread("fleet")
+    network = MqttNetwork("mqtt-fleet").start()
+    links, boxes = [], []
+    try:
+        before = threading.active_count()
+        for n in range(20):
+            table = f"t{n:02d}"
+            adapter = PahoAdapter(network, lt.loop.post, ClientSettings(table, parse_broker_url(broker.url)))
+            box = lt.call(SqliteOutbox, sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False))
+            link = FleetLink(lt.loop, adapter, box, lambda: {"state": "playing", "faults": []}, None, site=SITE,
+                             table=table, meta={}, wall_clock_s=time.time, settings=FAST)
+            lt.call(link.start)
+            links.append(link)
+            boxes.append(box)
+
+        def play() -> None:
+            for link, box in zip(links, boxes):
+                for hand in range(10):
+                    box.add("hand", {"hand": hand})
+                link.outbox_changed()
+
+        wait_for(lambda: all(lt.call(link.status)["state"] == "connected" for link in links), what="all connected")
+        lt.call(play)
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.unique) == 200, what="200 events")
+        stats = recorder.lt.call(recorder.consumer.stats)
+        assert stats["tables"] == 20 and stats["online"] == 20 and stats["missing"] == 0
+        assert threading.active_count() - before <= 4          # (the connect workers; no thread per client)
+    finally:
+        for link in links:
+            lt.call(link.stop)
+        lt.stop()
+        network.stop()
+        recorder.close()
