@@ -170,31 +170,39 @@ class MqttNetwork:
     def _run(self) -> None:
         next_misc = time.monotonic()
         while self._running:
-            timeout_s = max(0.0, next_misc - time.monotonic())
-            for key, mask in self._selector.select(timeout_s):
-                if key.data is None:
-                    self._drain_wake()
-                    continue
-                client = key.data
-                self._dirty.add(client)
-                if mask & selectors.EVENT_READ and client in self._clients:
-                    self._guard(client.loop_read)
-                if mask & selectors.EVENT_WRITE and client in self._clients:
-                    self._guard(client.loop_write)
-            while True:
-                try:
-                    fn, args = self._calls.get_nowait()
-                except queue.Empty:
-                    break
-                self._guard(fn, *args)
-            if time.monotonic() >= next_misc:
-                for client in list(self._clients):
-                    self._guard(client.loop_misc)
-                self._dirty.update(self._clients)
-                next_misc = time.monotonic() + MISC_PERIOD_S
-            dirty, self._dirty = self._dirty, set()
-            for client in dirty:                        # (only those used: 200 clients cost nothing idle)
-                self._sync(client)
+            try:
+                next_misc = self._iterate(next_misc)
+            except Exception:                       # noqa: BLE001 (the thread serves every client: it goes on)
+                log.exception("%s: the network thread's iteration failed", self.name)
+
+    def _iterate(self, next_misc: float) -> float:
+        """One pass: wait for sockets (until the next keepalive check), read and write, run queued calls."""
+        timeout_s = max(0.0, next_misc - time.monotonic())
+        for key, mask in self._selector.select(timeout_s):
+            if key.data is None:
+                self._drain_wake()
+                continue
+            client = key.data
+            self._dirty.add(client)
+            if mask & selectors.EVENT_READ and client in self._clients:
+                self._guard(client.loop_read)
+            if mask & selectors.EVENT_WRITE and client in self._clients:
+                self._guard(client.loop_write)
+        while True:
+            try:
+                fn, args = self._calls.get_nowait()
+            except queue.Empty:
+                break
+            self._guard(fn, *args)
+        if time.monotonic() >= next_misc:
+            for client in list(self._clients):
+                self._guard(client.loop_misc)
+            self._dirty.update(self._clients)
+            next_misc = time.monotonic() + MISC_PERIOD_S
+        dirty, self._dirty = self._dirty, set()
+        for client in dirty:                        # (only those used: 200 clients cost nothing idle)
+            self._sync(client)
+        return next_misc
 
     def _drain_wake(self) -> None:
         try:

@@ -129,6 +129,7 @@ def test_birth_publishes_every_retained_leaf_then_subscribes(rig):
     assert counters["table"] == {"cycles": 0} and counters["link"]["outbox_depth"] == 0
     assert adapter.subscribed == [T.commands_filter, T.avail]
     assert link.state is LinkState.CONNECTED and link.status()["session"] == 1
+    assert link.status_line() == "fleet connected, outbox 0"
 
 
 def test_state_is_rate_limited_faults_are_not_and_the_last_change_goes_out(rig):
