@@ -94,6 +94,33 @@ def test_watch_once_prints_every_table_as_json(broker, tmp_path, capsys):  # noq
         table.close()
 
 
+def test_a_technician_sends_signed_commands_and_reads_the_answers(broker, tmp_path, capsys):  # noqa: F811
+    from firmware.fleet.certs import make_command_key
+    from firmware.fleet.command_auth import load_signing_key
+
+    pem, pub = make_command_key(tmp_path, "hall1-cmd")
+    acks = []
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url, keys=[load_signing_key(pem)],
+                         on_command=lambda verb, args, issuer: acks.append((args["code"], issuer)) or {"ok": 1})
+    base = ["fleet", "send", "--broker", broker.url, "--site", "hall1", "--sign-key", str(pem), "--issuer", "anna"]
+    try:
+        wait_for(table.connected, what="t01 connected")
+        code, out, err = _run(capsys, *base, "--table", "t01", "ack", "E41")
+        assert code == 0 and json.loads(out)["ok"] is True and acks == [("E41", "anna")], err
+        code, out, _ = _run(capsys, *base, "--table", "t01", "ack", "E31")
+        assert code == 1 and "latched fault" in json.loads(out)["error"] and len(acks) == 1
+        code, out, _ = _run(capsys, *base, "--table", "t01", "resend_since", "0")
+        assert code == 0 and json.loads(out)["result"]["published"] == 0
+        code, _, err = _run(capsys, *base, "--table", "t02", "rebirth", "--seconds", "1")
+        assert code == 1 and "table t02: no answer within 1 s" in err
+        for extra, words in ((["ack"], "give the fault code"), (["resend_since", "x"], "a whole number"),
+                             (["rebirth", "now"], "takes no value"), (["--issuer", "a b", "rebirth"], "--issuer")):
+            code, _, err = _run(capsys, *base, "--table", "t01", *extra)
+            assert code == 2 and words in err, err
+    finally:
+        table.close()
+
+
 def test_watch_says_when_the_broker_does_not_answer(capsys):
     code, _, err = _run(capsys, "fleet", "watch", "--broker", f"mqtt://127.0.0.1:{free_port()}", "--site", "hall1",
                         "--once", "--seconds", "1")

@@ -349,3 +349,27 @@ def test_leaves_and_bad_messages():
     assert c.feed(t.leaf(topics.Leaf.STATE), b"{nope", NOW).what == "bad"
     assert c.feed("mj/v1/other/tbl/t07/state", b"{}", NOW) is None
     assert c.feed(t.command("ack"), b"{}", NOW) is None
+
+
+def test_the_outbox_in_the_table_database_as_the_controller_will_write_it():
+    """The wiring's contract: OUTBOX_SCHEMA in a migration, outbox.add inside the store.batch() that writes the
+    scoreboard row, SqliteOutbox over the store's connection with store.batch as its transaction."""
+    from firmware.controller.store import TableStore
+    from firmware.controller.store_schema import run_script
+
+    store = TableStore(":memory:", on_failure=lambda exc, what: None)
+    with store.batch("fleet migration"):
+        run_script(store._db, outbox.OUTBOX_SCHEMA)
+    game = store.current_game("mcr", 0, 1)
+    with store.batch("result and event"):
+        store.record_result(game, 1, 0, [2], False, [(2, 8, "win"), (0, -8, "discarded")], [["fan", 8]], "", 0)
+        outbox.add(store._db, "hand", {"hand": 1, "payments": [[2, 8, "win"], [0, -8, "discarded"]]})
+    with store.batch("a write that fails"):
+        outbox.add(store._db, "hand", {"hand": 2})
+        store._db.execute("INSERT INTO no_such_table VALUES (1)")     # (the card fails mid-batch)
+    box = outbox.SqliteOutbox(store._db, transaction=store.batch)
+    assert box.depth() == 1 and box.meta().last_seq == 1               # the event went with the failed write
+    assert box.begin_boot().boot == 1
+    assert [json.loads(r.payload)["hand"] for r in box.pending(0, 10)] == [1]
+    box.mark_sent([1])
+    assert box.depth() == 0 and store.chips(game) == [-8, 0, 8, 0]

@@ -1,4 +1,4 @@
-"""``mjtable fleet``: a parlour's broker configuration, its certificates and keys, and the staff's live console.
+"""``mjtable fleet``: a parlour's broker set-up, certificates and keys, the staff's live console, signed commands.
 
 Heavy modules (cryptography, paho, rich) are imported inside the commands,
 so that ``mjtable --help`` stays quick.
@@ -19,6 +19,8 @@ EPILOG = """examples:
   mjtable fleet broker-config --site hall1 --ca parlour/ca --server parlour/broker --out parlour/broker
   mjtable fleet watch --broker mqtts://broker.hall1.lan:8884 --site hall1 --ca parlour/ca/ca.crt \\
       --user staff.viewer --password-file viewer.pw
+  mjtable fleet send --broker mqtts://broker.hall1.lan:8884 --site hall1 --table t07 --ca parlour/ca/ca.crt \\
+      --user staff.technician --password-file tech.pw --sign-key parlour/keys/hall1-cmd.pem ack E41
 """
 
 
@@ -78,12 +80,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     watch.add_argument("--json", action="store_true", help="JSON lines instead of the table")
     watch.add_argument("--once", action="store_true", help="print what the broker holds, then stop")
     watch.add_argument("--seconds", type=seconds, help="stop after this long (--once: wait at most this long, 5)")
-    watch.add_argument("--ca", type=Path, metavar="FILE", help="the parlour's ca.crt (mqtts://)")
-    watch.add_argument("--cert", type=Path, metavar="FILE", help="a client certificate, if the listener wants one")
-    watch.add_argument("--key", type=Path, metavar="FILE", help="its key")
-    watch.add_argument("--user", help="the staff account (e.g. staff.viewer)")
-    watch.add_argument("--password-file", type=Path, metavar="FILE", help="the account's password (first line)")
+    _connection_options(watch)
     watch.set_defaults(func=_watch)
+
+    send = actions.add_parser("send", help="a signed command to one table (ack of a recoverable fault, rebirth, "
+                                           "resend_since) and its answer",
+                              description="Exit 0 when the table carried it out, 1 when it refused or did not "
+                                          "answer (a latched fault is acknowledged only at the table).")
+    send.add_argument("verb", choices=["ack", "rebirth", "resend_since"])
+    send.add_argument("value", nargs="?", help="ack: the fault code (E41); resend_since: the seq")
+    send.add_argument("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    send.add_argument("--site", required=True)
+    send.add_argument("--table", required=True, help="the table id")
+    send.add_argument("--sign-key", type=Path, required=True, metavar="FILE",
+                      help="the command key: an Ed25519 private key (.pem) or an HMAC secret (.hmac)")
+    send.add_argument("--issuer", default="technician", help="who sends it (logged by the table)")
+    send.add_argument("--ttl-s", type=count(5, 300), default=60, help="how long the command is valid (60 s)")
+    send.add_argument("--seconds", type=seconds, default=10.0, help="how long to wait for the answer (10 s)")
+    _connection_options(send)
+    send.set_defaults(func=_send)
+
+
+def _connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ca", type=Path, metavar="FILE", help="the parlour's ca.crt (mqtts://)")
+    parser.add_argument("--cert", type=Path, metavar="FILE", help="a client certificate, if the listener wants one")
+    parser.add_argument("--key", type=Path, metavar="FILE", help="its key")
+    parser.add_argument("--user", help="the staff account (e.g. staff.viewer)")
+    parser.add_argument("--password-file", type=Path, metavar="FILE", help="the account's password (first line)")
 
 
 def _now():
@@ -144,3 +167,9 @@ def _watch(args: argparse.Namespace) -> int:
     from firmware.cli.fleet_watch import watch
 
     return watch(args)
+
+
+def _send(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_send import send
+
+    return send(args)

@@ -27,7 +27,8 @@ QUIET_S = 0.5
 REFRESH_S = 0.5
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
+    """The broker connection from the command line: --broker, --ca, --cert, --key, --user, --password-file."""
     from hal.mqtt_paho import ClientSettings
 
     try:
@@ -43,7 +44,7 @@ def _settings(args: argparse.Namespace) -> Any:
     for option, path in (("--ca", args.ca), ("--cert", args.cert), ("--key", args.key)):
         if path is not None and not path.is_file():
             raise TableError(f"{option} {path}: no such file")
-    return ClientSettings(f"watch-{secrets.token_hex(4)}", broker, ca_file=str(args.ca) if args.ca else None,
+    return ClientSettings(f"{prefix}-{secrets.token_hex(4)}", broker, ca_file=str(args.ca) if args.ca else None,
                           cert_file=str(args.cert) if args.cert else None,
                           key_file=str(args.key) if args.key else None, username=args.user, password=password)
 
@@ -89,7 +90,7 @@ def watch(args: argparse.Namespace) -> int:
     from hal.mqtt_paho import MqttNetwork, PahoAdapter
     from hal.runtime import real_loop, wall_clock_s
 
-    settings = _settings(args)
+    settings = client_settings(args)
     loop = real_loop()
     network = MqttNetwork("watch").start()
     consumer = FleetConsumer(args.site)
