@@ -76,7 +76,7 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path, mo
     assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_watch_once_prints_every_table_as_json(broker, tmp_path, capsys):  # noqa: F811
+def test_watch_prints_every_table_live_once_and_as_json(broker, tmp_path, capsys):  # noqa: F811
     table = TableProcess(tmp_path / "t01.db", "t01", broker.url,
                          status={"state": "playing", "hand": 3, "dealer": 1, "chips": [1, 2, -3, 0],
                                  "faults": [{"code": "E41", "hint": "refill side 0"}]})
@@ -90,6 +90,13 @@ def test_watch_once_prints_every_table_as_json(broker, tmp_path, capsys):  # noq
         assert views[0]["faults"] == [{"code": "E41", "hint": "refill side 0"}] and views[0]["outbox_depth"] == 0
         code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--once")
         assert code == 0 and all(words in out for words in ("t01", "online", "E41", "playing", "1 2 -3 0"))
+        code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--seconds", "1.5")
+        assert code == 0 and all(words in out for words in ("site hall1: 1 tables, 1 online", "t01", "playing"))
+        table.add_events("hand", [{"hand": 3}])
+        code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--json",
+                            "--seconds", "1.5")
+        lines = [json.loads(line) for line in out.splitlines()]
+        assert {(line["table"], line["what"]) for line in lines} >= {("t01", "avail"), ("t01", "state")}
     finally:
         table.close()
 

@@ -37,14 +37,14 @@ import enum
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from firmware.fleet import messages, topics
 from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.fleet.command_auth import CommandVerifier
 from firmware.fleet.command_desk import CommandDesk, CommandHandler
-from firmware.fleet.outbox import OutboxMeta, OutboxRow
+from firmware.fleet.outbox import Outbox, OutboxMeta, OutboxRow
 from firmware.fleet.topics import Leaf, TableTopics
 from firmware.loop import Handle, Loop
 
@@ -73,18 +73,6 @@ class LinkSettings:
     mark_delay_s: float = 0.2
     poll_s: float = 5.0
     resend_batch: int = 100
-
-
-class Outbox(Protocol):
-    """What the link uses of the outbox (:class:`firmware.fleet.outbox.SqliteOutbox`)."""
-
-    def begin_boot(self) -> OutboxMeta: ...
-    def meta(self) -> OutboxMeta: ...
-    def pending(self, after: int, limit: int) -> list[OutboxRow]: ...
-    def since(self, after: int, limit: int) -> list[OutboxRow]: ...
-    def oldest_kept(self) -> int: ...
-    def depth(self) -> int: ...
-    def mark_sent(self, seqs: list[int]) -> None: ...
 
 
 def _guarded(method: Callable) -> Callable:

@@ -27,7 +27,7 @@ import contextlib
 import logging
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Any, Callable, ContextManager, Iterator, Protocol
 
 from firmware.fleet.messages import MAX_EVENT_BYTES, encode_data
 from firmware.fleet.topics import EventKind
@@ -160,6 +160,18 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+class Outbox(Protocol):
+    """What the link uses of the outbox (:class:`SqliteOutbox`)."""
+
+    def begin_boot(self) -> OutboxMeta: ...
+    def meta(self) -> OutboxMeta: ...
+    def pending(self, after: int, limit: int) -> list[OutboxRow]: ...
+    def since(self, after: int, limit: int) -> list[OutboxRow]: ...
+    def oldest_kept(self) -> int: ...
+    def depth(self) -> int: ...
+    def mark_sent(self, seqs: list[int]) -> None: ...
 
 
 class SqliteOutbox:
