@@ -373,3 +373,15 @@ def test_the_outbox_in_the_table_database_as_the_controller_will_write_it():
     assert [json.loads(r.payload)["hand"] for r in box.pending(0, 10)] == [1]
     box.mark_sent([1])
     assert box.depth() == 0 and store.chips(game) == [-8, 0, 8, 0]
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", "Failed"), ("", "Skipped")])
+def test_without_mosquitto_broker_tests_skip_but_fail_under_ci(monkeypatch, ci, outcome):
+    from tests import mosquitto_broker
+
+    monkeypatch.setattr(mosquitto_broker.shutil, "which", lambda name: None)
+    monkeypatch.setattr(mosquitto_broker.os, "access", lambda path, mode: False)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(BaseException) as info:
+        mosquitto_broker.mosquitto_binary()
+    assert type(info.value).__name__ == outcome and "mosquitto" in str(info.value)
