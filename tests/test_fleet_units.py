@@ -351,28 +351,38 @@ def test_leaves_and_bad_messages():
     assert c.feed(t.command("ack"), b"{}", NOW) is None
 
 
-def test_the_outbox_in_the_table_database_as_the_controller_will_write_it():
-    """The wiring's contract: OUTBOX_SCHEMA in a migration, outbox.add inside the store.batch() that writes the
-    scoreboard row, SqliteOutbox over the store's connection with store.batch as its transaction."""
+def test_the_outbox_is_in_schema_2_and_written_in_the_batch_of_what_it_reports():
+    """The table database's contract: the outbox's tables in schema 2, ``TableStore.add_event`` inside the batch
+    that writes the scoreboard row (rolled back with it), the link's view over the same file."""
+    from firmware.controller.score_rows import ScoreRows
     from firmware.controller.store import TableStore
-    from firmware.controller.store_schema import run_script
+    from firmware.rules.money import WIN, Payment
 
     store = TableStore(":memory:", on_failure=lambda exc, what: None)
-    with store.batch("fleet migration"):
-        run_script(store._db, outbox.OUTBOX_SCHEMA)
-    game = store.current_game("mcr", 0, 1)
+    store.keep_events = True
+    rows = ScoreRows(store)
+    game = rows.current_game("mcr", 0, 1)                                  # evt/game (started): seq 1
     with store.batch("result and event"):
-        store.record_result(game, 1, 0, [2], False, [(2, 8, "win"), (0, -8, "discarded")], [["fan", 8]], "", 0)
-        outbox.add(store._db, "hand", {"hand": 1, "payments": [[2, 8, "win"], [0, -8, "discarded"]]})
+        rows.record_result(game, 1, 0, [2], False, [], "", 0, "")
+        rows.add_payments(game, 1, [Payment(0, 2, 8, WIN)])
+        assert store.add_event("hand", {"hand": 1, "payments": [[0, 2, 8, "win"]]}) == 2
     with store.batch("a write that fails"):
-        outbox.add(store._db, "hand", {"hand": 2})
-        store._db.execute("INSERT INTO no_such_table VALUES (1)")     # (the card fails mid-batch)
-    box = outbox.SqliteOutbox(store._db, transaction=store.batch)
-    assert box.depth() == 1 and box.meta().last_seq == 1               # the event went with the failed write
+        store.add_event("hand", {"hand": 2})
+        store.write("INSERT INTO no_such_table VALUES (1)")               # (the card fails mid-batch)
+    with pytest.raises(RuntimeError, match="outside the batch"):
+        store.add_event("hand", {"hand": 3})
+    box = store.event_outbox()
+    assert box.depth() == 2 and box.meta().last_seq == 2                   # the event went with the failed write
+    assert [(r.kind, json.loads(r.payload).get("hand")) for r in box.pending(0, 10)] == [("game", None), ("hand", 1)]
+    assert json.loads(box.pending(0, 1)[0].payload) == {"event": "started", "game": game, "rules": "mcr",
+                                                         "start_chips": 0, "first_hand": 1}
     assert box.begin_boot().boot == 1
-    assert [json.loads(r.payload)["hand"] for r in box.pending(0, 10)] == [1]
-    box.mark_sent([1])
-    assert box.depth() == 0 and store.chips(game) == [-8, 0, 8, 0]
+    box.mark_sent([1, 2])
+    assert box.depth() == 0 and rows.chips(game) == [-8, 0, 8, 0]
+    store.keep_events = False                                               # a table without [fleet]
+    with store.batch("no telemetry"):
+        assert store.add_event("hand", {"hand": 4}) is None
+    assert box.meta().last_seq == 2
 
 
 @pytest.mark.parametrize("ci, outcome", [("true", "Failed"), ("", "Skipped")])
