@@ -188,7 +188,8 @@ class ReaderSection(Section):
 
 
 FleetId = Annotated[str, Field(pattern=ID_PATTERN)]
-PATTERN_HINTS[ID_PATTERN] = "1 to 64 letters, digits, '_' or '-', starting with a letter or digit (no '/', '+', '#' or '.')"
+PATTERN_HINTS[ID_PATTERN] = ("1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
+                              "(no '/', '+', '#' or '.')")
 
 
 class FleetSection(Section):
