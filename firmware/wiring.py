@@ -24,7 +24,7 @@ from typing import Callable
 
 from firmware.config import TableConfig
 from firmware.controller.controller import Controller
-from firmware.controller.store import TableStore, open_table_store
+from firmware.controller.store import StorageError, TableStore, open_table_store
 from firmware.events import EventBus
 from firmware.fleet.table_link import FleetPlug, TableLink
 from firmware.loop import Loop
@@ -84,6 +84,11 @@ def wire_table(cfg: TableConfig, rules: RuleSet, registry: TileRegistry, backend
     state_path.parent.mkdir(parents=True, exist_ok=True)
     store, problem = open_table_store(state_path, connect=connect) if connect else open_table_store(state_path)
     store.keep_events = cfg.fleet is not None
+    if store.keep_events:
+        try:
+            store.event_outbox().begin_boot()      # (this power-on, in the events' ids: with a link or without)
+        except StorageError as exc:                # (the controller's first write latches E98)
+            log.error("the fleet's boot counter could not be written: %s", exc)
     if on_store is not None:
         on_store(store)
     controller = Controller(table, store, registry, rules, controller_rng, store_problem=problem)

@@ -99,12 +99,13 @@ class FleetLink:
     (firmware version, table model, rule set, tile sets).  ``on_command(verb,
     args, issuer)`` carries out an authenticated ``ack`` and returns a
     JSON-able result, or raises :class:`CommandRefused` with the reason.
-    ``wall_clock_s`` gives Unix seconds (timestamps and command expiry)."""
+    ``wall_clock_s`` gives Unix seconds (timestamps and command expiry).
+    ``count_boot`` False: the table's wiring counted this boot already."""
 
     def __init__(self, loop: Loop, adapter: MqttAdapter, outbox: Outbox, status: Callable[[], dict],
                  on_command: CommandHandler | None, *, site: str, table: str, meta: dict,
                  wall_clock_s: Callable[[], float], verifier: CommandVerifier | None = None,
-                 settings: LinkSettings = LinkSettings()) -> None:
+                 settings: LinkSettings = LinkSettings(), count_boot: bool = True) -> None:
         self.loop = loop
         self.adapter = adapter
         self.outbox = outbox
@@ -115,6 +116,7 @@ class FleetLink:
         self.wall_clock_s = wall_clock_s
         self.verifier = verifier
         self.settings = settings
+        self.count_boot = count_boot
         self.backoff = Backoff(seeded_rng(site, table), settings.backoff_min_s, settings.backoff_max_s)
         self.state = LinkState.STOPPED
         self.boot = OutboxMeta("unknown", 0, 0, 0)
@@ -137,9 +139,10 @@ class FleetLink:
     # -- the owner's calls ----------------------------------------------------------------------------------
     @_guarded
     def start(self) -> None:
-        """Count this boot and connect after the spread delay."""
+        """Count this boot (unless the table counted it: ``count_boot`` False) and connect after the spread
+        delay."""
         try:
-            self.boot = self.outbox.begin_boot()
+            self.boot = self.outbox.begin_boot() if self.count_boot else self.outbox.meta()
         except Exception as exc:                       # noqa: BLE001 (the store reports its own failure)
             self.last_error = f"outbox: {exc}"
             log.error("fleet link %s: the outbox cannot count this boot: %s", self.topics.table, exc)

@@ -95,7 +95,8 @@ class TableLink:
         self.link = FleetLink(self.loop, self.adapter, controller.store.event_outbox(), self._status,
                               self._command, site=section.site, table=section.table_id,
                               meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
-                              verifier=verifier, settings=plug.settings or settings_of(section))
+                              verifier=verifier, settings=plug.settings or settings_of(section),
+                              count_boot=False)      # (wire_table counts every power-on, link or not)
         self._posted = False
         self._subscriptions = [controller.bus.subscribe(topic, self._changed) for topic in WATCHED]
 
