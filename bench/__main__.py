@@ -8,10 +8,10 @@ import platform
 import sys
 from pathlib import Path
 
-from bench import durability, games, hands, reader, scoring, soak
+from bench import durability, fleet, games, hands, reader, scoring, soak
 
 BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "durability": durability,
-              "soak": soak}
+              "soak": soak, "fleet": fleet}
 
 
 def main(argv: list[str] | None = None) -> int:
