@@ -116,6 +116,8 @@ def test_sim_fleet_publishes_every_table_and_prints_the_summary(broker, capsys):
         assert "fleet: 2 tables, 2 hands (1-1 per table)" in out and "outbox depth 0" in out
         wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.by_kind.get("hand", 0)) == 2, what="2 hands")
         assert recorder.lt.call(lambda: sorted(recorder.consumer.tables)) == ["t001", "t002"]
+        wait_for(lambda: all(recorder.view(t).outbox_depth() == 0 for t in ("t001", "t002")),
+                 what="the consoles' outbox column drained")          # (the counters leaf again once drained)
     finally:
         recorder.close()
 

@@ -130,6 +130,7 @@ class FleetLink:
         self._last_state: Any = None
         self._last_state_at = -1e9
         self._last_faults: Any = None
+        self._counted_depth = 0                # the outbox depth the last counters leaf said
         self.last_error = ""
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
@@ -355,6 +356,7 @@ class FleetLink:
             link["dropped"] = self.outbox.meta().dropped
         except Exception:                             # noqa: BLE001
             link["dropped"] = self.boot.dropped
+        self._counted_depth = link["outbox_depth"]
         self._retain(Leaf.COUNTERS, {"table": self._read_status().get("counters") or {}, "link": link})
         self._timer("counters", self.settings.counters_period_s, self._publish_counters)
 
@@ -390,6 +392,8 @@ class FleetLink:
         if seqs:
             try:
                 self.outbox.mark_sent(seqs)
+                if self._counted_depth and self._connected() and self.outbox.depth() == 0:
+                    self._publish_counters()       # (the console's outbox column: drained, not 60 s stale)
             except Exception as exc:                   # noqa: BLE001 (they are sent again later: a consumer de-dups)
                 self.last_error = f"outbox: {exc}"
                 log.error("fleet link %s: marking %d events sent failed: %s", self.topics.table, len(seqs), exc)
