@@ -8,10 +8,10 @@ import platform
 import sys
 from pathlib import Path
 
-from bench import durability, games, hands, reader, scoring, soak, web_load
+from bench import durability, fleet, games, hands, reader, scoring, soak, web_load
 
 BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "durability": durability,
-              "soak": soak, "web": web_load}
+              "soak": soak, "web": web_load, "fleet": fleet}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,15 +15,18 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
-from firmware.config_files import Section, _format_error, _KeyError, read_toml
+from firmware.config_files import PATTERN_HINTS, Section, _format_error, _KeyError, read_toml
 from firmware.config_paths import shipped_dir
 from firmware.faults import ConfigError
+from firmware.fleet.adapter import parse_broker_url
+from firmware.fleet.topics import ID_PATTERN
 
 PIN_RE = re.compile(r"^!?(?:(?P<bank>[a-z][a-z0-9_]*):)?GPIO(?P<line>[0-9]|[1-2][0-9]|3[0-1])$")
 TILE_SETS = (144, 136, 112, 108)
 SIDES = 4
 
 Pin = Annotated[str, Field(pattern=PIN_RE.pattern, description="[!][bank:]GPIOn; ! = active low")]
+PATTERN_HINTS[PIN_RE.pattern] = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
 PositiveS = Annotated[float, Field(gt=0, le=3600)]
 FourPins = Annotated[list[Pin], Field(min_length=SIDES, max_length=SIDES)]
 
@@ -197,6 +200,54 @@ class ReaderSection(Section):
         return {set_id: (base / path) for set_id, path in self.registry.items()}
 
 
+FleetId = Annotated[str, Field(pattern=ID_PATTERN)]
+PATTERN_HINTS[ID_PATTERN] = ("1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
+                              "(no '/', '+', '#' or '.')")
+
+
+class FleetSection(Section):
+    """Telemetry to the parlour's MQTT broker (``docs/fleet.md``); without this section a table sends none.
+
+    ``broker_url`` is ``mqtt://HOST:PORT`` or ``mqtts://HOST:PORT``; with TLS
+    the parlour's CA and this table's certificate and key are required (the
+    certificate's CN is ``table_id``).  ``command_key_file`` holds the keys
+    the table trusts for commands (none: it takes no commands).  Paths are
+    relative to the table file's folder."""
+
+    broker_url: Annotated[str, Field(min_length=1)]
+    site: FleetId
+    table_id: FleetId
+    ca_file: Annotated[str, Field(min_length=1)] | None = None
+    cert_file: Annotated[str, Field(min_length=1)] | None = None
+    key_file: Annotated[str, Field(min_length=1)] | None = None
+    command_key_file: Annotated[str, Field(min_length=1)] | None = None
+    state_min_interval_s: Annotated[float, Field(ge=0.1, le=60)] = 1.0
+    counters_period_s: Annotated[float, Field(ge=5, le=3600)] = 60.0
+    keepalive_s: Annotated[int, Field(ge=5, le=600)] = 30
+    first_connect_spread_s: Annotated[float, Field(ge=0, le=600)] = 10.0
+    backoff_max_s: Annotated[float, Field(ge=1, le=3600)] = 60.0
+
+    @model_validator(mode="after")
+    def _broker(self) -> "FleetSection":
+        try:
+            tls = parse_broker_url(self.broker_url).tls
+        except ValueError as exc:
+            raise _KeyError("broker_url", str(exc)) from None
+        for key in ("ca_file", "cert_file", "key_file"):
+            if tls and getattr(self, key) is None:
+                raise _KeyError(key, "required with mqtts:// (the parlour's CA, this table's certificate and key; "
+                                     "mjtable fleet certs makes them)")
+            if not tls and getattr(self, key) is not None:
+                raise _KeyError(key, "needs an mqtts:// broker_url (mqtt:// is plain, without TLS)")
+        return self
+
+    def files(self, base: Path) -> dict[str, Path | None]:
+        """The section's files by key, relative paths taken from ``base`` (the table file's folder)."""
+        return {key: (base / value if value is not None else None)
+                for key in ("ca_file", "cert_file", "key_file", "command_key_file")
+                for value in (getattr(self, key),)}
+
+
 class TableConfig(Section):
     """A whole table model, as loaded from one TOML file."""
 
@@ -211,6 +262,7 @@ class TableConfig(Section):
     limits: LimitsSection = Field(default_factory=LimitsSection)
     wall: WallSection = Field(default_factory=WallSection)
     reader: ReaderSection
+    fleet: FleetSection | None = None
     _source: Path | None = PrivateAttr(default=None)     # the file this was loaded from
 
     @property

@@ -25,6 +25,9 @@ class _KeyError(ValueError):
         self.key = key
 
 
+PATTERN_HINTS: dict[str, str] = {}     # a string pattern -> what a value must look like (each model adds its own)
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -39,7 +42,8 @@ def _format_error(path: Path, err: dict) -> str:
         msg = str(ctx_err)
         value = value.get(ctx_err.key) if isinstance(value, dict) else None
     elif err["type"] == "string_pattern_mismatch":
-        msg = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
+        pattern = (err.get("ctx") or {}).get("pattern")
+        msg = PATTERN_HINTS.get(pattern, f"does not match the pattern {pattern}")
     elif msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if err["type"] == "extra_forbidden":

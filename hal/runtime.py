@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import time
+from datetime import datetime, timezone
 from typing import Callable
 
 from firmware.faults import TableError
@@ -43,3 +44,13 @@ def run_until(loop: RealTimeLoop, done: Callable[[], bool], timeout_s: float, wh
     loop.run_forever()
     if not done():
         raise TableError(f"{what}: no answer within {timeout_s:g} s")
+
+
+def wall_clock_s() -> float:
+    """Unix seconds: what the fleet's timestamps and command expiry are measured in."""
+    return time.time()
+
+
+def utc_now() -> datetime:
+    """Now in UTC (a certificate's validity starts here)."""
+    return datetime.now(timezone.utc)

@@ -7,6 +7,8 @@ people of :mod:`sim.table_people` use the table for a number of hands; with
 a hand is a timed wait).  A power cut (``power_cut`` or the ``power-cut@T`` fault)
 kills every firmware object and timer at that instant; power returns after
 ``off_s`` and a new controller starts from the database, as on a table.
+With ``fleet`` (a table model with a ``[fleet]`` section) each boot wires
+the fleet link too; a power cut drops its connection without a word.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 import random
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.controller.controller import Controller
 from firmware.controller.states import TableState
 from firmware.events import Event, EventBus
+from firmware.fleet.table_link import FleetPlug, TableLink
 from firmware.rules.registry import load_ruleset
 from firmware.rules.ruleset import RuleSet
 from firmware.wiring import wire_table
@@ -38,10 +42,12 @@ class SimRun:
                  faults: list[FaultSpec] | None = None, hands: int = 16, state_path: str | Path | None = None,
                  sets: tuple[str, ...] | None = None, hand_s: float = 60.0, auto_ack_s: float | None = 60.0,
                  cut_in_states: set[str] | None = None, play: bool = False, service: bool = False,
-                 fit_tile_set: bool = True, world_in_store: bool = False) -> None:
+                 fit_tile_set: bool = True, world_in_store: bool = False,
+                 fleet: Callable[[], tuple[FleetPlug, Callable[[], None]]] | None = None) -> None:
         """``world_in_store``: keep the simulated tiles in the table database itself, written in every
         transaction the controller commits (so that a process killed at any instant leaves the tiles and the
-        controller's knowledge at the same commit; the power-cut campaign needs that)."""
+        controller's knowledge at the same commit; the power-cut campaign needs that).  ``fleet()`` gives each
+        boot its fleet plug and what cuts that boot's link at a power cut (:mod:`sim.fleet_run`)."""
         self.cfg = cfg or load_table_config(default_table_path())
         self.rules = load_ruleset(rules) if isinstance(rules, str) else rules
         if fit_tile_set and self.rules.tile_set != self.cfg.table.tile_set:
@@ -75,6 +81,10 @@ class SimRun:
         self.game = GameRunner(self, seed) if play else None
         self.boots = 0
         self.controller: Controller | None = None
+        self.fleet = fleet
+        self.link: TableLink | None = None
+        self.links: list[TableLink] = []            # every boot's (their counters add up)
+        self._cut_link: Callable[[], None] | None = None
         self.cut_in_states: set[str] = set(cut_in_states or ())   # cut the power once in each of these states
         self.cut_states: list[str] = []
         for spec in faults:
@@ -105,14 +115,20 @@ class SimRun:
         self.boots += 1
         self.fw_loop = ScopedLoop(self.loop)
         self.backend = SimBackend(self.cfg, self.fw_loop, self.world)
+        plug, self._cut_link = self.fleet() if self.fleet is not None else (None, None)
         wired = wire_table(self.cfg, self.rules, self.world.registry, self.backend, self.fw_loop, self.state_path,
                            table_rng=random.Random(self.seed * 7 + self.boots),
                            controller_rng=random.Random(self.seed * 13 + self.boots),
-                           listen=self._listen, on_store=self._opened, connect=self.world.storage.connect)
+                           listen=self._listen, on_store=self._opened, connect=self.world.storage.connect,
+                           fleet=plug)
         self.bus, self.table, self.store, self.controller = wired.bus, wired.table, wired.store, wired.controller
         self.safety = self.table.safety
         self.players.enter_dice = self.tell_controller(Controller.enter_dice)
         self.controller.start()
+        self.link = wired.link
+        if self.link is not None:
+            self.links.append(self.link)
+            self.link.start()
 
     def _listen(self, bus: EventBus) -> None:
         bus.subscribe("", self.record)
@@ -156,6 +172,11 @@ class SimRun:
         self.record(Event("power.cut", self.loop.now(), {"off_s": off_s}))
         self.table.safe_stop_all()
         self.fw_loop.kill()
+        if self.link is not None:
+            self.link.detach()
+            self.link = None
+        if self._cut_link is not None:
+            self._cut_link()            # (the connection drops without a word: the broker publishes the Will)
         self.table.reader.stop()
         self.backend.power_off()
         self.store.close()
@@ -164,6 +185,11 @@ class SimRun:
         self.loop.call_later(off_s, self._boot)
 
     # -- running ------------------------------------------------------------------
+    @property
+    def table_id(self) -> str:
+        """The table's fleet id (its ``[fleet]`` section), else its model's name."""
+        return self.cfg.fleet.table_id if self.cfg.fleet is not None else self.cfg.table.name
+
     @property
     def state(self) -> TableState | None:
         return self.controller.table_state if self.controller else None
@@ -210,6 +236,8 @@ class SimRun:
         if self._world_file is not None:
             save_world(self.world, self.players, self._world_file)
         if self.controller is not None:
+            if self.link is not None:
+                self.link.stop()
             self.table.reader.stop()
             self.store.close()
         self.backend.close()

@@ -13,8 +13,8 @@ import sys
 from typing import NoReturn
 
 from firmware import __version__
-from firmware.cli import (config_cmd, deal_cmd, diag_cmd, install_cmd, reader_sim_cmd, release_cmd, run_cmd,
-                          score_cmd, sim_cmd, web_cmd)
+from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
+                          run_cmd, score_cmd, sim_cmd, web_cmd)
 from firmware.faults import TableError
 
 EPILOG = """examples:
@@ -35,6 +35,7 @@ EPILOG = """examples:
   mjtable release list                 the releases on this table; activate, rollback
   mjtable sim --web 8080 --speed 20    the web page of a simulated table: open http://127.0.0.1:8080/
   mjtable web passwd ana --role technician   a user of the table's web page (mjtable web serves it)
+  mjtable fleet watch --broker mqtt://127.0.0.1:1883 --site hall1   every table of a site, live
 """
 
 
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     install_cmd.register(sub)
     release_cmd.register(sub)
     web_cmd.register(sub)
+    fleet_cmd.register(sub)
     return parser
 
 

@@ -9,7 +9,8 @@ port (gpiozero mock pins, ``rfidsim://``): a dry run at real time that
 stacks, reads, raises and deals as the table will.  Faults are logged with
 their code and hint (to the journal under systemd, else stderr).  Under
 systemd it reports READY, STATUS and WATCHDOG; SIGTERM stops every motor
-and exits.
+and exits.  A table model with a ``[fleet]`` section also connects its
+fleet link to the parlour's broker (``docs/fleet.md``).
 """
 
 from __future__ import annotations
@@ -105,11 +106,17 @@ def wire_service(args: argparse.Namespace, loop, state: Path, simulated: bool = 
         if live is not None:
             live.listen(bus)
 
+    fleet = None
+    if cfg.fleet is not None:
+        from hal.fleet_runtime import table_plug
+        fleet = table_plug()
     try:
         wired = wire_table(cfg, rules, registry, backend, loop, state, table_rng=random.SystemRandom(),
-                           controller_rng=random.SystemRandom(), listen=listen)
+                           controller_rng=random.SystemRandom(), listen=listen, fleet=fleet)
     except BaseException:
         backend.close()
+        if fleet is not None and fleet.close is not None:
+            fleet.close()
         raise
     if live is not None:
         live.seat(wired.controller, loop.post)
@@ -170,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         log.warning("gpiozero's mock pins do not move: homing cannot finish and the table latches a fault; "
                     "for a dry run that moves, use mjtable run --sim")
     controller.start()
+    if hw.link is not None:
+        hw.link.start()
     if controller.fault is not None and controller.table_state.value == "latched":
         fault = controller.fault
         log.error("the table starts latched, as its database left it: %s %s (%s); acknowledge with "

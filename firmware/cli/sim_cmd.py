@@ -8,6 +8,7 @@ while the next hand is played.  A progress bar counts the hands; with
 ``--speed X`` the run is paced to X times real time with a live line of the
 table.  The summary and the ``--report`` JSON come from :mod:`sim.report`.
 ``--one-cycle`` runs a single stacking cycle instead, with times per side.
+``--fleet N --broker URL`` runs N tables on a real broker (:mod:`firmware.cli.sim_fleet`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from firmware.cli.arg_types import add_rules_option, count, seconds
+from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,10 +59,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more output: every hand in the summary, -vv the controller's log")
+    add_fleet_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_fleet_args(args)
+    if args.fleet is not None:
+        return run_fleet(args)
     if not args.one_cycle:
         return run_game(args)
     from firmware.config import default_table_path, load_table_config

@@ -441,7 +441,7 @@ class Controller:
             why = f"{cause.detail.get('interlock', cause.code.text)} ({cause.code.value})"
             self.bus.publish("controller.ack_refused", code=cause.code.value, reason=why)
             return f"refused: {why}"
-        self.store.acknowledge_faults(self.loop.now())
+        self.policy.acknowledged()          # (the rows and the fleet's event)
         self.bus.publish("controller.acknowledged", at_s=self.loop.now())
         back_to_service = self.latched_from == S.SERVICE.value
         self.fault = None

@@ -43,6 +43,7 @@ class FaultPolicy:
         self._failures_since = 0
         self._handling: Fault | None = None      # the fault being handled (a storage failure then follows it)
         self._e62_repeats = 0
+        self.active: dict[str, Fault] = {}      # recoverable faults raised and not acknowledged, by code
         self._last_short: dict | None = None
 
     # -- deciding ---------------------------------------------------------------------
@@ -63,8 +64,16 @@ class FaultPolicy:
                 self._latch(fault, state_then)
             elif tier is FaultTier.HOLD:
                 self._hold(fault)
+            if tier is FaultTier.RECOVERABLE:
+                self.active[fault.code.value] = fault
             if fault.code is not FaultCode.E98 or self.storage_error is None:
-                c.store.add_fault(fault.code.value, tier.value, fault.at_s, state_then, fault.source, fault.detail)
+                with c.store.batch(f"fault {fault.code.value}"):        # (the row and its event: one transaction)
+                    row = c.store.add_fault(fault.code.value, tier.value, fault.at_s, state_then, fault.source,
+                                            fault.detail)
+                    c.store.add_event("fault", {"event": "raised", "id": row, "code": fault.code.value,
+                                                "tier": tier.value, "text": fault.code.text, "hint": fault.code.hint,
+                                                "source": fault.source, "state": state_then, "at_s": fault.at_s,
+                                                "detail": fault.detail})
             if c.store.failing:
                 # kept in memory for diagnostics and reports: the history in the database cannot have it
                 self.unwritten.append({"code": fault.code.value, "tier": tier.value, "at_s": fault.at_s,
@@ -170,6 +179,32 @@ class FaultPolicy:
     def storage_ok(self) -> None:
         self.storage_error = None
         self._failures_since = 0
+
+    # -- acknowledges -------------------------------------------------------------------
+    def acknowledged(self, by: str = "table") -> None:
+        """The latched fault is acknowledged (the controller's ack path): the rows and the event, one batch."""
+        c = self.c
+        code = c.fault.code.value if c.fault is not None else None
+        with c.store.batch("acknowledge"):
+            c.store.acknowledge_faults(c.loop.now())
+            c.store.add_event("fault", {"event": "acknowledged", "code": code, "tier": "latched", "by": by,
+                                        "at_s": c.loop.now()})
+
+    def acknowledge_recoverable(self, code: str, by: str) -> str | None:
+        """A recoverable fault acknowledged from afar (the fleet's ``ack``): its rows and the event, one batch;
+        why not (None: done).  Nothing moves: the table went on after it anyway."""
+        c = self.c
+        if code not in self.active:
+            return f"ack: {code} is not an active recoverable fault of this table"
+        with c.store.batch(f"acknowledge {code}"):
+            c.store.acknowledge_faults(c.loop.now(), code)
+            c.store.add_event("fault", {"event": "acknowledged", "code": code, "tier": "recoverable", "by": by,
+                                        "at_s": c.loop.now()})
+        if c.store.failing:
+            return "ack: the table database could not keep the acknowledge (E98)"
+        del self.active[code]
+        c.bus.publish("controller.fault_acknowledged", code=code, by=by)
+        return None
 
     def history(self, after_id: int = 0) -> list[dict]:
         """The fault history from the database, then what it could not take (``written`` False)."""

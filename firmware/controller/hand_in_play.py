@@ -6,7 +6,8 @@ in as inputs on the controller's loop (the simulated players, ``mjtable diag
 judge`` and ``penalty``); money paid on the spot goes to the scoreboard at
 once.  The hand's result (winners, items, the record, the rest of its money)
 is written in the same transaction as the bookkeeping that says who won; a
-result that ends the game (局结) starts the next.  The events ``hand.money``
+result that ends the game (局结) starts the next, in the same transaction,
+with the fleet's ``evt/hand`` (the outbox).  The events ``hand.money``
 (on-the-spot money), ``hand.settled`` (the hand's full record and payments
 with reasons) and ``scoreboard`` (the chips) are for observers: the report,
 diagnostics, telemetry.
@@ -92,36 +93,44 @@ class HandInPlay:
 
     # -- the result ------------------------------------------------------------------------------------------
     def result(self, scored: ScoredHand | None) -> bool:
-        """Write a hand's result with the bookkeeping that says who won (in one transaction); False if it was
-        recorded before or could not be written."""
+        """Write a hand's result with the bookkeeping that says who won, the end of the game it ends and its
+        ``evt/hand`` for the fleet (in one transaction); False if it was recorded before or could not be
+        written."""
         c, b = self.c, self.c.book
         winner = None
         if scored is not None and scored.winners:
             winner = b.dealer if b.dealer in scored.winners else scored.winners[0]
         b.last_winner = winner
         b.last_followed = bool(scored and scored.followed)
-        recorded = False
+        recorded, settled = False, {}
         with c.store.batch("hand result"):
             if scored is not None:
                 recorded = c.scoreboard.record(scored)
                 if recorded:
                     self.referee.recorded()
+                    nxt = c.rules.next_dealer(Dealership(b.dealer, b.dealer_streak, b.long_hair), self.outcome())
+                    ended = c.scoreboard.end_game_if_over(scored.hand, nxt.dealer != b.dealer)
+                    settled = self._settled(scored, ended)
+                    c.store.add_event("hand", settled)
             c.persist()
         if not recorded or c.store.failing or scored is None:
             return False
-        nxt = c.rules.next_dealer(Dealership(b.dealer, b.dealer_streak, b.long_hair), self.outcome())
-        ended = c.scoreboard.end_game_if_over(scored.hand, nxt.dealer != b.dealer)
-        if ended:
-            log.info("%s after hand %d: a new game starts with %d chips each", ended, scored.hand,
+        if settled["game_ended"]:
+            log.info("%s after hand %d: a new game starts with %d chips each", settled["game_ended"], scored.hand,
                      c.scoreboard.start_chips)
-        settled = self.referee.last
-        c.bus.publish("hand.settled", hand=scored.hand, dealer=scored.dealer, winners=list(scored.winners),
-                      drawn=scored.drawn, followed=scored.followed, note=scored.note,
-                      verdicts=[_verdict_json(v) for v in settled.verdicts] if settled else [],
-                      payments=[p.to_json() for p in scored.payments], record=scored.record,
-                      chips=list(c.scoreboard.chips), game_ended=ended)
+        c.bus.publish("hand.settled", **settled)
         c.bus.publish("scoreboard", chips=list(c.scoreboard.chips), hand=scored.hand)
         return True
+
+    def _settled(self, scored: ScoredHand, ended: str | None) -> dict:
+        """What ``hand.settled`` and the fleet's ``evt/hand`` carry: the verdicts with their items, every payment
+        with its reason, the hand's record, the chips, whether the game ended."""
+        last = self.referee.last
+        return {"hand": scored.hand, "dealer": scored.dealer, "winners": list(scored.winners), "drawn": scored.drawn,
+                "followed": scored.followed, "note": scored.note,
+                "verdicts": [_verdict_json(v) for v in last.verdicts] if last else [],
+                "payments": [p.to_json() for p in scored.payments], "record": scored.record,
+                "chips": list(self.c.scoreboard.chips), "game_ended": ended}
 
     def outcome(self) -> HandOutcome:
         """The last hand's outcome as the bookkeeping keeps it (for the dealer rotation)."""

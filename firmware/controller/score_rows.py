@@ -45,18 +45,27 @@ class ScoreRows:
         return self.new_game(rules, start_chips, first_hand)
 
     def new_game(self, rules: str, start_chips: int, first_hand: int) -> int:
+        """A new game with its chips and the fleet's ``evt/game`` (started), in the caller's batch or its own."""
         with self.store.batch("new game"):
             game = self.store.write("INSERT INTO games (rules, start_chips, first_hand) VALUES (?, ?, ?)",
                                     (rules, start_chips, first_hand)).lastrowid
             for side in range(SIDES):
                 self.store.write("INSERT INTO chips (game, side, chips) VALUES (?, ?, ?)", (game, side, start_chips))
+            self.store.add_event("game", {"event": "started", "game": game, "rules": rules,
+                                          "start_chips": start_chips, "first_hand": first_hand})
         rows = self.store.read("SELECT id FROM games WHERE rules = ? ORDER BY id DESC LIMIT 1", (rules,))
         return int(rows[0][0]) if rows else 0
 
     def end_game(self, game: int, hand: int, reason: str) -> None:
-        """The game ends after ``hand`` (局结); its held payments count in its final scores."""
-        self.store.write("UPDATE games SET ended_hand = ?, end_reason = ? WHERE id = ? AND ended_hand IS NULL",
-                         (hand, reason, game))
+        """The game ends after ``hand`` (局结); its held payments count in its final scores.  With the fleet's
+        ``evt/game`` (ended: the chips, the held payments, the final scores), in the caller's batch."""
+        cur = self.store.write("UPDATE games SET ended_hand = ?, end_reason = ? WHERE id = ? AND ended_hand IS NULL",
+                               (hand, reason, game))
+        if cur.rowcount:
+            chips, held = self.chips(game), self.held(game)
+            self.store.add_event("game", {"event": "ended", "game": game, "hand": hand, "reason": reason,
+                                          "chips": chips, "held": held,
+                                          "final": [c + h for c, h in zip(chips, held)]})
 
     def games(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest games, newest last: rules, start, first hand, end, and the final scores of an ended one."""

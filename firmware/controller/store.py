@@ -2,8 +2,9 @@
 
 Kept here: the controller's state and its bookkeeping (which set is where,
 stacking progress per side, the hand in play), learned nominal times, the
-fault history, every hand, and the scoreboard as rows (games, each hand's
-result, each payment, the chips kept incrementally).  Writes are
+fault history, every hand, the scoreboard as rows (games, each hand's
+result, each payment, the chips kept incrementally) and, on a table with a
+``[fleet]`` section, the events for the parlour's broker (the outbox).  Writes are
 transactions; with ``synchronous=FULL`` a commit is on the card before the
 call returns, so a power cut at any instant leaves the last committed state
 (``synchronous=NORMAL`` under WAL may lose the last commits).  Related
@@ -35,6 +36,7 @@ from firmware.controller.score_rows import ScoreRows
 from firmware.controller.store_schema import (BOOK_COLUMNS, CURRENT, MIGRATIONS, NO_UID, PAGE_SIZE, TABLES, create,
                                               read_wall, tables, write_book, write_wall)
 from firmware.faults import FaultCode, FaultTier, TableError
+from firmware.fleet import outbox
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class TableStore:
         self.on_recovered: Callable[[], None] | None = None
         self.before_commit: list[Callable[[sqlite3.Connection], None]] = []   # more rows in every transaction
         self.failing = False
+        self.keep_events = False       # a table with a [fleet] section keeps its events in the outbox
         self._depth = 0
         if self.path != ":memory:":
             _check_header(Path(self.path))
@@ -224,6 +227,19 @@ class TableStore:
             raise RuntimeError("TableStore.write outside a batch")
         return self._db.execute(sql, args)
 
+    def add_event(self, kind: str, payload: dict) -> int | None:
+        """An event for the fleet (``evt/<kind>``), inside the open :meth:`batch` that writes what it reports: kept
+        with it or not at all.  Its ``seq``; None on a table that keeps no events."""
+        if not self.keep_events:
+            return None
+        if not self._depth:
+            raise RuntimeError("TableStore.add_event outside the batch of what it reports")
+        return outbox.add(self._db, kind, payload)
+
+    def event_outbox(self) -> outbox.SqliteOutbox:
+        """The outbox as the fleet link reads and marks it (its writes are batches: a failure is E98)."""
+        return outbox.SqliteOutbox(self._db, transaction=lambda: self.batch("fleet outbox"))
+
     # -- documents (bookkeeping, state, nominal times, walls) ----------------------------------------
     def put(self, **values: Any) -> None:
         """Write several documents in one transaction."""
@@ -287,15 +303,21 @@ class TableStore:
             write_wall(self._db, set_id, sides)
 
     # -- faults ---------------------------------------------------------------------------------------
-    def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> None:
+    def add_fault(self, code: str, tier: str, at_s: float, state: str, source: str, detail: dict) -> int:
+        """A fault's row (in the caller's batch, or its own); its id (0 when the write failed)."""
         with self.batch(f"fault {code}"):
-            self._db.execute("INSERT INTO faults (code, tier, at_s, state, source, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                             (code, tier, at_s, state, source, json.dumps(detail, default=str, sort_keys=True)))
+            row = self._db.execute("INSERT INTO faults (code, tier, at_s, state, source, detail) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)", (code, tier, at_s, state, source,
+                                                                 json.dumps(detail, default=str, sort_keys=True)))
+        return int(row.lastrowid or 0) if not self.failing else 0
 
-    def acknowledge_faults(self, at_s: float) -> None:
+    def acknowledge_faults(self, at_s: float, code: str | None = None) -> int:
+        """Acknowledge the latched faults (``code``: the recoverable faults of that code); how many rows."""
         with self.batch("acknowledge"):
-            self._db.execute("UPDATE faults SET acknowledged_at_s = ? WHERE acknowledged_at_s IS NULL "
-                             "AND tier = 'latched'", (at_s,))
+            cur = self._db.execute("UPDATE faults SET acknowledged_at_s = ? WHERE acknowledged_at_s IS NULL AND "
+                                   + ("tier = 'latched'" if code is None else "tier = 'recoverable' AND code = ?"),
+                                   (at_s,) if code is None else (at_s, code))
+        return cur.rowcount if not self.failing else 0
 
     def faults(self, limit: int | None = None, after_id: int = 0) -> list[dict]:
         """The fault history, oldest first (``limit``: only the newest that many; ``after_id``: only those

@@ -11,7 +11,9 @@ wall as a row of one byte per tile: small rows in 512-byte pages, so that a
 write is one page.  Version 2 keeps one row per payment (payer, payee, amount, its reason, the
 action of the hand's record that caused it, held off the board or not), each
 hand's record with its result, the end of a game (局结) and whether the
-dealer's first discard was followed (for the dealer rotation).  A
+dealer's first discard was followed (for the dealer rotation), and fleet
+telemetry's outbox (:mod:`firmware.fleet.outbox`: each event written in
+the transaction of what it reports, until the broker has it).  A
 migration runs inside the transaction that sets the new version, so a power
 cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
@@ -25,6 +27,7 @@ import sqlite3
 from typing import Callable
 
 from firmware.controller.records import RecordError
+from firmware.fleet.outbox import OUTBOX_SCHEMA, OUTBOX_TABLES
 
 CURRENT = 2
 
@@ -59,7 +62,8 @@ CREATE TABLE stack_uids (id INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, side IN
 # hand's record, ``seq``: its place among that action's payments; the pair is unique, so a payment delivered
 # twice is kept once), a hand's result keeps the hand's record, a game may end (局结), the bookkeeping keeps
 # whether the last hand's first discard was followed (跟庄), and the hand in play's record so far is kept as
-# rows (``hand_log``: appended with the money it makes, cleared when the hand's result is written).
+# rows (``hand_log``: appended with the money it makes, cleared when the hand's result is written); the fleet's
+# outbox (``fleet_meta``, ``outbox``, ``outbox_unsent``).
 SCHEMA_2_CHANGES = """
 CREATE TABLE payments_2 (id INTEGER PRIMARY KEY, game INTEGER NOT NULL, hand INTEGER NOT NULL,
     event INTEGER NOT NULL, seq INTEGER NOT NULL, payer INTEGER NOT NULL, payee INTEGER NOT NULL,
@@ -70,10 +74,10 @@ ALTER TABLE games ADD COLUMN end_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE book ADD COLUMN last_followed INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE hand_log (hand INTEGER NOT NULL, event INTEGER NOT NULL, seq INTEGER, action TEXT NOT NULL,
     PRIMARY KEY (hand, event));
-"""
+""" + OUTBOX_SCHEMA
 
 TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "book", "walls", "stack_progress",
-          "stack_uids", "hand_log")
+          "stack_uids", "hand_log", *OUTBOX_TABLES)
 BOOK_COLUMNS = ("state", "hand", "dealer", "dealer_streak", "long_hair", "last_winner", "hand_open", "hand_over",
                 "raising", "unknown_on_disk", "players_waited_s", "cycles", "stacking_set", "stacking_cycle", "sets",
                 "rejected", "last_followed")

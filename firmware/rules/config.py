@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from firmware.config_files import Section, _format_error, read_toml
+from firmware.config_files import PATTERN_HINTS, Section, _format_error, read_toml
 from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
 from firmware.hands.analysis import Shape
@@ -142,6 +142,10 @@ class ScoreboardSection(Section):
     floor: bool = False                                         # nobody pays more chips than they hold
 
 
+PENALTY_KIND = r"^[a-z][a-z0-9_]{0,39}$"
+PATTERN_HINTS[PENALTY_KIND] = "a penalty's kind: lower-case letters, digits and '_', starting with a letter"
+
+
 class RuleSetConfig(Section):
     rules: RulesSection
     scoreboard: ScoreboardSection = Field(default_factory=ScoreboardSection)
@@ -149,7 +153,7 @@ class RuleSetConfig(Section):
     competition: CompetitionSection | None = None
     doubling: DoublingSection | None = None
     conditions: ConditionsSection | None = None
-    penalties: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")], Penalty] = Field(default_factory=dict)
+    penalties: dict[Annotated[str, Field(pattern=PENALTY_KIND)], Penalty] = Field(default_factory=dict)
     match: MatchSection | None = None
 
     @property

@@ -1,0 +1,175 @@
+"""``mjtable fleet``: a parlour's broker set-up, certificates and keys, the staff's live console, signed commands.
+
+Heavy modules (cryptography, paho, rich) are imported inside the commands,
+so that ``mjtable --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from firmware.cli.arg_types import count, seconds
+
+EPILOG = """examples:
+  mjtable fleet certs ca --out parlour/ca --site hall1
+  mjtable fleet certs server broker.hall1.lan 10.0.0.2 --ca parlour/ca --out parlour/broker
+  mjtable fleet certs table t07 --ca parlour/ca --out parlour/tables
+  mjtable fleet certs command-key --out parlour/keys --name hall1-cmd
+  mjtable fleet broker-config --site hall1 --ca parlour/ca --server parlour/broker --out parlour/broker
+  mjtable fleet watch --broker mqtts://broker.hall1.lan:8884 --site hall1 --ca parlour/ca/ca.crt \\
+      --user staff.viewer --password-file viewer.pw
+  mjtable fleet send --broker mqtts://broker.hall1.lan:8884 --site hall1 --table t07 --ca parlour/ca/ca.crt \\
+      --user staff.technician --password-file tech.pw --sign-key parlour/keys/hall1-cmd.pem ack E41
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    fleet = sub.add_parser("fleet", help="a parlour's tables on one MQTT broker: broker set-up, certificates, watch",
+                           description="Fleet telemetry (docs/fleet.md).", epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = fleet.add_subparsers(dest="fleet_command", metavar="ACTION", required=True)
+
+    broker = actions.add_parser("broker-config", help="write a Mosquitto configuration for the parlour",
+                                description="mosquitto.conf, acl, passwd (and the passwords in clear in "
+                                            "'credentials', mode 0600) into --out.")
+    broker.add_argument("--site", required=True, help="the site id (e.g. hall1)")
+    broker.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the files")
+    broker.add_argument("--ca", type=Path, required=True, metavar="DIR", help="the folder with the CA's ca.crt")
+    broker.add_argument("--server", type=Path, metavar="DIR",
+                        help="the folder with the broker's server.crt and server.key (default: --out)")
+    broker.add_argument("--tls-port", type=count(1, 65535), default=8883, help="the tables' listener (8883)")
+    broker.add_argument("--staff-port", type=count(1, 65535), default=8884, help="staff and services (8884)")
+    broker.add_argument("--plain-port", type=count(1, 65535), help="also plain MQTT on 127.0.0.1 (off)")
+    broker.add_argument("--bind", default="", metavar="ADDRESS", help="the TLS listeners' address (default: all)")
+    broker.set_defaults(func=_broker_config)
+
+    certs = actions.add_parser("certs", help="the parlour's CA, a table's or the broker's certificate, command keys")
+    kinds = certs.add_subparsers(dest="certs_command", metavar="KIND", required=True)
+    ca = kinds.add_parser("ca", help="a new CA (ca.crt, ca.key); an existing CA key is never overwritten")
+    ca.add_argument("--out", type=Path, required=True, metavar="DIR")
+    ca.add_argument("--site", default="parlour", help="named in the CA's certificate")
+    ca.add_argument("--days", type=count(1, 36500), default=3650)
+    ca.set_defaults(func=_certs_ca)
+    table = kinds.add_parser("table", help="a table's client certificate (CN = table id)")
+    table.add_argument("table_id")
+    table.add_argument("--ca", type=Path, required=True, metavar="DIR", help="the CA's folder")
+    table.add_argument("--out", type=Path, required=True, metavar="DIR")
+    table.add_argument("--days", type=count(1, 36500), default=825)
+    table.add_argument("--force", action="store_true", help="replace an existing key")
+    table.set_defaults(func=_certs_table)
+    server = kinds.add_parser("server", help="the broker's certificate for its host names and addresses")
+    server.add_argument("hosts", nargs="+", metavar="HOST")
+    server.add_argument("--ca", type=Path, required=True, metavar="DIR")
+    server.add_argument("--out", type=Path, required=True, metavar="DIR")
+    server.add_argument("--days", type=count(1, 36500), default=825)
+    server.add_argument("--force", action="store_true", help="replace an existing key")
+    server.set_defaults(func=_certs_server)
+    key = kinds.add_parser("command-key", help="a key for signed commands: Ed25519 pair, or --hmac a shared secret")
+    key.add_argument("--out", type=Path, required=True, metavar="DIR")
+    key.add_argument("--name", default="command")
+    key.add_argument("--hmac", action="store_true", help="an HMAC-SHA256 secret instead of an Ed25519 pair")
+    key.add_argument("--force", action="store_true", help="replace an existing key")
+    key.set_defaults(func=_command_key)
+
+    watch = actions.add_parser("watch", help="every table of a site, live: state, hand, chips, faults, online",
+                               description="A live table refreshing in place (Ctrl-C ends it); --json prints one "
+                                           "JSON object per line per change.")
+    watch.add_argument("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    watch.add_argument("--site", required=True)
+    watch.add_argument("--json", action="store_true", help="JSON lines instead of the table")
+    watch.add_argument("--once", action="store_true", help="print what the broker holds, then stop")
+    watch.add_argument("--seconds", type=seconds, help="stop after this long (--once: wait at most this long, 5)")
+    _connection_options(watch)
+    watch.set_defaults(func=_watch)
+
+    send = actions.add_parser("send", help="a signed command to one table (ack of a recoverable fault, rebirth, "
+                                           "resend_since) and its answer",
+                              description="Exit 0 when the table carried it out, 1 when it refused or did not "
+                                          "answer (a latched fault is acknowledged only at the table).")
+    send.add_argument("verb", choices=["ack", "rebirth", "resend_since"])
+    send.add_argument("value", nargs="?", help="ack: the fault code (E41); resend_since: the seq")
+    send.add_argument("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    send.add_argument("--site", required=True)
+    send.add_argument("--table", required=True, help="the table id")
+    send.add_argument("--sign-key", type=Path, required=True, metavar="FILE",
+                      help="the command key: an Ed25519 private key (.pem) or an HMAC secret (.hmac)")
+    send.add_argument("--issuer", default="technician", help="who sends it (logged by the table)")
+    send.add_argument("--ttl-s", type=count(5, 300), default=60, help="how long the command is valid (60 s)")
+    send.add_argument("--seconds", type=seconds, default=10.0, help="how long to wait for the answer (10 s)")
+    _connection_options(send)
+    send.set_defaults(func=_send)
+
+
+def _connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ca", type=Path, metavar="FILE", help="the parlour's ca.crt (mqtts://)")
+    parser.add_argument("--cert", type=Path, metavar="FILE", help="a client certificate, if the listener wants one")
+    parser.add_argument("--key", type=Path, metavar="FILE", help="its key")
+    parser.add_argument("--user", help="the staff account (e.g. staff.viewer)")
+    parser.add_argument("--password-file", type=Path, metavar="FILE", help="the account's password (first line)")
+
+
+def _now():
+    from hal.runtime import utc_now
+
+    return utc_now()
+
+
+def _certs_ca(args: argparse.Namespace) -> int:
+    from firmware.fleet.certs import make_ca
+
+    issued = make_ca(args.out, _now(), site=args.site, days=args.days)
+    print(f"CA written: {issued.cert} (give it to the broker and every table), {issued.key} (keep it offline)")
+    return 0
+
+
+def _certs_table(args: argparse.Namespace) -> int:
+    from firmware.fleet.certs import make_table_cert
+
+    issued = make_table_cert(args.ca, args.table_id, args.out, _now(), days=args.days, replace=args.force)
+    print(f"table {args.table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
+          f"key_file)")
+    return 0
+
+
+def _certs_server(args: argparse.Namespace) -> int:
+    from firmware.fleet.certs import make_server_cert
+
+    issued = make_server_cert(args.ca, args.hosts, args.out, _now(), days=args.days, replace=args.force)
+    print(f"broker certificate for {', '.join(args.hosts)}: {issued.cert}, {issued.key}")
+    return 0
+
+
+def _command_key(args: argparse.Namespace) -> int:
+    from firmware.fleet.certs import make_command_key
+
+    paths = make_command_key(args.out, args.name, hmac_secret=args.hmac, replace=args.force)
+    if args.hmac:
+        print(f"command secret: {paths[0]} (the same file on the consoles and as the table's command_key_file)")
+    else:
+        print(f"command keys: {paths[0]} (consoles sign with it), {paths[1]} (tables: [fleet] command_key_file)")
+    return 0
+
+
+def _broker_config(args: argparse.Namespace) -> int:
+    from firmware.fleet.broker_config import Listeners, write_broker_config
+
+    server = args.server or args.out
+    write_broker_config(args.out, args.site, args.ca / "ca.crt", server / "server.crt", server / "server.key",
+                        Listeners(args.tls_port, args.staff_port, args.plain_port, args.bind))
+    print(f"written: {args.out / 'mosquitto.conf'}, acl, passwd, and the passwords in {args.out / 'credentials'} "
+          f"(hand them out, then delete it)")
+    print(f"run: mosquitto -c {args.out / 'mosquitto.conf'}")
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_watch import watch
+
+    return watch(args)
+
+
+def _send(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_send import send
+
+    return send(args)

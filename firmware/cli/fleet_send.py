@@ -1,0 +1,117 @@
+"""``mjtable fleet send``: a technician's signed command to one table, and the table's answer.
+
+The command is signed with the console's key (``--sign-key``: the parlour's
+Ed25519 private key or the table's HMAC secret), published on the table's
+``cmd/<verb>`` with an MQTT 5 message expiry, a response topic inside the
+table's ``resp/`` and correlation data; the answer is printed as JSON.
+Exit 0 when the table carried it out, 1 when it refused (its reason is the
+answer's ``error``) or did not answer in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from typing import Any
+
+from firmware.faults import TableError
+from firmware.fleet.adapter import InboundMessage, PublishProperties
+from firmware.fleet.topics import TableTopics, Verb, check_id
+
+
+def command_args(verb: str, value: str | None) -> dict[str, Any]:
+    """The command's arguments from the command line's VALUE."""
+    if verb == Verb.ACK.value:
+        if not value:
+            raise TableError("ack: give the fault code, e.g. mjtable fleet send ... ack E41")
+        return {"code": value}
+    if verb == Verb.RESEND_SINCE.value:
+        if value is None or not value.isdigit():
+            raise TableError("resend_since: give the seq after which to resend (a whole number)")
+        return {"seq": int(value)}
+    if value is not None:
+        raise TableError(f"{verb} takes no value")
+    return {}
+
+
+class _Asker:
+    """Connect, subscribe to the answer, send, wait for the answer (on the loop's thread)."""
+
+    def __init__(self, loop: Any, adapter: Any, topic: str, payload: bytes, reply_topic: str, ttl_s: int) -> None:
+        self.loop, self.adapter = loop, adapter
+        self.topic, self.payload, self.reply_topic, self.ttl_s = topic, payload, reply_topic, ttl_s
+        self.correlation = secrets.token_bytes(8)
+        self.answer: dict | None = None
+        self.error = ""
+        self._sub = -1
+
+    def on_connected(self, session: int, ok: bool, reason: str) -> None:
+        if not ok:
+            self.error = f"connect refused: {reason}"
+            self.loop.stop()
+            return
+        self._sub = self.adapter.subscribe(self.reply_topic, 1)
+
+    def on_connection_lost(self, session: int, reason: str) -> None:
+        self.error = f"connection lost: {reason}"
+        self.loop.stop()
+
+    def on_subscribed(self, session: int, token: int, granted: list[int]) -> None:
+        if token != self._sub:
+            return
+        if any(code >= 0x80 for code in granted):
+            self.error = f"the broker refused the answer's subscription (codes {granted})"
+            self.loop.stop()
+            return
+        props = PublishProperties(self.reply_topic, self.correlation, self.ttl_s)
+        self.adapter.publish(self.topic, self.payload, 1, False, props)
+
+    def on_published(self, session: int, token: int, ok: bool, reason: str) -> None:
+        if not ok:
+            self.error = f"the broker refused the command: {reason}"
+            self.loop.stop()
+
+    def on_message(self, session: int, message: InboundMessage) -> None:
+        if message.topic == self.reply_topic and message.correlation_data == self.correlation:
+            try:
+                self.answer = json.loads(message.payload)
+            except ValueError:
+                self.answer = {"ok": False, "error": "an answer that is not JSON"}
+            self.loop.stop()
+
+
+def send(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_watch import client_settings
+    from firmware.fleet.command_auth import ISSUER_RE, load_signing_key, sign_command
+    from hal.mqtt_paho import MqttNetwork, PahoAdapter
+    from hal.runtime import real_loop, wall_clock_s
+
+    check_id(args.site, "--site")
+    topics = TableTopics(args.site, check_id(args.table, "--table"))
+    fields = command_args(args.verb, args.value)
+    if not ISSUER_RE.match(args.issuer):
+        raise TableError(f"--issuer {args.issuer!r}: 1 to 64 letters, digits, '_', '.', '@' or '-'")
+    key = load_signing_key(args.sign_key)
+    settings = client_settings(args, prefix="console")
+    payload = sign_command(key, site=args.site, table=args.table, verb=args.verb, args=fields, issuer=args.issuer,
+                           issued_at=wall_clock_s(), ttl_s=args.ttl_s)
+    loop = real_loop()
+    network = MqttNetwork("send").start()
+    adapter = PahoAdapter(network, loop.post, settings)
+    asker = _Asker(loop, adapter, topics.command(args.verb), payload, topics.response(settings.client_id),
+                   int(args.ttl_s))
+    try:
+        loop.call_later(0.0, adapter.connect, 1, None, asker)
+        loop.call_later(args.seconds, loop.stop)
+        loop.run_forever()
+    finally:
+        adapter.disconnect()
+        network.stop()
+    if asker.answer is None:
+        print(f"mjtable: table {args.table}: {asker.error or f'no answer within {args.seconds:g} s'}",
+              file=sys.stderr)
+        return 1
+    print(json.dumps(asker.answer, ensure_ascii=False))
+    return 0 if asker.answer.get("ok") is True else 1

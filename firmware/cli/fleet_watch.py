@@ -1,0 +1,148 @@
+"""``mjtable fleet watch``: every table of a site, live in the terminal (rich) or as JSON lines.
+
+The console is a :class:`~firmware.fleet.consumer.ConsumerClient` on the
+real-time loop: it subscribes to ``mj/v1/<site>/tbl/+/#`` and redraws a
+table in place twice a second (online or offline, state, hand, dealer,
+chips, outbox depth, seconds since last heard, active faults with their
+hints).
+``--json`` prints one object per line for every change instead (a leaf, an
+``avail``, a new event; duplicates are dropped).  ``--once`` waits until the
+broker has delivered what it holds (no message for half a second), prints
+it, and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from typing import Any
+
+from firmware.faults import TableError
+from firmware.fleet.adapter import parse_broker_url
+from firmware.fleet.consumer import Change, ConsumerClient, FleetConsumer, TableView
+
+QUIET_S = 0.5
+REFRESH_S = 0.5
+
+
+def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
+    """The broker connection from the command line: --broker, --ca, --cert, --key, --user, --password-file."""
+    from hal.mqtt_paho import ClientSettings
+
+    try:
+        broker = parse_broker_url(args.broker)
+    except ValueError as exc:
+        raise TableError(f"--broker: {exc}") from None
+    password = None
+    if args.password_file is not None:
+        lines = args.password_file.read_text(encoding="utf-8").splitlines()
+        password = lines[0].strip() if lines else ""
+    if broker.tls and args.ca is None:
+        raise TableError("--ca: the parlour's ca.crt is needed with mqtts://")
+    for option, path in (("--ca", args.ca), ("--cert", args.cert), ("--key", args.key)):
+        if path is not None and not path.is_file():
+            raise TableError(f"{option} {path}: no such file")
+    return ClientSettings(f"{prefix}-{secrets.token_hex(4)}", broker, ca_file=str(args.ca) if args.ca else None,
+                          cert_file=str(args.cert) if args.cert else None,
+                          key_file=str(args.key) if args.key else None, username=args.user, password=password)
+
+
+def _line(change: Change, view: TableView | None) -> dict[str, Any]:
+    if change.what == "event":
+        m = change.message
+        return {"table": change.table, "what": "event", "kind": m.get("kind"), "msg_id": m.get("msg_id"),
+                "seq": m.get("seq"), "data": m.get("data")}
+    return {"table": change.table, "what": change.what, "view": view.as_dict() if view else None}
+
+
+def _faults(view: TableView) -> str:
+    out = []
+    for fault in view.faults[:4]:
+        if isinstance(fault, dict):
+            out.append(f"{fault.get('code', '?')} {fault.get('hint') or fault.get('text') or ''}".strip())
+    return "\n".join(out) + (f"\n(+{len(view.faults) - 4} more)" if len(view.faults) > 4 else "")
+
+
+def render(consumer: FleetConsumer, now_s: float) -> Any:
+    """The site as a rich table."""
+    from rich.table import Table
+
+    table = Table(title=f"site {consumer.site}: {len(consumer.tables)} tables, "
+                        f"{sum(1 for v in consumer.tables.values() if v.online)} online", expand=False)
+    for column in ("table", "link", "state", "hand", "dlr", "chips", "outbox", "heard"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("faults: hint", overflow="fold", min_width=16)
+    for name in sorted(consumer.tables):
+        v = consumer.tables[name]
+        link = "online" if v.online else ("offline" if v.online is False else "?")
+        style = "red" if v.online is False else ("yellow" if v.faults else "")
+        chips = v.state.get("chips")
+        table.add_row(name, link, str(v.state.get("state", "")), str(v.state.get("hand", "")),
+                      str(v.state.get("dealer", "")), " ".join(map(str, chips)) if isinstance(chips, list) else "",
+                      "" if v.outbox_depth() is None else str(v.outbox_depth()),
+                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", _faults(v), style=style)
+    return table
+
+
+def watch(args: argparse.Namespace) -> int:
+    from hal.mqtt_paho import MqttNetwork, PahoAdapter
+    from hal.runtime import real_loop, wall_clock_s
+
+    settings = client_settings(args)
+    loop = real_loop()
+    network = MqttNetwork("watch").start()
+    consumer = FleetConsumer(args.site)
+    state = {"last_message_s": None, "printed": False}
+
+    def on_change(change: Change) -> None:
+        state["last_message_s"] = loop.now()
+        if args.json and not args.once and change.what not in ("duplicate", "stale", "bad"):
+            print(json.dumps(_line(change, consumer.tables.get(change.table)), ensure_ascii=False), flush=True)
+
+    client = ConsumerClient(loop, PahoAdapter(network, loop.post, settings), consumer, wall_clock_s=wall_clock_s,
+                            on_change=on_change, name=settings.client_id)
+    limit_s = args.seconds if args.seconds is not None else (5.0 if args.once else None)
+    live = None
+    try:
+        if not args.json and not args.once:
+            from rich.live import Live
+
+            live = Live(render(consumer, wall_clock_s()), refresh_per_second=4, transient=False)
+            live.start()
+
+        def tick() -> None:
+            quiet = state["last_message_s"] is not None and loop.now() - state["last_message_s"] >= QUIET_S
+            if args.once and client.subscribed and (quiet or (state["last_message_s"] is None
+                                                              and loop.now() >= 2 * QUIET_S)):
+                loop.stop()
+                return
+            if limit_s is not None and loop.now() >= limit_s:
+                loop.stop()
+                return
+            if live is not None:
+                live.update(render(consumer, wall_clock_s()))
+            loop.call_later(QUIET_S / 5 if args.once else REFRESH_S, tick)
+
+        loop.call_later(0.0, client.start)
+        loop.call_later(0.0, tick)
+        loop.run_forever()
+    finally:
+        if live is not None:
+            live.update(render(consumer, wall_clock_s()))
+            live.stop()
+        client.stop()
+        network.stop()
+    if not client.subscribed and not consumer.tables:
+        print(f"mjtable: {args.broker}: no answer ({client.last_error or 'not connected'})", file=sys.stderr)
+        return 1
+    if args.once:
+        if args.json:
+            for name in sorted(consumer.tables):
+                print(json.dumps(consumer.tables[name].as_dict(), ensure_ascii=False))
+        else:
+            from rich.console import Console
+
+            Console().print(render(consumer, wall_clock_s()))
+    return 0

@@ -1,0 +1,156 @@
+"""A parlour's Mosquitto configuration: TLS listeners, the ACL that confines each table, hashed staff passwords.
+
+``write_broker_config`` writes into one folder:
+
+* ``mosquitto.conf``: anonymous access off; a TLS listener for the tables
+  that requires a client certificate from the parlour's CA and takes its CN
+  as the username (``require_certificate``, ``use_identity_as_username``);
+  a TLS listener for staff and services with passwords; a plain listener on
+  loopback only when asked (a service on the broker's own machine);
+  retained messages and queued sessions kept across a restart.
+* ``acl``: ``pattern`` lines confine every table (``%u`` = its CN) to
+  writing under ``mj/v1/<site>/tbl/<table>/`` and reading its own
+  ``cmd/#`` (and its ``avail``, to answer a late Will); ``viewer`` reads the
+  site; ``technician`` reads it and sends every command; ``service`` reads it
+  and may ask for ``rebirth`` and ``resend_since`` only.
+* ``passwd``: the staff and service accounts in Mosquitto's own ``$7$``
+  format (PBKDF2-SHA512, 101 iterations, 12-byte salt, both base64:
+  ``$7$101$<salt>$<hash>``, as ``mosquitto_passwd`` writes them).
+* ``credentials``: the generated passwords in clear (mode 0600), to hand out
+  and then delete.
+
+Staff account names carry a ``.`` (``staff.viewer``), which no table id may,
+so an ACL pattern never makes a staff account a table or the reverse.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from firmware.fleet.topics import PREFIX, check_id
+
+PBKDF2_ITERATIONS = 101        # mosquitto_passwd's default for $7$
+SALT_BYTES = 12
+ACCOUNTS = {"staff.viewer": "viewer", "staff.technician": "technician", "service.recorder": "service"}
+
+
+def hash_password(password: str, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
+    """A password in Mosquitto's ``$7$`` (PBKDF2-SHA512) format."""
+    salt = salt if salt is not None else secrets.token_bytes(SALT_BYTES)
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode("utf-8"), salt, iterations)
+    return f"$7${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def check_password(password: str, line_hash: str) -> bool:
+    parts = line_hash.split("$")
+    if len(parts) != 5 or parts[1] != "7":
+        return False
+    salt = base64.b64decode(parts[3])
+    return secrets.compare_digest(hash_password(password, salt, int(parts[2])), line_hash)
+
+
+def acl_text(site: str) -> str:
+    site_root = f"{PREFIX}/{check_id(site, 'site')}"
+    tables = f"{site_root}/tbl"
+    return f"""# written by mjtable fleet broker-config: who may read and write what on site {site}
+# every table (username = its certificate's CN): its own subtree only
+pattern write {tables}/%u/#
+pattern read {tables}/%u/cmd/#
+pattern read {tables}/%u/avail
+
+# staff: the site's every table, live; the technician may send commands
+user staff.viewer
+topic read {site_root}/#
+
+user staff.technician
+topic read {site_root}/#
+topic write {tables}/+/cmd/#
+
+# services (a tournament's recorder): read everything, ask for rebirth and resends, never an acknowledge
+user service.recorder
+topic read {site_root}/#
+topic write {tables}/+/cmd/rebirth
+topic write {tables}/+/cmd/resend_since
+"""
+
+
+@dataclass(frozen=True)
+class Listeners:
+    tls_port: int = 8883             # tables: client certificates
+    staff_port: int = 8884           # staff and services: passwords over TLS
+    plain_port: int | None = None    # plain MQTT on loopback (passwords), only if asked
+    bind: str = ""                   # the address the TLS listeners take ('' = every address)
+
+
+def conf_text(site: str, out_dir: Path, ca_file: Path, cert_file: Path, key_file: Path,
+              listeners: Listeners = Listeners()) -> str:
+    out_dir = Path(out_dir).resolve()
+    bind = f" {listeners.bind}" if listeners.bind else ""
+    tls = "".join(f"{name} {Path(path).resolve()}\n" for name, path in (("cafile", ca_file), ("certfile", cert_file),
+                                                                      ("keyfile", key_file)))
+    text = f"""# written by mjtable fleet broker-config for site {check_id(site, 'site')}
+per_listener_settings false
+allow_anonymous false
+password_file {out_dir / 'passwd'}
+acl_file {out_dir / 'acl'}
+persistence true
+persistence_location {out_dir / 'data'}/
+autosave_interval 60
+max_packet_size 262144
+max_queued_messages 100000
+log_type error
+log_type warning
+log_type notice
+connection_messages true
+
+# tables: TLS with one client certificate each (CN = table id = username)
+listener {listeners.tls_port}{bind}
+{tls}require_certificate true
+use_identity_as_username true
+tls_version tlsv1.2
+
+# staff and services: TLS, passwords
+listener {listeners.staff_port}{bind}
+{tls}require_certificate false
+tls_version tlsv1.2
+"""
+    if listeners.plain_port is not None:
+        text += (f"\n# plain MQTT for services on this machine only (passwords)\n"
+                 f"listener {listeners.plain_port} 127.0.0.1\n")
+    return text
+
+
+def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path, key_file: Path,
+                        listeners: Listeners = Listeners(),
+                        passwords: dict[str, str] | None = None) -> dict[str, str]:
+    """Write the configuration (see the module's docstring); returns every account's password.  Accounts not in
+    ``passwords`` get a random one."""
+    check_id(site, "site")
+    for path, what in ((ca_file, "--ca"), (cert_file, "the broker's certificate"), (key_file, "the broker's key")):
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{path}: no such file ({what}; make them with mjtable fleet certs)")
+    unknown = set(passwords or {}) - set(ACCOUNTS)
+    if unknown:
+        raise ValueError(f"unknown account {sorted(unknown)[0]!r} (accounts: {', '.join(ACCOUNTS)})")
+    out_dir = Path(out_dir)
+    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    chosen = {name: (passwords or {}).get(name) or secrets.token_urlsafe(18) for name in ACCOUNTS}
+    _secret(out_dir / "passwd", "".join(f"{name}:{hash_password(pw)}\n" for name, pw in chosen.items()))
+    _secret(out_dir / "credentials", "# the broker's accounts, in clear: hand them out, then delete this file\n"
+            + "".join(f"{name} ({ACCOUNTS[name]}): {pw}\n" for name, pw in chosen.items()))
+    _secret(out_dir / "acl", acl_text(site))
+    (out_dir / "mosquitto.conf").write_text(conf_text(site, out_dir, ca_file, cert_file, key_file, listeners),
+                                            encoding="utf-8")
+    return chosen
+
+
+def _secret(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(path, 0o600)

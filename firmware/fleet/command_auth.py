@@ -1,0 +1,306 @@
+"""End-to-end authentication of fleet commands: per-table HMAC-SHA256 keys and/or Ed25519, expiry, replay, limits.
+
+The broker's ACL already decides who may publish a command; this decides
+whether the *table* believes it, so a misconfigured or compromised broker
+cannot make a table act.  A command is one JSON object::
+
+    {"v": 1, "site": "hall1", "table": "t07", "verb": "ack", "args": {"code": "E41"},
+     "issuer": "anna", "issued_at": 1717000000.0, "expires_at": 1717000060.0,
+     "nonce": "3q2-7w...", "alg": "ed25519", "key_id": "5f0c...", "sig": "base64..."}
+
+``sig`` signs the canonical JSON of every other field (sorted keys, compact).
+A table accepts it only if, in this order: it decodes within the size limit,
+the fields have their types, the verb is on the allow-list and is the one of
+the topic, the site and table are this table's, the key is one of the
+table's keys and the signature verifies, it has not expired, was not issued
+in the future or before this boot started (both with :data:`CLOCK_SKEW_S`
+of tolerance), lives at most :data:`MAX_TTL_S`, its nonce was not seen
+before, and its arguments are valid for the verb: ``ack`` names a
+*recoverable* fault code (a latched or hold fault is acknowledged at the
+table, by its keys or the local diagnostics socket).  Every refusal is
+logged with its reason.  The replay cache holds the nonces of unexpired
+commands only, at most :data:`REPLAY_CACHE_SIZE`; when it is full of live
+nonces new commands are refused rather than a nonce forgotten.
+
+Ed25519 keys are the parlour's: tables hold only the public key, so a table
+broken into cannot sign commands for the others.  An HMAC key is a secret
+per table (``mjtable fleet certs command-key --hmac``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from firmware.faults import FaultCode, FaultTier
+from firmware.fleet.messages import MAX_COMMAND_BYTES, MessageError, decode, dumps
+from firmware.fleet.topics import Verb
+
+log = logging.getLogger(__name__)
+
+CLOCK_SKEW_S = 30.0
+MAX_TTL_S = 300.0
+REPLAY_CACHE_SIZE = 1024
+ISSUER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+HMAC = "hmac-sha256"
+ED25519 = "ed25519"
+
+
+class CommandRefused(Exception):
+    """A command the table does not carry out; the text is the reason, sent back to the requester."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command that passed every check."""
+
+    verb: Verb
+    args: dict[str, Any]
+    issuer: str
+    nonce: str
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class VerifyKey:
+    alg: str
+    key_id: str
+    secret: bytes = b""                           # HMAC
+    public: Ed25519PublicKey | None = None        # Ed25519
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        if self.alg == HMAC:
+            return hmac.compare_digest(hmac.new(self.secret, message, hashlib.sha256).digest(), signature)
+        try:
+            self.public.verify(signature, message)
+            return True
+        except InvalidSignature:
+            return False
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """What a technician's console (or a test) signs with."""
+
+    alg: str
+    key_id: str
+    secret: bytes = b""
+    private: Ed25519PrivateKey | None = None
+
+    def sign(self, message: bytes) -> bytes:
+        if self.alg == HMAC:
+            return hmac.new(self.secret, message, hashlib.sha256).digest()
+        return self.private.sign(message)
+
+    def verify_key(self) -> VerifyKey:
+        if self.alg == HMAC:
+            return VerifyKey(HMAC, self.key_id, secret=self.secret)
+        return VerifyKey(ED25519, self.key_id, public=self.private.public_key())
+
+
+def _hmac_id(secret: bytes) -> str:
+    return hashlib.sha256(b"mjtable-hmac-id" + secret).hexdigest()[:16]
+
+
+def _ed_id(public: Ed25519PublicKey) -> str:
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def hmac_key(secret: bytes) -> SigningKey:
+    if len(secret) < 16:
+        raise ValueError("an HMAC command key has at least 16 bytes")
+    return SigningKey(HMAC, _hmac_id(secret), secret=secret)
+
+
+def ed25519_key(private: Ed25519PrivateKey) -> SigningKey:
+    return SigningKey(ED25519, _ed_id(private.public_key()), private=private)
+
+
+def load_verify_keys(path: Path) -> list[VerifyKey]:
+    """The keys a table trusts, from one file: PEM Ed25519 public keys and/or lines ``hmac-sha256:<hex>``
+    (several for a key rotation).  ValueError names the file and what is wrong."""
+    text = _read(path)
+    if "PRIVATE KEY" in text:
+        raise ValueError(f"{path}: holds a private key; a table needs only the public key")
+    keys: list[VerifyKey] = []
+    for block in re.findall(r"-----BEGIN PUBLIC KEY-----.*?-----END PUBLIC KEY-----", text, re.S):
+        public = serialization.load_pem_public_key(block.encode())
+        if not isinstance(public, Ed25519PublicKey):
+            raise ValueError(f"{path}: a public key that is not Ed25519")
+        keys.append(VerifyKey(ED25519, _ed_id(public), public=public))
+    rest = re.sub(r"-----BEGIN [A-Z ]+-----.*?-----END [A-Z ]+-----", "", text, flags=re.S)
+    for line in rest.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        keys.append(hmac_key(_hex_secret(path, line)).verify_key())
+    if not keys:
+        raise ValueError(f"{path}: no command key (a PEM Ed25519 public key or a line hmac-sha256:<hex>)")
+    return keys
+
+
+def load_signing_key(path: Path) -> SigningKey:
+    """A console's key: a PEM Ed25519 private key, or one line ``hmac-sha256:<hex>``."""
+    text = _read(path)
+    if "PRIVATE KEY" in text:
+        private = serialization.load_pem_private_key(text.encode(), password=None)
+        if not isinstance(private, Ed25519PrivateKey):
+            raise ValueError(f"{path}: a private key that is not Ed25519")
+        return ed25519_key(private)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if len(lines) != 1:
+        raise ValueError(f"{path}: expected one line hmac-sha256:<hex> or a PEM Ed25519 private key")
+    return hmac_key(_hex_secret(path, lines[0]))
+
+
+def _read(path: Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the command key ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _hex_secret(path: Path, line: str) -> bytes:
+    value = line[len(HMAC) + 1:] if line.startswith(HMAC + ":") else ""
+    try:
+        secret = bytes.fromhex(value)
+    except ValueError:
+        secret = b""
+    if len(secret) < 16:
+        raise ValueError(f"{path}: '{line[:20]}...' is not hmac-sha256:<at least 32 hex digits>")
+    return secret
+
+
+def signed_bytes(body: dict[str, Any]) -> bytes:
+    return dumps({k: v for k, v in body.items() if k != "sig"}).encode("utf-8")
+
+
+def sign_command(key: SigningKey, *, site: str, table: str, verb: Verb | str, args: dict[str, Any] | None,
+                 issuer: str, issued_at: float, ttl_s: float = 60.0, nonce: str | None = None) -> bytes:
+    """A signed command (``issued_at``: the console's wall clock, Unix seconds)."""
+    body = {"v": 1, "site": site, "table": table, "verb": Verb(verb).value, "args": args or {}, "issuer": issuer,
+            "issued_at": issued_at, "expires_at": issued_at + ttl_s, "nonce": nonce or secrets.token_urlsafe(18),
+            "alg": key.alg, "key_id": key.key_id}
+    body["sig"] = base64.b64encode(key.sign(signed_bytes(body))).decode()
+    return dumps(body).encode("utf-8")
+
+
+@dataclass
+class CommandVerifier:
+    """Checks commands for one table (see the module's docstring).
+
+    ``wall_clock_s`` is injected (Unix seconds): the composition root passes
+    the host clock, the simulator a virtual one.  ``boot_wall_s`` is when
+    this boot started by that clock (commands issued before it are refused:
+    a command captured before a reboot cannot be replayed after it)."""
+
+    site: str
+    table: str
+    keys: list[VerifyKey]
+    wall_clock_s: Callable[[], float]
+    boot_wall_s: float
+    cache_size: int = REPLAY_CACHE_SIZE
+    _seen: dict[str, float] = field(default_factory=dict)       # nonce -> expires_at
+    refused: int = 0
+
+    def verify(self, topic_verb: str, payload: bytes) -> Command:
+        """The command, or CommandRefused (logged, and counted in ``refused``)."""
+        try:
+            return self._verify(topic_verb, payload)
+        except CommandRefused as exc:
+            self.refused += 1
+            log.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
+            raise
+
+    def _verify(self, topic_verb: str, payload: bytes) -> Command:
+        try:
+            body = decode(payload, MAX_COMMAND_BYTES)
+        except MessageError as exc:
+            raise CommandRefused(f"not a command: {exc}") from None
+        for name, kind in (("v", int), ("site", str), ("table", str), ("verb", str), ("args", dict),
+                           ("issuer", str), ("nonce", str), ("alg", str), ("key_id", str), ("sig", str)):
+            if not isinstance(body.get(name), kind) or isinstance(body.get(name), bool):
+                raise CommandRefused(f"field '{name}' missing or not a {kind.__name__}")
+        for name in ("issued_at", "expires_at"):
+            if not isinstance(body.get(name), (int, float)) or isinstance(body.get(name), bool):
+                raise CommandRefused(f"field '{name}' missing or not a number")
+        if body["v"] != 1:
+            raise CommandRefused(f"command version {body['v']} (this table reads 1)")
+        if body["verb"] not in {v.value for v in Verb} or topic_verb not in {v.value for v in Verb}:
+            raise CommandRefused(f"verb '{topic_verb[:32]}' is not allowed (allowed: "
+                                 f"{', '.join(v.value for v in Verb)})")
+        if body["verb"] != topic_verb:
+            raise CommandRefused(f"the command says '{body['verb']}' but came on cmd/{topic_verb}")
+        if body["site"] != self.site or body["table"] != self.table:
+            raise CommandRefused(f"addressed to table {body['table'][:64]!r} of site {body['site'][:64]!r}, "
+                                 f"this is {self.table!r} of {self.site!r}")
+        key = next((k for k in self.keys if k.alg == body["alg"] and k.key_id == body["key_id"]), None)
+        if key is None:
+            raise CommandRefused(f"signed with an unknown key ({body['alg'][:16]} {body['key_id'][:32]})")
+        try:
+            signature = base64.b64decode(body["sig"], validate=True)
+        except ValueError:
+            raise CommandRefused("bad signature (not base64)") from None
+        if not key.verify(signed_bytes(body), signature):
+            raise CommandRefused("bad signature")
+        now = self.wall_clock_s()
+        issued, expires = float(body["issued_at"]), float(body["expires_at"])
+        if expires < now - CLOCK_SKEW_S:
+            raise CommandRefused(f"expired {now - expires:.0f} s ago")
+        if issued > now + CLOCK_SKEW_S:
+            raise CommandRefused(f"issued {issued - now:.0f} s in the future (clocks apart?)")
+        if issued < self.boot_wall_s - CLOCK_SKEW_S:
+            raise CommandRefused("issued before this table started")
+        if not 0 < expires - issued <= MAX_TTL_S:
+            raise CommandRefused(f"lives {expires - issued:g} s (from 0 to {MAX_TTL_S:g} s allowed)")
+        if not ISSUER_RE.match(body["issuer"]) or not NONCE_RE.match(body["nonce"]):
+            raise CommandRefused("issuer or nonce of the wrong form")
+        verb = Verb(body["verb"])
+        args = _check_args(verb, body["args"])
+        self._remember(body["nonce"], expires, now)
+        return Command(verb, args, body["issuer"], body["nonce"], expires)
+
+    def _remember(self, nonce: str, expires: float, now: float) -> None:
+        if nonce in self._seen:
+            raise CommandRefused("replayed (this nonce was seen before)")
+        for old in [n for n, until in self._seen.items() if until < now - CLOCK_SKEW_S]:
+            del self._seen[old]
+        if len(self._seen) >= self.cache_size:
+            raise CommandRefused(f"too many commands at once ({self.cache_size} unexpired); try again later")
+        self._seen[nonce] = expires
+
+
+def _check_args(verb: Verb, args: dict[str, Any]) -> dict[str, Any]:
+    if verb is Verb.REBIRTH:
+        if args:
+            raise CommandRefused("rebirth takes no arguments")
+        return {}
+    if verb is Verb.RESEND_SINCE:
+        seq = args.get("seq")
+        if set(args) != {"seq"} or not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise CommandRefused("resend_since takes {\"seq\": a whole number >= 0}")
+        return {"seq": seq}
+    code = args.get("code")
+    if set(args) != {"code"} or not isinstance(code, str):
+        raise CommandRefused("ack takes {\"code\": a fault code, e.g. \"E41\"}")
+    try:
+        fault = FaultCode(code)
+    except ValueError:
+        raise CommandRefused(f"ack: {code[:8]!r} is not a fault code") from None
+    if fault.tier is not FaultTier.RECOVERABLE:
+        raise CommandRefused(f"ack: {code} is a {fault.tier.value} fault; it is acknowledged at the table "
+                             f"(its keys or the diagnostics socket)")
+    return {"code": code}

@@ -1,0 +1,277 @@
+"""The receiving end of a site: every table's view, events de-duplicated on ``msg_id``, latency and gaps counted.
+
+:class:`FleetConsumer` is pure: :meth:`~FleetConsumer.feed` it each message
+(topic, payload, when it was received by the consumer's wall clock) and it
+keeps, per table, the latest ``avail``, ``meta``, ``state``, ``faults`` and
+``counters``, and for events whether each ``msg_id`` was seen before.  An
+event is delivered at least once (the table publishes again what the broker
+did not acknowledge); the consumer makes that exactly once.  It also counts
+what a benchmark or a tournament desk needs: unique events by kind,
+duplicates dropped, end-to-end latency (the envelope's ``ts`` to receipt),
+and gaps in each table's ``seq`` (a gap is asked for with ``resend_since``).
+
+``avail`` follows the session it names: each names its boot and connection
+(session), and one about an older (boot, session) than the one the view
+already has is ``stale`` and changes nothing.  So a late Will cannot mark a
+reconnected table offline (a fresh table database, with another ``db_id``,
+starts the order again).
+
+:class:`ConsumerClient` connects a consumer to a broker through an
+:class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
+(``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
+same jittered backoff as a table.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from firmware.fleet import messages, topics
+from firmware.fleet.adapter import InboundMessage, MqttAdapter
+from firmware.fleet.backoff import Backoff, seeded_rng
+from firmware.loop import Loop
+
+log = logging.getLogger(__name__)
+
+LATENCIES_KEPT = 100_000
+
+
+@dataclass
+class TableView:
+    """What a consumer knows of one table."""
+
+    table: str
+    online: bool | None = None          # None: never heard
+    boot_id: str = ""
+    session: int = 0
+    meta: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+    faults: list = field(default_factory=list)
+    counters: dict = field(default_factory=dict)
+    events: int = 0
+    last_seen_s: float = 0.0
+
+    def outbox_depth(self) -> int | None:
+        link = self.counters.get("link") if isinstance(self.counters, dict) else None
+        depth = link.get("outbox_depth") if isinstance(link, dict) else None
+        return depth if isinstance(depth, int) else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "online": self.online, "boot_id": self.boot_id, "session": self.session,
+                "state": self.state, "faults": self.faults, "meta": self.meta, "outbox_depth": self.outbox_depth(),
+                "events": self.events}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one fed message changed: ``what`` is a leaf, ``event``, ``duplicate``, ``stale`` (an avail ignored) or
+    ``bad`` (not a valid message)."""
+
+    table: str
+    what: str
+    message: dict
+
+
+class _SeqSet:
+    """The seqs seen of one table database: everything up to ``upto``, and those above it."""
+
+    def __init__(self) -> None:
+        self.upto = 0
+        self.above: set[int] = set()
+        self.low: int | None = None
+
+    def add(self, seq: int) -> bool:
+        if seq <= self.upto or seq in self.above:
+            return False
+        self.low = seq if self.low is None else min(self.low, seq)
+        self.above.add(seq)
+        while self.upto + 1 in self.above:
+            self.upto += 1
+            self.above.discard(self.upto)
+        return True
+
+    def gaps(self) -> list[int]:
+        """Seqs missing between the lowest and the highest seen."""
+        top = max(self.above, default=self.upto)
+        start = self.upto + 1 if self.upto else (self.low or 1)
+        return [s for s in range(start, top) if s not in self.above]
+
+
+class FleetConsumer:
+    """A site's tables as seen through the broker (see the module's docstring)."""
+
+    def __init__(self, site: str, keep_events: bool = False) -> None:
+        self.site = topics.check_id(site, "site")
+        self.tables: dict[str, TableView] = {}
+        self.keep_events = keep_events
+        self.events: list[dict] = []          # unique events, in arrival order (with keep_events)
+        self.unique = 0
+        self.duplicates = 0
+        self.bad = 0
+        self.by_kind: dict[str, int] = {}
+        self.latencies_s: list[float] = []
+        self._seen: dict[tuple[str, str], _SeqSet] = {}
+
+    def feed(self, topic: str, payload: bytes, received_s: float) -> Change | None:
+        """One received message; the change it made (None: not a topic of this site)."""
+        parsed = topics.parse(topic)
+        if parsed is None or parsed.site != self.site or parsed.section in ("cmd", "resp"):
+            return None
+        try:
+            message = messages.decode(payload)
+        except messages.MessageError as exc:
+            self.bad += 1
+            log.warning("%s: %s", topic, exc)
+            return Change(parsed.table, "bad", {})
+        view = self.tables.setdefault(parsed.table, TableView(parsed.table))
+        view.last_seen_s = received_s
+        if parsed.section == "evt":
+            return self._event(view, message, received_s)
+        if parsed.section == topics.Leaf.AVAIL.value:
+            return self._avail(view, message)
+        data = message.get("data")
+        if parsed.section == topics.Leaf.FAULTS.value:
+            view.faults = data if isinstance(data, list) else []
+        elif isinstance(data, dict):
+            setattr(view, parsed.section, data)
+        return Change(view.table, parsed.section, message)
+
+    def _event(self, view: TableView, message: dict, received_s: float) -> Change:
+        ident = messages.parse_msg_id(message.get("msg_id", ""))
+        if ident is None:
+            self.bad += 1
+            return Change(view.table, "bad", message)
+        table, db_id, seq = ident
+        if not self._seen.setdefault((table, db_id), _SeqSet()).add(seq):
+            self.duplicates += 1
+            return Change(view.table, "duplicate", message)
+        self.unique += 1
+        view.events += 1
+        kind = str(message.get("kind"))
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        ts = message.get("ts")
+        if isinstance(ts, (int, float)) and len(self.latencies_s) < LATENCIES_KEPT:
+            self.latencies_s.append(received_s - ts)
+        if self.keep_events:
+            self.events.append(message)
+        return Change(view.table, "event", message)
+
+    def _avail(self, view: TableView, message: dict) -> Change:
+        data = message.get("data") if isinstance(message.get("data"), dict) else {}
+        online, session, boot_id = data.get("online"), data.get("session"), message.get("boot_id")
+        if not isinstance(online, bool) or not isinstance(session, int) or not isinstance(boot_id, str):
+            self.bad += 1
+            return Change(view.table, "bad", message)
+        db, boot = _split_boot(boot_id)
+        known_db, known_boot = _split_boot(view.boot_id)
+        if view.online is not None and db == known_db and (boot, session) < (known_boot, view.session):
+            return Change(view.table, "stale", message)    # e.g. the late Will of a connection already replaced
+        view.online, view.session, view.boot_id = online, session, boot_id
+        return Change(view.table, "avail", message)
+
+    def gaps(self) -> dict[str, list[int]]:
+        """Missing seqs per ``table:db_id`` (between the lowest and highest seen)."""
+        out = {}
+        for (table, db_id), seen in self._seen.items():
+            missing = seen.gaps()
+            if missing:
+                out[f"{table}:{db_id}"] = missing
+        return out
+
+    def latency_s(self, quantile: float) -> float | None:
+        """A quantile (0.5 = median) of the end-to-end event latency; None before two events."""
+        if len(self.latencies_s) < 2:
+            return self.latencies_s[0] if self.latencies_s else None
+        cuts = statistics.quantiles(self.latencies_s, n=1000, method="inclusive")
+        return cuts[min(len(cuts) - 1, max(0, round(quantile * 1000) - 1))]
+
+    def stats(self) -> dict[str, Any]:
+        return {"tables": len(self.tables), "online": sum(1 for v in self.tables.values() if v.online),
+                "events": self.unique, "duplicates": self.duplicates, "bad": self.bad, "by_kind": dict(self.by_kind),
+                "latency_p50_s": self.latency_s(0.5), "latency_p99_s": self.latency_s(0.99),
+                "missing": sum(len(g) for g in self.gaps().values())}
+
+
+def _split_boot(boot_id: str) -> tuple[str, int]:
+    """(db_id, boot number) of a ``boot_id``."""
+    db, _, tail = boot_id.rpartition("-")
+    return db, int(tail) if tail.isdigit() else 0
+
+
+class ConsumerClient:
+    """A :class:`FleetConsumer` fed from a broker: subscribes to the site, reconnects by itself.
+
+    ``on_change(change)`` is called on the loop's thread for every message
+    that changed something; ``wall_clock_s`` stamps receipts (latency)."""
+
+    def __init__(self, loop: Loop, adapter: MqttAdapter, consumer: FleetConsumer, *,
+                 wall_clock_s: Callable[[], float], on_change: Callable[[Change], None] | None = None,
+                 name: str = "consumer", backoff_max_s: float = 10.0) -> None:
+        self.loop = loop
+        self.adapter = adapter
+        self.consumer = consumer
+        self.wall_clock_s = wall_clock_s
+        self.on_change = on_change
+        self.backoff = Backoff(seeded_rng(consumer.site, name), 0.2, backoff_max_s)
+        self.session = 0
+        self.connected = False
+        self.subscribed = False
+        self.last_error = ""
+        self._sub_token = -1
+
+    def start(self) -> None:
+        self._connect()
+
+    def stop(self) -> None:
+        self.session += 1                 # (later reports name an older session: ignored)
+        self.adapter.disconnect()
+        self.connected = False
+
+    def _connect(self) -> None:
+        self.session += 1
+        self.adapter.connect(self.session, None, self)
+
+    def on_connected(self, session: int, ok: bool, reason: str) -> None:
+        if session != self.session:
+            return
+        if not ok:
+            self._retry(reason)
+            return
+        self.connected = True
+        self._sub_token = self.adapter.subscribe(topics.site_filter(self.consumer.site), 1)
+
+    def on_connection_lost(self, session: int, reason: str) -> None:
+        if session == self.session:
+            self._retry(reason)
+
+    def _retry(self, reason: str) -> None:
+        self.connected = self.subscribed = False
+        self.last_error = reason
+        self.session += 1
+        delay_s = self.backoff.next_delay_s()
+        log.warning("consumer of %s: %s; trying again in %.1f s", self.consumer.site, reason, delay_s)
+        self.loop.call_later(delay_s, self._connect_if, self.session)
+
+    def _connect_if(self, session: int) -> None:
+        if session == self.session:
+            self.adapter.connect(self.session, None, self)
+
+    def on_published(self, session: int, token: int, ok: bool, reason: str) -> None:
+        pass
+
+    def on_subscribed(self, session: int, token: int, granted: list[int]) -> None:
+        if session == self.session and token == self._sub_token:
+            self.subscribed = all(code < 0x80 for code in granted)
+            if self.subscribed:
+                self.backoff.reset()
+            else:
+                self.last_error = f"subscription refused (codes {granted})"
+                log.error("consumer of %s: %s", self.consumer.site, self.last_error)
+
+    def on_message(self, session: int, message: InboundMessage) -> None:
+        change = self.consumer.feed(message.topic, message.payload, self.wall_clock_s())
+        if change is not None and self.on_change is not None:
+            self.on_change(change)

@@ -1,0 +1,221 @@
+"""The telemetry outbox: events kept in the table database until the broker has acknowledged them.
+
+An event is written by :func:`add` inside the caller's open transaction, the
+one that writes the scoreboard row or the fault it reports: both are kept,
+or neither (a power cut between them is impossible).  The link reads
+:func:`pending` rows in ``seq`` order, publishes them at QoS 1 and, on each
+PUBACK, :func:`mark_sent`; rows not marked (no PUBACK yet, a reconnect, a
+broker restart, a power cut) are published again, so an event is delivered
+at least once and a consumer de-duplicates on its ``msg_id``.
+
+Written for an SD card: an event's row is written once (``outbox``); whether
+it is still to be sent is a tiny row of its own (``outbox_unsent``), deleted
+on its PUBACK, so marking never rewrites the payload's pages.  The table is
+bounded: sent rows older than the newest :data:`KEEP_SENT` are pruned a few
+at a time as rows are marked (they serve ``resend_since``); unsent rows are
+kept up to :data:`MAX_UNSENT` (months of play with the broker gone), past
+which the oldest are dropped, logged and counted in ``fleet_meta.dropped``.
+
+``fleet_meta`` keeps the persisted counters: the last ``seq`` (never
+reused, even when every row is pruned), the boot counter and the
+database's random ``db_id`` (see ``firmware/fleet/messages.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager, Iterator, Protocol
+
+from firmware.fleet.messages import MAX_EVENT_BYTES, encode_data
+from firmware.fleet.topics import EventKind
+
+log = logging.getLogger(__name__)
+
+KEEP_SENT = 1000            # sent rows kept for resend_since
+MAX_UNSENT = 50_000         # unsent rows kept while the broker is away (about 100 MB of hands at most)
+PRUNE_STEP = 8              # sent rows pruned per mark_sent (small steps: a few pages per write)
+
+# (statements without ';' inside: the table database's migrations run them one by one)
+OUTBOX_SCHEMA = """
+CREATE TABLE fleet_meta (id INTEGER PRIMARY KEY CHECK (id = 1), db_id TEXT NOT NULL, boot INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL, dropped INTEGER NOT NULL);
+INSERT INTO fleet_meta (id, db_id, boot, last_seq, dropped) VALUES (1, lower(hex(randomblob(6))), 0, 0, 0);
+CREATE TABLE outbox (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, boot INTEGER NOT NULL, payload TEXT NOT NULL);
+CREATE TABLE outbox_unsent (seq INTEGER PRIMARY KEY);
+"""
+OUTBOX_TABLES = ("fleet_meta", "outbox", "outbox_unsent")
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    seq: int
+    kind: str
+    boot: int           # the boot that wrote it
+    payload: str        # the event's data, JSON text
+
+
+@dataclass(frozen=True)
+class OutboxMeta:
+    db_id: str
+    boot: int
+    last_seq: int
+    dropped: int
+
+
+def ensure_schema(db: sqlite3.Connection) -> None:
+    """Create the outbox's tables if they are missing (a standalone database; the table database gets them
+    through its migration)."""
+    have = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if all(t in have for t in OUTBOX_TABLES):
+        return
+    with _transaction(db):
+        for statement in OUTBOX_SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+
+
+def add(db: sqlite3.Connection, kind: EventKind | str, payload: Any, *, max_unsent: int = MAX_UNSENT) -> int:
+    """Queue an event in the caller's open transaction; returns its ``seq``.
+
+    Never refuses the data (it would abort the caller's scoreboard write):
+    unencodable or oversized data is replaced by a stub that says so.  Only
+    a programming error raises: no open transaction, an unknown kind."""
+    if not db.in_transaction:
+        raise RuntimeError("outbox.add must run inside the transaction that writes what the event reports")
+    kind = EventKind(kind).value
+    text = encode_data(payload, MAX_EVENT_BYTES)
+    seq, boot = db.execute("UPDATE fleet_meta SET last_seq = last_seq + 1 WHERE id = 1 "
+                           "RETURNING last_seq, boot").fetchone()
+    db.execute("INSERT INTO outbox (seq, kind, boot, payload) VALUES (?, ?, ?, ?)", (seq, kind, boot, text))
+    db.execute("INSERT INTO outbox_unsent (seq) VALUES (?)", (seq,))
+    if text.startswith('{"truncated"') or text.startswith('{"unencodable"'):
+        log.error("outbox: the %s event %d could not be kept whole: %s", kind, seq, text)
+    over = db.execute("SELECT count(*) FROM outbox_unsent").fetchone()[0] - max_unsent
+    if over > 0:
+        oldest = [r[0] for r in db.execute("SELECT seq FROM outbox_unsent ORDER BY seq LIMIT ?", (over,))]
+        db.executemany("DELETE FROM outbox_unsent WHERE seq = ?", [(s,) for s in oldest])
+        db.executemany("DELETE FROM outbox WHERE seq = ?", [(s,) for s in oldest])
+        db.execute("UPDATE fleet_meta SET dropped = dropped + ? WHERE id = 1", (len(oldest),))
+        log.warning("outbox: %d unsent events kept, the oldest (seq %d) dropped", max_unsent, oldest[0])
+    return int(seq)
+
+
+def pending(db: sqlite3.Connection, after: int = 0, limit: int = 100) -> list[OutboxRow]:
+    """Unsent rows with ``seq > after``, oldest first."""
+    rows = db.execute("SELECT o.seq, o.kind, o.boot, o.payload FROM outbox_unsent u JOIN outbox o ON o.seq = u.seq "
+                      "WHERE u.seq > ? ORDER BY u.seq LIMIT ?", (after, limit)).fetchall()
+    return [OutboxRow(int(s), str(k), int(b), str(p)) for s, k, b, p in rows]
+
+
+def since(db: sqlite3.Connection, after: int, limit: int = 100) -> list[OutboxRow]:
+    """Every kept row with ``seq > after``, sent or not, oldest first (``resend_since``)."""
+    rows = db.execute("SELECT seq, kind, boot, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+                      (after, limit)).fetchall()
+    return [OutboxRow(int(s), str(k), int(b), str(p)) for s, k, b, p in rows]
+
+
+def oldest_kept(db: sqlite3.Connection) -> int:
+    """The oldest ``seq`` still in the outbox (0: none)."""
+    return int(db.execute("SELECT coalesce(min(seq), 0) FROM outbox").fetchone()[0])
+
+
+def depth(db: sqlite3.Connection) -> int:
+    """Rows not yet acknowledged by the broker."""
+    return int(db.execute("SELECT count(*) FROM outbox_unsent").fetchone()[0])
+
+
+def mark_sent(db: sqlite3.Connection, seqs: list[int], *, keep_sent: int = KEEP_SENT,
+              prune_step: int = PRUNE_STEP) -> None:
+    """The broker acknowledged these rows (in the caller's transaction); a few old sent rows are pruned."""
+    db.executemany("DELETE FROM outbox_unsent WHERE seq = ?", [(int(s),) for s in seqs])
+    last = db.execute("SELECT last_seq FROM fleet_meta WHERE id = 1").fetchone()[0]
+    db.execute("DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE seq <= ? AND seq NOT IN "
+               "(SELECT seq FROM outbox_unsent) ORDER BY seq LIMIT ?)", (last - keep_sent, prune_step))
+
+
+def meta(db: sqlite3.Connection) -> OutboxMeta:
+    db_id, boot, last_seq, dropped = db.execute(
+        "SELECT db_id, boot, last_seq, dropped FROM fleet_meta WHERE id = 1").fetchone()
+    return OutboxMeta(str(db_id), int(boot), int(last_seq), int(dropped))
+
+
+def begin_boot(db: sqlite3.Connection) -> int:
+    """Count one more boot (in the caller's transaction); returns the new boot number."""
+    return int(db.execute("UPDATE fleet_meta SET boot = boot + 1 WHERE id = 1 RETURNING boot").fetchone()[0])
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction of our own (for a connection in autocommit mode, ``isolation_level=None``)."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+class Outbox(Protocol):
+    """What the link uses of the outbox (:class:`SqliteOutbox`)."""
+
+    def begin_boot(self) -> OutboxMeta: ...
+    def meta(self) -> OutboxMeta: ...
+    def pending(self, after: int, limit: int) -> list[OutboxRow]: ...
+    def since(self, after: int, limit: int) -> list[OutboxRow]: ...
+    def oldest_kept(self) -> int: ...
+    def depth(self) -> int: ...
+    def mark_sent(self, seqs: list[int]) -> None: ...
+
+
+class SqliteOutbox:
+    """The outbox as the link sees it, over one connection (autocommit: ``isolation_level=None``) on the loop's
+    thread.
+
+    ``transaction`` opens a write transaction for :meth:`mark_sent` and
+    :meth:`begin_boot`: the table database's ``TableStore.batch`` on a table
+    (so a failing write is the store's E98, not an exception in the link),
+    by default one of our own on the connection.  Reads raise
+    ``sqlite3.Error`` if the file fails; the link catches and retries."""
+
+    def __init__(self, db: sqlite3.Connection,
+                 transaction: Callable[[], ContextManager[Any]] | None = None) -> None:
+        self.db = db
+        self._transaction = transaction or (lambda: _transaction(db))
+        if transaction is None:
+            ensure_schema(db)
+
+    def begin_boot(self) -> OutboxMeta:
+        with self._transaction():
+            begin_boot(self.db)
+        return meta(self.db)
+
+    def meta(self) -> OutboxMeta:
+        return meta(self.db)
+
+    def pending(self, after: int, limit: int) -> list[OutboxRow]:
+        return pending(self.db, after, limit)
+
+    def since(self, after: int, limit: int) -> list[OutboxRow]:
+        return since(self.db, after, limit)
+
+    def oldest_kept(self) -> int:
+        return oldest_kept(self.db)
+
+    def depth(self) -> int:
+        return depth(self.db)
+
+    def mark_sent(self, seqs: list[int]) -> None:
+        with self._transaction():
+            mark_sent(self.db, seqs)
+
+    def add(self, kind: EventKind | str, payload: Any) -> int:
+        """An event in a transaction of its own (tests, tools; the controller calls :func:`add` in its batch)."""
+        with self._transaction():
+            return add(self.db, kind, payload)

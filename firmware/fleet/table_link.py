@@ -1,0 +1,154 @@
+"""The fleet link wired to one table: built from its ``[fleet]`` section, told of changes by the bus, answering ack.
+
+The composition root (:func:`firmware.wiring.wire_table`) builds a
+:class:`TableLink` when the table model has a ``[fleet]`` section and the
+entry point hands in a :class:`FleetPlug` (the MQTT client to use, the wall
+clock, and the loop the link runs on: the table's own on a table, the
+fleet simulator's real-time one in ``sim --fleet``).
+
+The link is an observer.  It subscribes to the bus (state changes, deals,
+faults, their acknowledges, results, the scoreboard) and, for each burst of
+events, only *posts* a call to itself on its loop: nothing the table does
+waits for it or can be changed by it, and the fault path never reaches it
+(the controller writes a fault and its ``evt/fault`` row in one transaction
+of the table database; the link later reads the row).  What it reads:
+:func:`~firmware.fleet.table_status.table_status` and the outbox.  What it
+does to the table: marks outbox rows sent, and carries out an authenticated
+``ack`` of a *recoverable* fault through
+:meth:`~firmware.controller.fault_policy.FaultPolicy.acknowledge_recoverable`
+(rows and event in one batch; nothing moves).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from firmware.faults import ConfigError
+from firmware.fleet.adapter import MqttAdapter
+from firmware.fleet.command_auth import CommandRefused, CommandVerifier, load_verify_keys
+from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.table_status import table_meta, table_status
+from firmware.loop import Loop
+
+if TYPE_CHECKING:
+    from firmware.config import FleetSection, TableConfig
+    from firmware.controller.controller import Controller
+
+log = logging.getLogger(__name__)
+
+AdapterFactory = Callable[["TableConfig", Callable[..., None]], MqttAdapter]   # (table model, post) -> client
+WATCHED = ("controller.state", "deal", "fault", "controller.acknowledged", "controller.fault_acknowledged",
+           "hand.settled", "hand.money", "scoreboard")
+
+
+@dataclass(frozen=True)
+class FleetPlug:
+    """What an entry point hands in for telemetry: ``adapter(cfg, post)`` makes the table's MQTT client (its
+    reports go through ``post``), ``wall_clock_s`` gives Unix seconds, ``loop`` is the link's loop (None: the
+    table's own), ``settings`` override the section's (tests, the simulator); ``close`` ends what the adapter
+    needs (a table's network thread) once the link has stopped."""
+
+    adapter: AdapterFactory
+    wall_clock_s: Callable[[], float]
+    loop: Loop | None = None
+    settings: LinkSettings | None = None
+    close: Callable[[], None] | None = None
+
+
+def settings_of(section: "FleetSection") -> LinkSettings:
+    """The link's settings from the table model's ``[fleet]`` section."""
+    return LinkSettings(state_min_interval_s=section.state_min_interval_s,
+                        counters_period_s=section.counters_period_s,
+                        first_connect_spread_s=section.first_connect_spread_s,
+                        backoff_max_s=section.backoff_max_s)
+
+
+def verifier_of(cfg: "TableConfig", wall_clock_s: Callable[[], float]) -> CommandVerifier | None:
+    """The command verifier from ``command_key_file`` (None: the table takes no commands); ConfigError names
+    the file when its keys cannot be read."""
+    section = cfg.fleet
+    assert section is not None
+    if section.command_key_file is None:
+        return None
+    path = cfg.base_dir / section.command_key_file
+    try:
+        keys = load_verify_keys(path)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{cfg.source or 'the table model'}: table [fleet] key 'command_key_file': {exc}") from None
+    return CommandVerifier(section.site, section.table_id, keys, wall_clock_s, boot_wall_s=wall_clock_s())
+
+
+class TableLink:
+    """One table's telemetry (see the module's docstring); :meth:`start` after the controller started."""
+
+    def __init__(self, controller: "Controller", cfg: "TableConfig", plug: FleetPlug) -> None:
+        section = cfg.fleet
+        if section is None:
+            raise ValueError("a table link needs the table model's [fleet] section")
+        self.c = controller
+        self.plug = plug
+        self.loop = plug.loop or controller.loop
+        verifier = verifier_of(cfg, plug.wall_clock_s)
+        self.adapter = plug.adapter(cfg, self.loop.post)
+        self.link = FleetLink(self.loop, self.adapter, controller.store.event_outbox(), self._status,
+                              self._command, site=section.site, table=section.table_id,
+                              meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
+                              verifier=verifier, settings=plug.settings or settings_of(section),
+                              count_boot=False)      # (wire_table counts every power-on, link or not)
+        self._posted = False
+        self._subscriptions = [controller.bus.subscribe(topic, self._changed) for topic in WATCHED]
+
+    @property
+    def table_id(self) -> str:
+        return self.link.topics.table
+
+    def start(self) -> None:
+        log.info("fleet: table %s of site %s, broker %s", self.table_id, self.link.topics.site,
+                 self.c.cfg.fleet.broker_url if self.c.cfg.fleet else "?")
+        self.link.start()
+
+    def stop(self) -> None:
+        """A clean end (the service stops): the link disconnects and the broker says offline."""
+        self.detach()
+        self.link.stop()
+        log.info("%s", self.link.status_line())
+        if self.plug.close is not None:
+            self.plug.close()
+
+    def detach(self) -> None:
+        """Hear nothing more from the table (its bus goes with this boot)."""
+        for subscription in self._subscriptions:
+            subscription.cancel()
+        self._subscriptions = []
+
+    def status(self) -> dict[str, Any]:
+        return self.link.status()
+
+    # -- observing ------------------------------------------------------------------------------------------
+    def _changed(self, _event: Any) -> None:
+        """(a bus subscriber, on the table's loop) Only a post: one call per burst of events, never a wait."""
+        if not self._posted:
+            self._posted = True
+            self.loop.post(self._tell)
+
+    def _tell(self) -> None:
+        self._posted = False
+        self.link.notify()
+        self.link.outbox_changed()
+
+    def _status(self) -> dict[str, Any]:
+        return table_status(self.c)
+
+    # -- commands ---------------------------------------------------------------------------------------------
+    def _command(self, verb: str, args: dict, issuer: str) -> Any:
+        """An authenticated ``ack`` (the verifier has refused latched and hold codes): a recoverable fault."""
+        if verb != "ack":
+            raise CommandRefused(f"{verb}: not a command for the table's handler")
+        code = str(args.get("code", ""))
+        why = self.c.policy.acknowledge_recoverable(code, f"fleet:{issuer}")
+        if why is not None:
+            raise CommandRefused(why)
+        log.warning("fleet: %s acknowledged by %s", code, issuer)
+        return {"acknowledged": code, "by": issuer}

@@ -1,0 +1,139 @@
+"""The fleet's MQTT topic tree ``mj/v1/<site>/tbl/<table>/...``: ids, builders and a parser.
+
+Every table owns one subtree.  Retained leaves say what the table is now
+(``avail``, ``meta``, ``state``, ``faults``, ``counters``); ``evt/<kind>``
+carries events (QoS 1, not retained, from the outbox); ``cmd/<verb>`` is
+where staff send commands and ``resp/<anything>`` where the table answers
+them (the requester's MQTT 5 response topic must lie there, inside the
+table's own subtree, so that the broker's ACL never has to let a table write
+anywhere else).  Site and table ids are short and plain (letters, digits,
+``_`` and ``-``): never ``/``, ``+``, ``#`` or ``.``, so an id cannot open
+another subtree, act as a wildcard or be mistaken for a staff account
+(staff account names carry a ``.``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+PREFIX = "mj/v1"
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+ID_RE = re.compile(ID_PATTERN)
+
+
+class Leaf(str, enum.Enum):
+    """The retained leaves of a table's subtree."""
+
+    AVAIL = "avail"
+    META = "meta"
+    STATE = "state"
+    FAULTS = "faults"
+    COUNTERS = "counters"
+
+
+class EventKind(str, enum.Enum):
+    """Events (``evt/<kind>``): QoS 1, not retained, each from a row of the outbox."""
+
+    HAND = "hand"
+    FAULT = "fault"
+    GAME = "game"
+
+
+class Verb(str, enum.Enum):
+    """The command allow-list (``cmd/<verb>``).  No verb moves a motor."""
+
+    REBIRTH = "rebirth"               # publish the retained leaves again
+    RESEND_SINCE = "resend_since"     # publish again the events after a seq still kept in the outbox
+    ACK = "ack"                       # acknowledge a recoverable fault (latched ones only at the table)
+
+
+def check_id(value: str, what: str) -> str:
+    """``value`` if it is a valid site or table id; else ValueError naming ``what``."""
+    if not isinstance(value, str) or not ID_RE.match(value):
+        raise ValueError(f"{what} {value!r}: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
+                         f"(no '/', '+', '#' or '.')")
+    return value
+
+
+@dataclass(frozen=True)
+class TableTopics:
+    """Every topic of one table."""
+
+    site: str
+    table: str
+
+    def __post_init__(self) -> None:
+        check_id(self.site, "site")
+        check_id(self.table, "table id")
+
+    @property
+    def root(self) -> str:
+        return f"{PREFIX}/{self.site}/tbl/{self.table}"
+
+    def leaf(self, leaf: Leaf) -> str:
+        return f"{self.root}/{leaf.value}"
+
+    @property
+    def avail(self) -> str:
+        return self.leaf(Leaf.AVAIL)
+
+    def event(self, kind: EventKind | str) -> str:
+        return f"{self.root}/evt/{EventKind(kind).value}"
+
+    def command(self, verb: Verb | str) -> str:
+        return f"{self.root}/cmd/{Verb(verb).value}"
+
+    @property
+    def commands_filter(self) -> str:
+        """What the table subscribes to for its commands (every verb; unknown verbs are refused and logged)."""
+        return f"{self.root}/cmd/+"
+
+    @property
+    def response_prefix(self) -> str:
+        return f"{self.root}/resp/"
+
+    def response(self, requester: str) -> str:
+        """A response topic for ``requester`` (e.g. a technician's console)."""
+        return self.response_prefix + check_id(requester, "requester")
+
+    def owns_response_topic(self, topic: str) -> bool:
+        """A requester's response topic is answered only inside this table's ``resp/`` subtree."""
+        rest = topic[len(self.response_prefix):] if topic.startswith(self.response_prefix) else ""
+        return bool(rest) and not any(c in rest for c in "+#\x00")
+
+
+def site_filter(site: str) -> str:
+    """Everything every table of ``site`` publishes (a console's subscription)."""
+    return f"{PREFIX}/{check_id(site, 'site')}/tbl/+/#"
+
+
+@dataclass(frozen=True)
+class ParsedTopic:
+    """A topic of the tree: ``section`` is a :class:`Leaf` value, ``evt``, ``cmd`` or ``resp``; ``name`` is the
+    event kind, the verb or the rest of a response topic ('' for a leaf)."""
+
+    site: str
+    table: str
+    section: str
+    name: str = ""
+
+
+def parse(topic: str) -> ParsedTopic | None:
+    """The parts of a topic of the tree; None for anything else (another prefix, a bad id, an unknown leaf)."""
+    parts = topic.split("/")
+    if len(parts) < 5 or "/".join(parts[:2]) != PREFIX or parts[3] != "tbl":
+        return None
+    site, table, rest = parts[2], parts[4], parts[5:]
+    if not ID_RE.match(site) or not ID_RE.match(table) or not rest:
+        return None
+    if len(rest) == 1 and rest[0] in {leaf.value for leaf in Leaf}:
+        return ParsedTopic(site, table, rest[0])
+    if len(rest) == 2 and rest[0] == "evt" and rest[1] in {k.value for k in EventKind}:
+        return ParsedTopic(site, table, "evt", rest[1])
+    if len(rest) == 2 and rest[0] == "cmd" and rest[1]:
+        return ParsedTopic(site, table, "cmd", rest[1])
+    if len(rest) >= 2 and rest[0] == "resp":
+        return ParsedTopic(site, table, "resp", "/".join(rest[1:]))
+    return None

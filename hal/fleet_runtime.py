@@ -1,0 +1,62 @@
+"""The fleet's run-time pieces on a table: its MQTT client from the table model's ``[fleet]`` section, on paho.
+
+:func:`client_settings` turns the section into the client's settings (the
+broker, the table id as client id and certificate CN, the TLS files
+relative to the table file's folder, the keepalive).  :func:`table_plug` is
+what ``mjtable run`` (and ``run --sim``) hand to
+:func:`firmware.wiring.wire_table`: a network thread of the table's own,
+started here and ended when the link stops, and the host's wall clock for
+the envelopes' times and the commands' expiry.  :func:`shared_plug` is the
+same on a network thread shared by many tables (``sim --fleet N``), on the
+loop the caller runs the links on.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from firmware.config import TableConfig
+from firmware.fleet.adapter import MqttAdapter, parse_broker_url
+from firmware.fleet.link import LinkSettings
+from firmware.fleet.table_link import FleetPlug
+from firmware.loop import Loop
+from hal.mqtt_paho import ClientSettings, MqttNetwork, PahoAdapter
+from hal.runtime import wall_clock_s
+
+log = logging.getLogger(__name__)
+
+
+def client_settings(cfg: TableConfig) -> ClientSettings:
+    """The table's MQTT client settings from its ``[fleet]`` section."""
+    section = cfg.fleet
+    if section is None:
+        raise ValueError("the table model has no [fleet] section")
+    files = section.files(cfg.base_dir)
+    return ClientSettings(section.table_id, parse_broker_url(section.broker_url),
+                          ca_file=str(files["ca_file"]) if files["ca_file"] else None,
+                          cert_file=str(files["cert_file"]) if files["cert_file"] else None,
+                          key_file=str(files["key_file"]) if files["key_file"] else None,
+                          keepalive_s=section.keepalive_s)
+
+
+def table_plug() -> FleetPlug:
+    """A table's own telemetry client: one network thread, stopped with the link."""
+    network = MqttNetwork("mqtt").start()
+
+    def adapter(cfg: TableConfig, post) -> MqttAdapter:
+        return PahoAdapter(network, post, client_settings(cfg))
+
+    return FleetPlug(adapter, wall_clock_s, close=network.stop)
+
+
+def shared_plug(network: MqttNetwork, loop: Loop, settings: LinkSettings | None = None,
+                made: list[PahoAdapter] | None = None) -> FleetPlug:
+    """Many tables' clients on one started ``network``, their links on ``loop`` (``made`` collects the
+    adapters, so that the caller can cut one's connection as a power cut would)."""
+    def adapter(cfg: TableConfig, post) -> MqttAdapter:
+        client = PahoAdapter(network, post, client_settings(cfg))
+        if made is not None:
+            made.append(client)
+        return client
+
+    return FleetPlug(adapter, wall_clock_s, loop=loop, settings=settings)

@@ -1,0 +1,200 @@
+"""Fleet telemetry on a real Mosquitto with the real paho adapter: birth, Wills, restarts, power cuts, a dead broker."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+from firmware.fleet import messages
+from firmware.fleet.adapter import WillMessage
+from firmware.fleet.topics import TableTopics
+from firmware.fleet.adapter import parse_broker_url
+from hal.mqtt_paho import ClientSettings, PahoAdapter
+from tests.fleet_rig import SITE, LoopThread, TableProcess, Watcher, wait_for
+from tests.mosquitto_broker import broker  # noqa: F401 (the fixture)
+
+
+def test_birth_and_retained_state_reach_a_late_subscriber(broker, tmp_path):  # noqa: F811
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url,
+                         status={"state": "playing", "hand": 7, "dealer": 2, "chips": [10, -5, 0, -5],
+                                 "faults": [{"code": "E41", "hint": "refill side 0"}], "counters": {"cycles": 12}})
+    try:
+        wait_for(lambda: table.st()["state"] == "connected" and table.st()["published"] == 0, what="connected")
+        watcher = Watcher(broker.url)                 # subscribes after everything was published
+        try:
+            view = wait_for(lambda: (v := watcher.view("t01")) and v.online and v.meta and v.state and v.faults
+                            and v.counters and v, what="every retained leaf")
+            assert view.state == {"state": "playing", "hand": 7, "dealer": 2, "chips": [10, -5, 0, -5]}
+            assert view.faults == [{"code": "E41", "hint": "refill side 0"}]
+            assert view.meta["model"] == "four-port double-set" and view.session == 1
+            assert view.counters["table"] == {"cycles": 12} and view.outbox_depth() == 0
+        finally:
+            watcher.close()
+    finally:
+        table.close()
+
+
+def test_the_will_on_a_killed_connection_and_the_session_counter_beating_a_late_will(broker, tmp_path):  # noqa: F811
+    watcher = Watcher(broker.url)
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url)
+    try:
+        wait_for(lambda: (v := watcher.view("t01")) and v.online, what="online")
+        table.lt.call(table.adapter.kill_connection)                # the cable, not a clean disconnect
+        wait_for(lambda: any(c.what == "avail" and c.message["data"] == {"online": False, "boot": 1, "session": 1}
+                             for c in list(watcher.changes)), what="the Will of session 1")
+        view = wait_for(lambda: (v := watcher.view("t01")) and v.online and v.session == 2 and v,
+                        what="online again in session 2")
+        boot_id = view.boot_id
+
+        # a Will of session 1 arriving late (here from another connection: the broker cannot tell)
+        ghost_loop = LoopThread("ghost")
+        ghost = PahoAdapter(table.network, ghost_loop.loop.post, ClientSettings("ghost", parse_broker_url(broker.url)))
+        late = messages.avail(messages.Source(SITE, "t01", boot_id), False, 1, 1, time.time())
+        reports = []
+
+        class Listener:
+            def on_connected(self, session, ok, reason):
+                reports.append(ok)
+
+            def on_connection_lost(self, *a):
+                pass
+
+        ghost_loop.call(ghost.connect, 1, WillMessage(TableTopics(SITE, "t01").avail, late), Listener())
+        wait_for(lambda: reports == [True], what="the ghost connected")
+        ghost_loop.call(ghost.kill_connection)
+        wait_for(lambda: any(c.what == "stale" for c in list(watcher.changes)), what="the late Will seen")
+        assert watcher.view("t01").online is True                  # the session counter wins
+        wait_for(lambda: table.st()["reasserted"] >= 1, what="the table said online again")
+        late_watcher = Watcher(broker.url, client_id="late")      # the retained avail is online again
+        try:
+            view = wait_for(lambda: (v := late_watcher.view("t01")) and v.online is not None and v, what="avail")
+            assert (view.online, view.session) == (True, 2)
+        finally:
+            late_watcher.close()
+        ghost_loop.stop()
+    finally:
+        table.close()
+        watcher.close()
+
+
+def test_a_broker_restart_and_a_power_cut_mid_stream_deliver_every_hand_exactly_once(broker, tmp_path):  # noqa: F811
+    recorder = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+    db = tmp_path / "t01.db"
+    table = TableProcess(db, "t01", broker.url)
+    hands = iter(range(1, 10_000))
+
+    def play(n: int) -> None:
+        for _ in range(n):
+            hand = next(hands)
+            table.add_events("hand", [{"hand": hand, "payments": [{"side": 0, "amount": 8, "reason": "self-drawn"}]}])
+
+    try:
+        wait_for(table.connected, what="connected")
+        wait_for(lambda: recorder.client.subscribed, what="recorder subscribed")
+        play(40)
+        broker.restart()                                            # mid-stream: events in flight
+        play(40)                                                    # while the table reconnects
+        wait_for(table.connected, what="the table reconnected")
+        play(20)
+        table.power_cut()                                           # unacknowledged rows stay unsent
+        play_after = TableProcess(db, "t01", broker.url)            # the power is back: same database
+        table = play_after
+        play(20)
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.unique) >= 120, timeout_s=20,
+                 what="120 hands received")
+        wait_for(lambda: table.st()["outbox_depth"] == 0, what="the outbox drained")
+        stats = recorder.lt.call(recorder.consumer.stats)
+        seqs = recorder.lt.call(lambda: [e["seq"] for e in recorder.consumer.events])
+        assert sorted(seqs) == list(range(1, 121)) and stats["missing"] == 0 and stats["events"] == 120
+        print("restart and power cut:", stats)
+        assert table.st()["boot_id"].endswith("-2")
+        data = recorder.lt.call(lambda: [e["data"]["hand"] for e in recorder.consumer.events])
+        assert sorted(data) == list(range(1, 121))
+    finally:
+        table.close()
+        recorder.close()
+
+
+def test_the_table_plays_on_while_the_broker_is_down_or_frozen(broker, tmp_path):  # noqa: F811
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url)
+    late: list[float] = []
+    ticking = threading.Event()
+
+    def tick(due: float) -> None:                 # the table's own timers: each must run on time
+        late.append(table.lt.loop.now() - due)
+        if ticking.is_set():
+            table.lt.loop.call_later(0.01, tick, table.lt.loop.now() + 0.01)
+
+    try:
+        wait_for(table.connected, what="connected")
+        ticking.set()
+        table.lt.call(lambda: table.lt.loop.call_later(0.01, tick, table.lt.loop.now() + 0.01))
+        broker.stop()
+        for hand in range(30):                                  # hands end, states change: the broker is gone
+            table.add_events("hand", [{"hand": hand}])
+            table.status = dict(table.status, hand=hand)
+            table.lt.call(table.link.notify)
+        wait_for(lambda: table.st()["state"] in ("backing_off", "connecting"), what="backing off")
+        assert table.st()["outbox_depth"] == 30
+        broker.start()
+        wait_for(lambda: table.st()["outbox_depth"] == 0, timeout_s=15, what="drained after the broker came back")
+        broker.proc.send_signal(signal.SIGSTOP)                # a broker that hangs: no PUBACK, no error
+        try:
+            table.add_events("hand", [{"hand": h} for h in range(30, 60)])
+            wait_for(lambda: len(late) > 150, what="ticks while frozen")
+            assert table.st()["outbox_depth"] == 30 and table.st()["in_flight"] == 8
+        finally:
+            broker.proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: table.st()["outbox_depth"] == 0, timeout_s=15, what="drained after the freeze")
+        ticking.clear()
+        # (the ticks share the loop with the outbox's own commits, each synced to disk: a few ms; a connect or a
+        # publish blocking on the broker would show as seconds, the connect timeout being 3 s)
+        assert len(late) > 100 and max(late) < 0.25, f"a loop callback ran {max(late):.3f} s late"
+    finally:
+        table.close()
+
+
+def test_many_tables_share_one_loop_and_one_network_thread(broker, tmp_path):  # noqa: F811
+    """The seam for ``sim --fleet N``: N links, each its own client id, on one loop and one network thread."""
+    import sqlite3
+
+    from firmware.fleet.link import FleetLink
+    from firmware.fleet.outbox import SqliteOutbox
+    from hal.mqtt_paho import MqttNetwork
+    from tests.fleet_rig import FAST
+
+    recorder = Watcher(broker.url, client_id="recorder")
+    lt = LoopThread("fleet")
+    network = MqttNetwork("mqtt-fleet").start()
+    links, boxes = [], []
+    try:
+        before = threading.active_count()
+        for n in range(20):
+            table = f"t{n:02d}"
+            adapter = PahoAdapter(network, lt.loop.post, ClientSettings(table, parse_broker_url(broker.url)))
+            box = lt.call(SqliteOutbox, sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False))
+            link = FleetLink(lt.loop, adapter, box, lambda: {"state": "playing", "faults": []}, None, site=SITE,
+                             table=table, meta={}, wall_clock_s=time.time, settings=FAST)
+            lt.call(link.start)
+            links.append(link)
+            boxes.append(box)
+
+        def play() -> None:
+            for link, box in zip(links, boxes):
+                for hand in range(10):
+                    box.add("hand", {"hand": hand})
+                link.outbox_changed()
+
+        wait_for(lambda: all(lt.call(link.status)["state"] == "connected" for link in links), what="all connected")
+        lt.call(play)
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.unique) == 200, what="200 events")
+        stats = recorder.lt.call(recorder.consumer.stats)
+        assert stats["tables"] == 20 and stats["online"] == 20 and stats["missing"] == 0
+        assert threading.active_count() - before <= 4          # (the connect workers; no thread per client)
+    finally:
+        for link in links:
+            lt.call(link.stop)
+        lt.stop()
+        network.stop()
+        recorder.close()

@@ -1,0 +1,171 @@
+"""``mjtable fleet`` (certificates, broker configuration, watch) and the table model's ``[fleet]`` section."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from firmware.cli.main import main
+from firmware.config import default_table_path, parse_table_config
+from firmware.faults import ConfigError
+from tests.fleet_rig import TableProcess, wait_for
+from tests.mosquitto_broker import broker, free_port  # noqa: F401 (the fixture)
+from tests.test_cli import _imported
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_loads_neither_paho_nor_rich_nor_cryptography():
+    modules = _imported(["--help"])
+    assert "firmware.cli.fleet_cmd" in modules
+    assert not [m for m in modules if m.split(".")[0] in ("paho", "rich", "cryptography")]
+    assert not [m for m in modules if m.startswith("firmware.fleet")]
+
+
+def test_a_parlour_is_set_up_from_the_command_line(tmp_path, capsys):
+    p = tmp_path
+    assert _run(capsys, "fleet", "certs", "ca", "--out", str(p / "ca"), "--site", "hall1")[0] == 0
+    code, _, err = _run(capsys, "fleet", "certs", "ca", "--out", str(p / "ca"))
+    assert code == 2 and "a CA key is never overwritten" in err and "Traceback" not in err
+    assert _run(capsys, "fleet", "certs", "table", "t07", "--ca", str(p / "ca"), "--out", str(p / "tables"))[0] == 0
+    code, _, err = _run(capsys, "fleet", "certs", "table", "t07", "--ca", str(p / "ca"), "--out", str(p / "tables"))
+    assert code == 2 and "give --force" in err
+    assert _run(capsys, "fleet", "certs", "table", "t07", "--ca", str(p / "ca"), "--out", str(p / "tables"),
+                "--force")[0] == 0
+    assert _run(capsys, "fleet", "certs", "server", "127.0.0.1", "broker.lan", "--ca", str(p / "ca"), "--out",
+                str(p / "broker"))[0] == 0
+    assert _run(capsys, "fleet", "certs", "command-key", "--out", str(p / "keys"), "--name", "hall1-cmd")[0] == 0
+    code, out, _ = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "broker"), "--out", str(p / "broker"), "--plain-port", "1884")
+    assert code == 0 and "mosquitto -c" in out
+    conf = (p / "broker/mosquitto.conf").read_text()
+    assert "listener 1884 127.0.0.1" in conf and f"cafile {(p / 'ca/ca.crt').resolve()}" in conf
+    acl = (p / "broker/acl").read_text()
+    assert "pattern write mj/v1/hall1/tbl/%u/#" in acl and "pattern read mj/v1/hall1/tbl/%u/cmd/#" in acl
+    for name in ("ca/ca.key", "tables/t07.key", "broker/server.key", "keys/hall1-cmd.pem", "broker/credentials"):
+        assert (p / name).stat().st_mode & 0o777 == 0o600, name
+    assert (p / "keys/hall1-cmd.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["fleet", "certs", "table", "t/1", "--ca", "x", "--out", "y"], "table id 't/1'"),
+    (["fleet", "certs", "table", "t1", "--ca", "nowhere", "--out", "y"], "no CA there"),
+    (["fleet", "certs", "server", "a b", "--ca", "nowhere", "--out", "y"], "not a host name"),
+    (["fleet", "broker-config", "--site", "hall1", "--ca", "nowhere", "--out", "y"], "no such file (--ca"),
+    (["fleet", "broker-config", "--site", "hall#", "--ca", "x", "--out", "y"], "site 'hall#'"),
+    (["fleet", "broker-config", "--site", "hall1", "--ca", "x", "--out", "y", "--tls-port", "0"], "--tls-port"),
+    (["fleet", "watch", "--broker", "tcp://x", "--site", "hall1"], "--broker"),
+    (["fleet", "watch", "--broker", "mqtts://x", "--site", "hall1"], "--ca"),
+    (["fleet", "watch", "--broker", "mqtt://x", "--site", "a/b"], "site 'a/b'"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = None
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_watch_prints_every_table_live_once_and_as_json(broker, tmp_path, capsys):  # noqa: F811
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url,
+                         status={"state": "playing", "hand": 3, "dealer": 1, "chips": [1, 2, -3, 0],
+                                 "faults": [{"code": "E41", "hint": "refill side 0"}]})
+    try:
+        wait_for(table.connected, what="t01 connected")
+        code, out, err = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--once", "--json")
+        assert code == 0, err
+        views = [json.loads(line) for line in out.splitlines()]
+        assert [v["table"] for v in views] == ["t01"]
+        assert views[0]["online"] is True and views[0]["state"]["hand"] == 3
+        assert views[0]["faults"] == [{"code": "E41", "hint": "refill side 0"}] and views[0]["outbox_depth"] == 0
+        code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--once")
+        assert code == 0 and all(words in out for words in ("t01", "online", "E41", "playing", "1 2 -3 0"))
+        code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--seconds", "1.5")
+        assert code == 0 and all(words in out for words in ("site hall1: 1 tables, 1 online", "t01", "playing"))
+        table.add_events("hand", [{"hand": 3}])
+        code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--json",
+                            "--seconds", "1.5")
+        lines = [json.loads(line) for line in out.splitlines()]
+        assert {(line["table"], line["what"]) for line in lines} >= {("t01", "avail"), ("t01", "state")}
+    finally:
+        table.close()
+
+
+def test_a_technician_sends_signed_commands_and_reads_the_answers(broker, tmp_path, capsys):  # noqa: F811
+    from firmware.fleet.certs import make_command_key
+    from firmware.fleet.command_auth import load_signing_key
+
+    pem, pub = make_command_key(tmp_path, "hall1-cmd")
+    acks = []
+    table = TableProcess(tmp_path / "t01.db", "t01", broker.url, keys=[load_signing_key(pem)],
+                         on_command=lambda verb, args, issuer: acks.append((args["code"], issuer)) or {"ok": 1})
+    base = ["fleet", "send", "--broker", broker.url, "--site", "hall1", "--sign-key", str(pem), "--issuer", "anna"]
+    try:
+        wait_for(table.connected, what="t01 connected")
+        code, out, err = _run(capsys, *base, "--table", "t01", "ack", "E41")
+        assert code == 0 and json.loads(out)["ok"] is True and acks == [("E41", "anna")], err
+        code, out, _ = _run(capsys, *base, "--table", "t01", "ack", "E31")
+        assert code == 1 and "latched fault" in json.loads(out)["error"] and len(acks) == 1
+        code, out, _ = _run(capsys, *base, "--table", "t01", "resend_since", "0")
+        assert code == 0 and json.loads(out)["result"]["published"] == 0
+        code, _, err = _run(capsys, *base, "--table", "t02", "rebirth", "--seconds", "1")
+        assert code == 1 and "table t02: no answer within 1 s" in err
+        for extra, words in ((["ack"], "give the fault code"), (["resend_since", "x"], "a whole number"),
+                             (["rebirth", "now"], "takes no value"), (["--issuer", "a b", "rebirth"], "--issuer")):
+            code, _, err = _run(capsys, *base, "--table", "t01", *extra)
+            assert code == 2 and words in err, err
+    finally:
+        table.close()
+
+
+def test_watch_says_when_the_broker_does_not_answer(capsys):
+    code, _, err = _run(capsys, "fleet", "watch", "--broker", f"mqtt://127.0.0.1:{free_port()}", "--site", "hall1",
+                        "--once", "--seconds", "1")
+    assert code == 1 and "no answer" in err
+
+
+# -- the [fleet] section ---------------------------------------------------------------------------------------
+def _with_fleet(**fleet) -> dict:
+    data = tomllib.loads(default_table_path().read_text())
+    data["fleet"] = fleet
+    return data
+
+
+def test_without_a_fleet_section_there_is_no_telemetry():
+    cfg = parse_table_config(tomllib.loads(default_table_path().read_text()), Path("t.toml"))
+    assert cfg.fleet is None
+
+
+def test_a_fleet_section():
+    cfg = parse_table_config(_with_fleet(broker_url="mqtts://broker.lan:8883", site="hall1", table_id="t07",
+                                         ca_file="fleet/ca.crt", cert_file="fleet/t07.crt", key_file="fleet/t07.key",
+                                         command_key_file="fleet/cmd.pub", state_min_interval_s=2.0),
+                             Path("/etc/mjtable/tables/t.toml"))
+    assert cfg.fleet.table_id == "t07" and cfg.fleet.counters_period_s == 60.0
+    assert cfg.fleet.files(cfg.base_dir)["cert_file"] == Path("/etc/mjtable/tables/fleet/t07.crt")
+
+
+@pytest.mark.parametrize("fleet, words", [
+    (dict(broker_url="http://b", site="hall1", table_id="t07"), "key 'broker_url': 'http://b': the scheme"),
+    (dict(broker_url="mqtt://b", site="hall1", table_id="t/7"), "key 'table_id': 1 to 64 letters"),
+    (dict(broker_url="mqtt://b", site="hall+", table_id="t7"), "key 'site': 1 to 64 letters"),
+    (dict(broker_url="mqtts://b", site="hall1", table_id="t7", ca_file="ca.crt"), "key 'cert_file': required"),
+    (dict(broker_url="mqtt://b", site="hall1", table_id="t7", cert_file="x"), "key 'cert_file': needs an mqtts"),
+    (dict(broker_url="mqtt://b", site="hall1", table_id="t7", counters_period_s=1), "key 'counters_period_s'"),
+    (dict(broker_url="mqtt://b", site="hall1", table_id="t7", colour="red"), "key 'colour': unknown key"),
+    (dict(site="hall1", table_id="t7"), "key 'broker_url': missing key"),
+])
+def test_bad_fleet_sections_name_file_table_and_key(fleet, words):
+    with pytest.raises(ConfigError) as info:
+        parse_table_config(_with_fleet(**fleet), Path("t.toml"))
+    assert str(info.value).startswith("t.toml: table [fleet]") and words in str(info.value), str(info.value)

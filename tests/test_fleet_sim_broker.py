@@ -1,0 +1,141 @@
+"""The real controller's fleet link on a real Mosquitto: the table unchanged by a dead or frozen broker, every hand
+exactly once across power cuts, ``mjtable sim --fleet``."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from firmware.cli.main import main
+from firmware.config import FleetSection, default_table_path, load_table_config
+from firmware.fleet.link import LinkSettings
+from sim.fleet_run import FleetSim
+from sim.table_run import SimRun
+from tests.fleet_rig import Watcher, wait_for
+from tests.mosquitto_broker import broker, free_port  # noqa: F401 (the fixture)
+
+SITE = "hall1"
+FAST = LinkSettings(state_min_interval_s=0.2, counters_period_s=5.0, first_connect_spread_s=0.0, backoff_min_s=0.1,
+                    backoff_max_s=0.5, connect_timeout_s=0.5, mark_delay_s=0.05, poll_s=0.5)
+SEED, HANDS = 5, 2
+
+
+def behaviour(run: SimRun, db: Path) -> tuple:
+    """What the table did: every event on its bus (topic, simulated time, data), its end, and every row of its
+    database (the outbox's too) but the boot counter and the random id of ``fleet_meta``."""
+    seen = [(e.topic, round(e.at_s, 6), repr(e.data)) for e in run.record.events]
+    end = (run.loop.now(), run.controller.state, list(run.controller.scoreboard.chips))
+    rows = {}
+    with sqlite3.connect(db) as con:
+        for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+            if name != "fleet_meta":
+                rows[name] = sorted(map(repr, con.execute(f"SELECT * FROM {name}")))
+        rows["fleet_meta"] = con.execute("SELECT last_seq, dropped FROM fleet_meta").fetchall()
+    return seen, end, rows
+
+
+def played_with(broker_url: str, folder: Path) -> tuple:
+    folder.mkdir()
+    fleet = FleetSim(1, broker_url, SITE, hands=HANDS, seed=SEED, settings=FAST, folder=folder)
+    try:
+        assert fleet.run(timeout_s=120)
+        run = fleet.runs[0]
+        link = run.link.status()
+        assert link["state"] in ("backing_off", "connecting") and link["published"] == 0
+        assert link["outbox_depth"] == HANDS + 1                    # every event waits in the table's database
+        return behaviour(run, folder / "t001.db")
+    finally:
+        fleet.close()
+
+
+def test_the_table_plays_stacks_and_writes_the_same_with_the_broker_dead_or_frozen(broker, tmp_path):  # noqa: F811
+    cfg = load_table_config(default_table_path()).model_copy(update={"fleet": FleetSection(
+        broker_url="mqtt://127.0.0.1:1", site=SITE, table_id="t001")})
+    alone = SimRun(cfg, rules="mcr", seed=SEED, hands=HANDS, play=True, state_path=tmp_path / "alone.db")
+    try:
+        assert alone.run(HANDS * 900.0)
+        without = behaviour(alone, tmp_path / "alone.db")
+    finally:
+        alone.close()
+    assert len(without[0]) > 500 and without[2]["outbox"]          # (a real run: stacking, deals, results)
+
+    dead = played_with(f"mqtt://127.0.0.1:{free_port()}", tmp_path / "dead")
+    broker.proc.send_signal(signal.SIGSTOP)                        # it takes the TCP connection, then says nothing
+    try:
+        frozen = played_with(broker.url, tmp_path / "frozen")
+    finally:
+        broker.proc.send_signal(signal.SIGCONT)
+    for other in (dead, frozen):
+        assert other[1] == without[1]                               # the same end, at the same simulated instant
+        assert other[0] == without[0]                               # the same states and events, in order
+        assert other[2] == without[2]                               # the same rows
+
+
+def test_power_cuts_mid_stream_deliver_every_hand_exactly_once(broker, tmp_path):  # noqa: F811
+    recorder = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+    hands = 5
+
+    def cut_twice(run: SimRun) -> None:
+        for deal in (3, 5):                                        # right after a result: its event not yet acked
+            run.world.on_event("hand", deal, lambda r=run: r.loop.call_later(0.0, r.power_cut, 2.0))
+
+    try:
+        wait_for(lambda: recorder.client.subscribed, what="the recorder subscribed")
+        fleet = FleetSim(1, broker.url, SITE, hands=hands, seed=SEED, settings=FAST, folder=tmp_path,
+                         on_run=cut_twice)
+        try:
+            assert fleet.run(timeout_s=120) and fleet.drain(20)
+            run = fleet.runs[0]
+            assert run.boots == 3
+            written = run.store.event_outbox().meta().last_seq
+            published = sum(link.status()["published"] for link in run.links)
+        finally:
+            fleet.close()
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.unique) >= written, what="every event")
+        got = recorder.lt.call(lambda: [(e["kind"], e["data"].get("hand")) for e in recorder.consumer.events])
+        stats = recorder.lt.call(recorder.consumer.stats)
+        assert sorted(h for k, h in got if k == "hand") == list(range(1, hands + 1))
+        assert stats["events"] == written and stats["missing"] == 0
+        print(f"power cuts: {written} events written, {published} published, {stats['duplicates']} duplicates "
+              f"dropped by the consumer")
+    finally:
+        recorder.close()
+
+
+def test_sim_fleet_publishes_every_table_and_prints_the_summary(broker, capsys):  # noqa: F811
+    recorder = Watcher(broker.url, client_id="recorder")
+    try:
+        wait_for(lambda: recorder.client.subscribed, what="the recorder subscribed")
+        assert main(["sim", "--fleet", "2", "--broker", broker.url, "--site", SITE, "--hands", "1", "--quiet",
+                     "--seed", "4"]) == 0
+        out = capsys.readouterr().out
+        assert "t001" in out and "t002" in out
+        assert "fleet: 2 tables, 2 hands (1-1 per table)" in out and "outbox depth 0" in out
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.by_kind.get("hand", 0)) == 2, what="2 hands")
+        assert recorder.lt.call(lambda: sorted(recorder.consumer.tables)) == ["t001", "t002"]
+        wait_for(lambda: all(recorder.view(t).outbox_depth() == 0 for t in ("t001", "t002")),
+                 what="the consoles' outbox column drained")          # (the counters leaf again once drained)
+    finally:
+        recorder.close()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--fleet", "2"], "--fleet needs --broker"),
+    (["--broker", "mqtt://127.0.0.1:1883"], "--broker goes with --fleet"),
+    (["--fleet", "2", "--broker", "mqtts://127.0.0.1:8883"], "--broker: the simulated tables have no certificates"),
+    (["--fleet", "2", "--broker", "http://x"], "--broker: 'http://x'"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--site", "a/b"], "--site 'a/b'"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--one-cycle"], "--one-cycle does not go with --fleet"),
+    (["--fleet", "0", "--broker", "mqtt://x"], "argument --fleet"),
+])
+def test_sim_fleet_arguments_are_checked_first(argv, words, capsys):
+    try:
+        code = main(["sim", *argv])
+    except SystemExit as exc:                    # (argparse's own errors)
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
