@@ -36,28 +36,28 @@ dropped (:mod:`hal.diag_subscriptions` decides; this server keeps time).
 
 At start the path is replaced only if it holds a stale socket (one nobody
 answers on): a live socket, a file, a folder or a link there is an error
-naming the path, and nothing is removed.
+naming the path, and nothing is removed (:mod:`hal.socket_path`).
 """
 
 from __future__ import annotations
 
 import errno
-import grp
 import json
 import logging
 import os
 import queue
 import selectors
 import socket
-import stat
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from firmware.faults import TableError
 from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, parse_request, reply_timeout_s
 from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed, parse_subscribe
+from hal.socket_path import DiagSocketError, listening_socket, remove_own_socket
+
+__all__ = ["DiagSocketError", "DiagSocketServer"]
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +65,12 @@ MAX_CONNECTIONS = 32
 IDLE_TIMEOUT_S = 60.0
 BACKLOG = 64
 ACCEPT_BACKOFF_S = 0.1               # out of descriptors with nothing to spare: try again after this
-PROBE_TIMEOUT_S = 1.0                # is anyone answering on an existing socket file
 _RECV_BYTES = 64 * 1024
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 SUBSCRIBER_SNDBUF_BYTES = 64 * 1024  # what the kernel holds for a subscriber that does not read (then: stalled)
 _FEED = 0                            # the number under which the subscriptions' status requests are answered
 
 Reply = Callable[[dict[str, Any]], None]
-
-
-class DiagSocketError(TableError, OSError):
-    """The socket cannot be opened at its path (something else is there, or another service answers)."""
 
 
 class _Connection:
@@ -129,39 +124,7 @@ class DiagSocketServer:
 
     # -- opening and closing -----------------------------------------------------------------------
     def start(self) -> None:
-        staging = self.path.with_name(self.path.name + ".new")
-        for path in (self.path, staging):
-            _clear_stale_socket(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DiagSocketError(f"{self.path}: cannot make its folder {self.path.parent}: "
-                                  f"{exc.strerror or exc}") from None
-        # Bound, restricted and listening under a temporary name, then linked into place: a client
-        # never finds the path before it accepts connections, nor while anyone may connect.
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        bound = False
-        try:
-            try:
-                sock.bind(str(staging))
-            except OSError as exc:
-                raise DiagSocketError(f"{staging}: cannot open the diag socket there: {exc.strerror or exc}") from None
-            bound = True
-            os.chmod(staging, self.mode)
-            if self.group:
-                try:
-                    os.chown(staging, -1, grp.getgrnam(self.group).gr_gid)
-                except (KeyError, PermissionError):
-                    log.info("diag socket: group %s not set (missing, or not allowed)", self.group)
-            sock.listen(BACKLOG)
-            _move_into_place(staging, self.path)
-        except BaseException:
-            sock.close()
-            if bound and staging.is_socket():
-                staging.unlink()
-            raise
-        info = os.stat(self.path)
-        self._inode = (info.st_dev, info.st_ino)
+        sock, self._inode = listening_socket(self.path, self.mode, self.group, BACKLOG)
         sock.setblocking(False)
         self._sock = sock
         self._wake_r, self._wake_w = socket.socketpair()
@@ -193,12 +156,7 @@ class DiagSocketServer:
         if self._reserve is not None:
             os.close(self._reserve)
             self._reserve = None
-        try:                                      # only our own socket: not one another server put there since
-            info = os.lstat(self.path)
-            if self._inode == (info.st_dev, info.st_ino):
-                self.path.unlink()
-        except FileNotFoundError:
-            pass
+        remove_own_socket(self.path, self._inode)
 
     # -- what a caller may look at -----------------------------------------------------------------
     @property
@@ -583,49 +541,3 @@ def _spare_descriptor() -> int | None:
         return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-
-
-def _clear_stale_socket(path: Path) -> None:
-    """Make room at ``path``: nothing there, or a socket nobody answers on (removed).  Anything else is
-    a :class:`DiagSocketError` naming the path, and stays as it is."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise DiagSocketError(f"{path}: cannot look at it: {exc.strerror or exc}") from None
-    if not stat.S_ISSOCK(info.st_mode):
-        kind = ("a folder" if stat.S_ISDIR(info.st_mode) else "a symbolic link" if stat.S_ISLNK(info.st_mode)
-                else "a regular file" if stat.S_ISREG(info.st_mode) else "a special file")
-        raise DiagSocketError(f"{path} is {kind}, not a socket: not replacing it (move it away, or choose "
-                              f"another --diag-socket PATH)")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(PROBE_TIMEOUT_S)
-        try:
-            probe.connect(str(path))
-        except ConnectionRefusedError:
-            pass                                   # stale: left by a service that stopped without removing it
-        except OSError as exc:
-            raise DiagSocketError(f"{path}: cannot tell whether a service answers on this socket "
-                                  f"({exc.strerror or exc}): not replacing it") from None
-        else:
-            raise DiagSocketError(f"{path}: another service is answering on this socket: not replacing it "
-                                  f"(stop it, or choose another --diag-socket PATH)")
-    again = os.lstat(path)
-    if (again.st_dev, again.st_ino) == (info.st_dev, info.st_ino):
-        path.unlink()
-        log.info("diag socket: removed the stale socket %s", path)
-
-
-def _move_into_place(staging: Path, path: Path) -> None:
-    """The listening socket under its real name, without replacing anything that appeared there since
-    it was checked (a hard link fails when the name is taken); where links are not possible, a rename."""
-    try:
-        os.link(staging, path)
-    except FileExistsError:
-        raise DiagSocketError(f"{path}: something appeared there while the diag socket was opened: "
-                              f"not replacing it") from None
-    except OSError:
-        os.rename(staging, path)
-        return
-    staging.unlink()

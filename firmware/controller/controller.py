@@ -32,11 +32,12 @@ from firmware.controller.fault_policy import FaultPolicy
 from firmware.controller.keys import LIFT_KEYS, action_for, press_of
 from firmware.controller.lamps import DealerLamps
 from firmware.controller.next_step import NextStep, next_step
+from firmware.controller.service_test import ServiceTest
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.store import TableStore
 from firmware.faults import Fault, FaultCode
 from firmware.controller.hand_in_play import HandInPlay
-from firmware.game.scoreboard import Scoreboard, ScoredHand
+from firmware.game.scoreboard import Scoreboard
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
 from firmware.rules.config import table_conflicts
@@ -52,27 +53,6 @@ log = logging.getLogger(__name__)
 S = TableState
 Reply = Callable[[dict[str, Any]], None]
 NOMINAL_EVERY_HANDS = 10      # learned movement times are written this often (and after 'diag learn')
-
-
-class ServiceTest:
-    """A technician's test in progress: answered exactly once, by its end or by the fault that stopped it."""
-
-    def __init__(self, reply: Reply, done: Callable[["ServiceTest"], None]) -> None:
-        self._reply = reply
-        self._done = done
-        self.answered = False
-
-    def answer(self, answer: dict[str, Any]) -> None:
-        if self.answered:
-            return
-        self.answered = True
-        self._done(self)
-        self._reply(answer)
-
-    def stop(self, fault: Fault) -> None:
-        why = fault.detail.get("interlock") or fault.code.text
-        self.answer({"ok": False, "stopped_by": fault.code.value, "reason": why, "hint": fault.code.hint,
-                     "error": f"stopped: {why} ({fault.code.value})"})
 
 
 class Controller:
@@ -420,10 +400,6 @@ class Controller:
         self.fault = None
         self.safety.resume()
         self.release()
-
-    def hand_result(self, scored: ScoredHand | None) -> bool:
-        """A hand's verdict from outside the hand's record (e.g. a test); see :meth:`HandInPlay.result`."""
-        return self.hand.result(scored)
 
     def ack(self) -> str | None:
         """A technician acknowledges a latched fault (both lift keys, or ``mjtable diag ack``).  Refused,
