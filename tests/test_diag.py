@@ -446,3 +446,29 @@ def test_judge_a_hand_record_file_and_the_hand_tool(tmp_path, capsys):
     assert "own discard" in capsys.readouterr().out
     assert main(["diag", "--sim", "hand"]) == 1
     assert "no hand is recorded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("request_, words", [
+    ({"cmd": "penalty", "side": "1", "kind": "early_draw"}, "side 0..3"),
+    ({"cmd": "penalty", "side": 1, "kind": 7}, "has no penalties"),
+    ({"cmd": "penalty", "side": 1, "kind": "early_draw", "to": 5}, "side 0..3"),
+    ({"cmd": "judge", "side": 1, "tile": "5m", "seat_melds": ["p5m"]}, "seat_melds"),
+    ({"cmd": "judge", "side": 1, "tile": "5m", "seat_melds": {"1": "p5m"}}, "another side"),
+    ({"cmd": "judge", "side": 1, "tile": "5m", "open": "2"}, "'open'"),
+    ({"cmd": "judge", "side": 1, "tile": "5m", "flags": ["robbed"]}, "'flags'"),
+    ({"cmd": "judge", "side": 1, "tile": "5m", "liable": 9}, "'liable'"),
+    ({"cmd": "judge", "side": 1, "tile": "1f"}, "flower"),
+    ({"cmd": "judge", "hand_record": "0 win 5m"}, "JSON object"),
+    ({"cmd": "judge", "hand_record": {"rules": "mcr", "actions": ["0 win"]}}, "winning tile"),
+    ({"cmd": "judge", "hand_record": {"rules": "mcr", "actions": []}, "record": True}, "judged, not recorded"),
+    ({"cmd": "hand", "hand": "3"}, "hand number"),
+    ({"cmd": "hand", "hand": 99}, "no recorded result"),
+])
+def test_careless_referee_requests_are_answered_with_the_reason(request_, words):
+    run = SimRun(hands=0)
+    run.loop.run_for(3.0)
+    answers: list[dict] = []
+    DiagCommands(run.controller).handle(request_, answers.append)
+    run.run_until(lambda: bool(answers), 10)
+    run.close()
+    assert not answers[0]["ok"] and words in answers[0]["error"], answers[0]
