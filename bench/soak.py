@@ -112,7 +112,8 @@ def speed(hands: int = 16, seed: int = 1, repeats: int = 3) -> dict:
 
 def startup() -> dict:
     """Wall seconds of ``mjtable --help`` and of scoring one line, in fresh interpreters (best of three)."""
-    line = '{"id": 1, "hand": "123m456p789s123sE", "win_tile": "E", "self_drawn": true}\n'
+    line = '{"id": 1, "hand": "123m456p789s123sE", "win_tile": "E", "self_drawn": true, "seat_wind": "E", ' \
+           '"round_wind": "E"}\n'
     out = {}
     for name, argv, stdin in (("help", ["--help"], None), ("score", ["score"], line)):
         best = None

@@ -98,8 +98,7 @@ def hand_outcome(wins: list[dict[str, Any]], recorded: Any | None) -> str:
     the declarer among the winners (or none, when a technician's judgement recorded it) but no fan and not
     drawn; its note says why.  It is never "drawn": the hand ended on a declaration, not on an empty wall."""
     false_win = _false_win(recorded)
-    texts = [f"side {w['winner_side']} ({w['winner_seat']}) wins {w['total']}"
-             f"{' self-drawn' if w['self_drawn'] else ''}: " + " ".join(f["name"] for f in w["fans"]) for w in wins]
+    texts = [_win_text(w) for w in wins]
     if false_win:
         texts.append(false_win)                         # (several winners: a false one beside a legal one)
     if texts:
@@ -111,6 +110,18 @@ def hand_outcome(wins: list[dict[str, Any]], recorded: Any | None) -> str:
     return "won (see the scoreboard)"
 
 
+def _win_text(w: dict[str, Any]) -> str:
+    """One legal win in words: ``side 1 (S) wins 12: 平和 断幺``; a northeastern one counts its doublings
+    (``wins +2 doublings: 自摸 一口听``; none: 平胡)."""
+    names = " ".join(f["name"] + (f" x{f['count']}" if f.get("count", 1) > 1 else "") for f in w["fans"])
+    if w.get("unit") == "doubling":
+        amount, names = f"+{w['total']} doublings", names or "平胡 (no item)"
+    else:
+        amount = str(w["total"])
+    return f"side {w['winner_side']} ({w['winner_seat']}) wins {amount}{' self-drawn' if w['self_drawn'] else ''}: " \
+           + names
+
+
 def _false_win(recorded: Any | None) -> str:
     """The false win of a recorded hand in words, or "" when it has none."""
     if recorded is None:
@@ -119,8 +130,8 @@ def _false_win(recorded: Any | None) -> str:
     at = note.find("false win")
     if at >= 0:
         return note[at:]
-    if recorded.drawn or recorded.items:
-        return ""
+    if recorded.drawn or recorded.items or recorded.record:
+        return ""                       # (a hand recorded with its record says a false win in its note)
     # no fan and not drawn: the declaration was refused (a record from before notes named it)
     return f"false win by side {recorded.winners[0]}" if recorded.winners else "false win"
 
@@ -169,8 +180,8 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
                                                       for m in money.values()))
     for g in report.get("games_ended", []):
         final = ", ".join(f"side {s} {c}" for s, c in enumerate(g["final"] or g["chips"]))
-        lines.append(f"game {g['game']} ended after hand {g['ended_hand']} ({g['end_reason']}): {final}; a new game "
-                     f"started with {g['start_chips']} each")
+        lines.append(f"game {g['game']} ended after hand {g['ended_hand']} ({g['end_reason']}): {final}; the next "
+                     f"game starts with {g['start_chips']} each at its first deal")
     chips = report["chips"]
     lines.append("chips: " + ", ".join(f"side {k[4:]} {v}" for k, v in chips.items())
                  + f" ({'conserved' if report['chips_conserved'] else 'NOT CONSERVED'})")

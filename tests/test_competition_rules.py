@@ -148,6 +148,8 @@ def test_penalties_from_the_rules_text():
     assert early.deltas() == [30, -90, 30, 30]                                  # 10 each, then 20 each
     assert settle("competition", "3 penalty early_exposure").deltas() == [10, 10, 10, -30]    # 30: 10 to each
     assert settle("competition", "0 penalty named_discard").deltas() == [-30, 10, 10, 10]
+    late = settle("competition", "2 penalty late_claim", "2 penalty late_claim", "2 penalty late_claim")
+    assert late.deltas() == [30, 30, -90, 30]                       # a warning, then 10 each, then 20 each
     harmed = settle("competition", "1 penalty early_draw to 2")
     assert harmed.deltas() == [0, -30, 30, 0]                                   # all to the harmed player
     with pytest.raises(ValueError, match="no penalty 'sneeze'"):

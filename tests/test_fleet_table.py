@@ -88,10 +88,15 @@ def test_the_end_of_a_game_and_the_next_are_evt_game_in_the_results_transaction(
         assert board.record(ScoredHand(1, 0, [2], False, broke))
         reason = board.end_game_if_over(1, True)
     assert reason and "局结" in reason
-    ended, started = events(store, "game")[1:]
+    (ended,) = events(store, "game")[1:]
     assert ended == {"event": "ended", "game": 1, "hand": 1, "reason": reason, "chips": [0, 0, 3 * start, start],
                      "held": [0, 0, 0, 0], "final": [0, 0, 3 * start, start]}
+    assert board.chips == [0, 0, 3 * start, start]              # the final scores stand until the next deal
+    with store.batch("deal of hand 2"):
+        board.begin_hand(2)
+    started = events(store, "game")[-1]
     assert started == {"event": "started", "game": 2, "rules": "competition", "start_chips": start, "first_hand": 2}
+    assert board.chips == [start] * 4 and board.game == 2
 
 
 def test_faults_raised_and_acknowledged_are_evt_fault_with_their_rows():

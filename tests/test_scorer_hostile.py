@@ -82,7 +82,7 @@ def test_nesting_over_the_line_limit_and_brackets_in_strings():
 
     assert "nested too deeply" in score_line("[" * 100_000)["error"]           # (the line limit is not involved)
     assert "nested too deeply" in score_line('{"a":' * 100_000)["error"]
-    answer = score_line(json.dumps(dict(CHICKEN, note="[" * 5000, extra=[[[[[[[[[[1]]]]]]]]]])))
+    answer = score_line(json.dumps(dict(CHICKEN, note="[" * 5000, expected=[[[[[[[[[[1]]]]]]]]]])))
     assert answer["total"] == 8                                                 # brackets in strings do not count
 
 

@@ -120,8 +120,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     judge.add_argument("--liable", type=int, choices=range(4),
                        help="the side that alone pays (包付, found at the table)")
     judge.add_argument("--hand-record", type=Path, metavar="FILE",
-                       help="judge a whole hand's record (JSON, as a simulated run's report keeps it); nothing is "
-                            "written")
+                       help="judge a whole hand's record again (JSON: the answer of 'mjtable diag hand N --json', or "
+                            "its 'record'); nothing is written")
     judge.add_argument("--check-pad", action="store_true",
                        help="with --hand-record: the winner's pad must show the tiles the record declares")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
@@ -211,6 +211,9 @@ def _request(args: argparse.Namespace) -> dict:
 def _judge_request(args: argparse.Namespace, request: dict) -> None:
     import json
 
+    if getattr(args, "lay", None) and not args.sim:
+        raise ValueError("--lay lays tiles on a simulated table's pad: it needs --sim (on a table, the player lays "
+                         "the hand on the pad)")
     if args.hand_record is not None:
         try:
             data = json.loads(args.hand_record.read_text(encoding="utf-8"))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from firmware.cli.arg_types import add_rules_option, count, seconds
+from firmware.rules.registry import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
 
@@ -36,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
     parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
-    add_rules_option(parser, "the rule set the simulated players play")
+    add_rules_option(parser, "the rule set the simulated players play (default mcr; with --one-cycle: the set it "
+                             "decides, else --tiles or the table model's)", default=None)
     parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
     parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
     parser.add_argument("--speed", type=_speed, default=None, metavar="X",
@@ -64,6 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    explicit_rules = args.rules is not None
+    args.rules = args.rules or DEFAULT_RULES
     check_fleet_args(args)
     if args.fleet is not None:
         return run_fleet(args)
@@ -75,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
     from sim.pacer import Stopwatch
 
     cfg = load_table_config(args.table or default_table_path())
-    if args.tiles:
-        cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
+    tiles = _tiles_of_rules(args) if explicit_rules else args.tiles
+    if tiles:
+        cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": tiles})})
     faults = [parse_fault(spec) for spec in args.inject]
     if args.report:
         from sim.resume import check_writable
@@ -132,7 +137,6 @@ def _rfid_report(sim, verification) -> dict:
 
 def run_game(args: argparse.Namespace) -> int:
     from firmware.config import default_table_path, load_table_config
-    from firmware.rules.registry import load_ruleset
     from sim.faults import check_fits_run, parse_fault
     from sim.pacer import Pacer, Stopwatch
     from sim.report import build_report, summary_lines
@@ -158,10 +162,7 @@ def run_game(args: argparse.Namespace) -> int:
     faults = [parse_fault(spec) for spec in args.inject]
     if not args.service:
         check_fits_run(faults, args.hands)
-    rules_tiles = load_ruleset(args.rules).tile_set
-    if args.tiles and args.tiles != rules_tiles:
-        raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
-                         f"(the rule set decides the tile set; leave --tiles out)")
+    rules_tiles = _tiles_of_rules(args)
     if args.report:
         check_writable(args.report, "--report")
     if args.state:
@@ -182,13 +183,10 @@ def run_game(args: argparse.Namespace) -> int:
         if args.diag_socket:
             print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
         if args.web:
-            import signal
-
             from sim.web_page import SimWebPage
             page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
             page.start()
             print(page.describe(), file=sys.stderr, flush=True)
-            signal.signal(signal.SIGTERM, _interrupted)     # (a kill ends the run as Ctrl-C does: the page stops too)
     except BaseException:
         if page is not None:
             page.stop()
@@ -199,7 +197,7 @@ def run_game(args: argparse.Namespace) -> int:
             scratch.cleanup()
         raise
     try:
-        with _progress(args) as bar:
+        with _ended_by_sigterm(), _progress(args) as bar:
             pacer = Pacer(run.loop, args.speed)
             pacer.on_tick = lambda: _show(bar, run, pacer, args)
             if args.service:
@@ -244,6 +242,33 @@ def run_game(args: argparse.Namespace) -> int:
 
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt
+
+
+def _tiles_of_rules(args: argparse.Namespace) -> int:
+    """The tile set of ``--rules``; ``--tiles`` must be it (the rule set decides which tiles are played)."""
+    from firmware.rules.registry import load_ruleset
+
+    rules_tiles = load_ruleset(args.rules).tile_set
+    if args.tiles and args.tiles != rules_tiles:
+        raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
+                         f"(the rule set decides the tile set; leave --tiles out)")
+    return rules_tiles
+
+
+@contextlib.contextmanager
+def _ended_by_sigterm() -> Iterator[None]:
+    """A kill (SIGTERM) ends the run as Ctrl-C does: the summary, the socket and the page cleaned up."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_service(run, pacer, args: argparse.Namespace) -> bool:

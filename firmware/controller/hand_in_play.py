@@ -44,6 +44,7 @@ class HandInPlay:
         """The deal (inside the deal's transaction): a new record for the hand the bookkeeping has just begun;
         ``dealt``: each side's starting tiles as the wall map knows them (``?`` where a tile was not read)."""
         b = self.c.book
+        self.c.scoreboard.begin_hand(b.hand)
         self.referee.open(b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak, b.long_hair,
                           {side: "".join(tiles) for side, tiles in (dealt or {}).items()})
 
@@ -141,7 +142,7 @@ class HandInPlay:
 
 def _verdict_json(v) -> dict:
     return {"side": v.side, "tile": v.tile, "discarder": v.discarder, "legal": v.legal, "reason": v.reason,
-            "total": v.score.total if v.score else 0, "unit": v.score.unit if v.score else "",
+            "total": v.total, "unit": v.score.unit if v.score else "",
             "items": [i.to_json() for i in v.items], "liable": v.liable, "event": v.event,
             "breakdown": [{"payer": b.payer, "amount": b.amount, "items": [i.to_json() for i in b.items]}
                           for b in v.breakdown]}

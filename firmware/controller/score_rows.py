@@ -34,10 +34,10 @@ class ScoreRows:
 
     # -- games --------------------------------------------------------------------------------------------
     def current_game(self, rules: str, start_chips: int, first_hand: int) -> int:
-        """The game being played under ``rules`` (a new one, with its chips, if the last was another or
-        ended)."""
+        """The game of ``rules`` the table is at: the last one (even ended: its final chips stand until the next
+        hand is dealt), or a new one with its chips when the last was another rule set's."""
         rows = self.store.read("SELECT id, rules, ended_hand FROM games ORDER BY id DESC LIMIT 1")
-        if rows and rows[0][1] == rules and rows[0][2] is None:
+        if rows and rows[0][1] == rules:
             return int(rows[0][0])
         if rows and rows[0][1] != rules:
             log.warning("rules changed from %s to %s: a new game starts with %d chips each", rows[0][1], rules,
@@ -55,6 +55,10 @@ class ScoreRows:
                                           "start_chips": start_chips, "first_hand": first_hand})
         rows = self.store.read("SELECT id FROM games WHERE rules = ? ORDER BY id DESC LIMIT 1", (rules,))
         return int(rows[0][0]) if rows else 0
+
+    def ended(self, game: int) -> bool:
+        rows = self.store.read("SELECT ended_hand FROM games WHERE id = ?", (game,))
+        return bool(rows) and rows[0][0] is not None
 
     def end_game(self, game: int, hand: int, reason: str) -> None:
         """The game ends after ``hand`` (局结); its held payments count in its final scores.  With the fleet's

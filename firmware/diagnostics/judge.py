@@ -209,7 +209,7 @@ def answer(settled: HandSettlement, recorded: bool, since: int = 0) -> dict[str,
     else:
         score = verdict.score
         out.update({"legal": verdict.legal, "side": verdict.side, "tile": code(verdict.tile),
-                    "discarder": verdict.discarder, "total": score.total if score else 0,
+                    "discarder": verdict.discarder, "total": verdict.total,
                     "unit": score.unit if score else "", "reason": verdict.reason,
                     "fans": [i.to_json() for i in verdict.items], "liable": verdict.liable,
                     "breakdown": [{"payer": b.payer, "amount": b.amount, "items": [i.to_json() for i in b.items]}
@@ -246,7 +246,7 @@ def penalty(controller, request: dict[str, Any], reply: Reply) -> None:
     assert settled is not None
     money = [p for p in settled.payments if p.event >= taken]
     reply({"ok": True, "hand": controller.book.hand, "side": side, "kind": kind, "name": known[kind].name,
-           "dead_hand": known[kind].dead_hand, "money": [p.to_json() for p in money],
+           "dead_hand": known[kind].dead_hand, "warning": not money, "money": [p.to_json() for p in money],
            "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
            "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}})
 

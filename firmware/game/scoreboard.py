@@ -97,21 +97,24 @@ class Scoreboard:
         return True
 
     def end_game_if_over(self, hand: int, deal_passes: bool) -> str | None:
-        """After recording ``hand``: if the rule set ends the game here (局结), end it and start the next with
-        fresh chips; the reason (None: the game goes on).  ``deal_passes``: the hand passes the deal on."""
+        """After recording ``hand`` (in its transaction): if the rule set ends the game here (局结), end it; its
+        final chips stand until the next hand is dealt, which starts the next game (:meth:`begin_hand`).  The
+        reason (None: the game goes on).  ``deal_passes``: the hand passes the deal on."""
         dealers = self.rows.dealers(self.game)
         passes = sum(1 for a, b in zip(dealers, dealers[1:]) if a != b) + int(deal_passes)
         reason = self.rules.match_end(self.chips, passes // SIDES)
         if reason is None:
             return None
-        with self.store.batch(f"end of game {self.game}"):
-            self.rows.end_game(self.game, hand, reason)
-            game = self.rows.new_game(self.rules.name, self.rules.start_chips, hand + 1)
-        if self.store.failing:
-            return None
-        self.game, self.start_chips = game, self.rules.start_chips
-        self.chips = self.rows.chips(game)
+        self.rows.end_game(self.game, hand, reason)
         return reason
+
+    def begin_hand(self, hand: int) -> None:
+        """The deal of ``hand`` (in its transaction): after a game that ended, the next starts with fresh chips."""
+        if not self.rows.ended(self.game):
+            return
+        self.game = self.rows.new_game(self.rules.name, self.rules.start_chips, hand)
+        self.start_chips = self.rules.start_chips
+        self.chips = [self.start_chips] * SIDES
 
     # -- reading --------------------------------------------------------------------------------------------
     def recorded(self, hand: int) -> bool:

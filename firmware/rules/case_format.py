@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from difflib import get_close_matches
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -21,6 +22,9 @@ from firmware.tiles.tile import TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
 BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win")
+NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
+CASE_FIELDS = ("id", "rules", "hand", "melds", "win_tile", *BOOL_FIELDS, "kong_discard", "seat_wind", "round_wind",
+               "flowers", "discarder", "table", *NOTES)
 MAX_DEPTH = 32                  # nesting of arrays and objects in a line (a case needs 3)
 MAX_INT_DIGITS = 20             # a longer integer is out of range (and Python refuses > 4300 digits)
 MAX_ID = 2**53 - 1              # an integer id must be exact in every JSON reader (I-JSON)
@@ -195,6 +199,11 @@ def parse_line(line: str) -> tuple[Any, Case]:
 
 def parse_case(data: dict) -> Case:
     case_id = data.get("id")
+    unknown = sorted(k for k in data if k not in CASE_FIELDS)
+    if unknown:
+        near = get_close_matches(unknown[0], CASE_FIELDS, n=1)
+        raise CaseError(f"field {show(unknown[0], 30)} is not a case field"
+                        + (f" (did you mean '{near[0]}'?)" if near else f"; fields: {', '.join(CASE_FIELDS)}"))
     try:
         rules = _field(data, "rules", str, None)
         hand = tuple(_tiles(data, "hand"))
@@ -266,6 +275,10 @@ def _meld(raw: Any, index: int) -> Meld:
     where = f"melds[{index}]"
     if not isinstance(raw, dict):
         raise CaseError(f"{where} must be an object, got {describe(raw)}")
+    unknown = sorted(k for k in raw if k not in ("kind", "tiles", "from", "concealed", "added"))
+    if unknown:
+        raise CaseError(f"field '{where}.{show(unknown[0], 30)[1:-1]}' is not a meld field (kind, tiles, from, "
+                        "concealed, added)")
     kind_name = _field(raw, "kind", str, where=where)
     try:
         kind = MeldKind(kind_name)

@@ -134,7 +134,9 @@ def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[
     if not score.shape:
         out: dict[str, Any] = {"id": case.id, "win": False, "reason": verdict.reason}
     else:
-        out = {"id": case.id, "win": True, "total": score.total, "total_without_flowers": score.total_without_flowers,
+        extra = verdict.total - score.total                    # (the situation's items: 杠流泪, 长毛 ...)
+        out = {"id": case.id, "win": True, "total": verdict.total,
+               "total_without_flowers": score.total_without_flowers + extra,
                "meets_minimum": score.legal, "unit": score.unit, "fans": [i.to_json() for i in verdict.items]}
         if not verdict.legal:
             out["reason"] = verdict.reason
@@ -159,7 +161,7 @@ def record_result(case_id: Any, ruleset: RuleSet, record: HandRecord) -> dict[st
     verdicts = []
     for v in settled.verdicts:
         score = v.score
-        verdicts.append({"side": v.side, "legal": v.legal, "reason": v.reason, "total": score.total if score else 0,
+        verdicts.append({"side": v.side, "legal": v.legal, "reason": v.reason, "total": v.total,
                          "unit": score.unit if score else "", "fans": [i.to_json() for i in v.items],
                          "liable": v.liable})
     return {"id": case_id, "hand": record.hand, "winners": settled.winners, "drawn": settled.drawn,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
 
-from firmware.rules.case_format import (MAX_DEPTH, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
+from firmware.rules.case_format import (MAX_DEPTH, NOTES, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
                                         id_problem, load_object, nesting, parse_case, valid_id)
 from firmware.rules.case_record import case_result, record_result, table_context
 from firmware.rules.hand_record import BadRecord, HandRecord
@@ -23,7 +23,6 @@ from firmware.tiles.tile import show
 MAX_LINE_BYTES = 64 * 1024              # a case is a few hundred bytes
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024   # read ahead at most this much to tell a multi-line JSON document
 MAX_ERROR_CHARS = 1000
-NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r"                       # JSON's white space (the newline is gone)
 # characters (in strings only) that some readers take for a line break (str.splitlines, JavaScript): escaped

@@ -101,6 +101,7 @@ class DoublingSection(Section):
     follow_long_hair: bool = False            # 跟庄: 长毛 +1 for the next hand (辽宁)
     names: dict[NortheastItem, str] = Field(default_factory=dict)     # an item's name in this rule set (锦州 洞)
     dealer_stays_on_draw: bool = False        # 黄庄: does the dealer keep the seat (with 长毛 +1)?
+    false_win_each: Points = 10               # 诈和: the declarer pays each other seat (not in the sources)
 
 
 class ConditionsSection(Section):
@@ -117,14 +118,16 @@ class ConditionsSection(Section):
 
 class Penalty(Section):
     """A penalty a referee gives (``mjtable diag penalty SEAT KIND``): ``each`` to every other seat (or
-    ``each`` x 3 to the one harmed seat), more for a repeat in the same hand (``repeat_each``), and with
-    ``dead_hand`` the offender may not win that hand."""
+    ``each`` x 3 to the one harmed seat), more for a repeat in the same hand (``repeat_each``), with
+    ``first_is_warning`` the first in a hand only a warning, and with ``dead_hand`` the offender may not win
+    that hand."""
 
     name: str
     en: str
     each: Annotated[int, Field(ge=1, le=1000)]
     repeat_each: list[Annotated[int, Field(ge=1, le=1000)]] = Field(default_factory=list)
     dead_hand: bool = False
+    first_is_warning: bool = False          # the first in a hand is a warning (no points), then ``each`` ...
 
 
 class MatchSection(Section):

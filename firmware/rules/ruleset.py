@@ -29,6 +29,7 @@ from firmware.rules.money import (FALSE_WIN, SEATS, Breakdown, Item, Payment, Re
                                   penalty_reason)
 from firmware.rules.win import Meld, Win
 from firmware.tiles.dealing import DealRules
+from firmware.tiles.sets import TileSet, tile_set
 
 FALSE_WIN_EACH = 10
 
@@ -130,6 +131,11 @@ class RuleSet:
         return self.config.rules.tile_set
 
     @property
+    def tiles(self) -> TileSet:
+        """The tile set the rule set plays (which kinds, how many copies)."""
+        return tile_set(self.config.rules.tile_set)
+
+    @property
     def shapes(self) -> frozenset[Shape]:
         return self.config.shape_set
 
@@ -205,7 +211,10 @@ class RuleSet:
             known = ", ".join(self.config.penalties) or "none"
             raise ValueError(f"rule set {self.name} has no penalty {kind!r} (kinds: {known})")
         steps = [penalty.each, *penalty.repeat_each]
-        each = steps[min(repeat, len(steps)) - 1]
+        nth = repeat - 1 if penalty.first_is_warning else repeat
+        if nth < 1:
+            return []                               # a warning: recorded, no points
+        each = steps[min(nth, len(steps)) - 1]
         reason = penalty_reason(kind, penalty.name, penalty.en)
         if to is not None:
             return [Payment(side, to, each * (SEATS - 1), reason, event)]
@@ -227,11 +236,27 @@ class RuleSet:
             return Dealership(current.dealer, current.streak + 1)
         return Dealership((current.dealer + 1) % SEATS)
 
+    def _broke(self, chips: list[int]) -> bool:
+        match = self.config.match
+        return match is not None and match.broke_players > 0 and \
+            sum(1 for c in chips if c <= 0) >= match.broke_players
+
     def match_end(self, chips: list[int], rounds_played: int) -> str | None:
-        """Why the game (局) ends after a hand with these chips (None: it goes on)."""
+        """Why the game (局) ends after a hand with these chips, ``rounds_played`` 圈 dealt (None: it goes on);
+        from ``[match]`` (no section: a game never ends)."""
+        match = self.config.match
+        if match is None:
+            return None
+        if self._broke(chips):
+            return f"局结: {match.broke_players} players have no points"
+        if match.rounds and rounds_played >= match.rounds:
+            return f"局结: the {match.rounds} 圈 are played"
         return None
 
     def ends_match_badly(self, chips_after: list[int], gainer: int | None) -> bool:
         """Would a movement of chips that leaves ``chips_after`` end the 局 with someone other than ``gainer``
-        first (a 非胜式局结, forbidden where the rule set says so; ``gainer`` None: nobody may end it so)?"""
-        return False
+        first (a 非胜式局结, forbidden where ``[match] no_losing_end``; ``gainer`` None: nobody may end it so)?"""
+        match = self.config.match
+        if match is None or not match.no_losing_end or not self._broke(chips_after):
+            return False
+        return gainer is None or chips_after[gainer] < max(chips_after)

@@ -32,6 +32,7 @@ from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb
 from firmware.rules.money import Breakdown, Item, Payment, deltas
 from firmware.rules.ruleset import HandOutcome, RuleSet, Score, WinSituation
 from firmware.rules.win import HandError, Win
+from firmware.tiles.tile import code
 
 
 @dataclass
@@ -55,6 +56,14 @@ class WinVerdict:
     def items(self) -> list[Item]:
         """Every item the win scored, the situation's included."""
         return (list(self.score.items) if self.score is not None else []) + list(self.context_items)
+
+    @property
+    def total(self) -> int:
+        """The win's total in its rule set's unit, the situation's items included (辽宁 / 锦州: the winner's N
+        that every payer counts)."""
+        if self.score is None:
+            return 0
+        return self.score.total + sum(i.points * i.count for i in self.context_items)
 
 
 @dataclass
@@ -84,6 +93,7 @@ class Settler:
 
     def __init__(self, ruleset: RuleSet, record: HandRecord) -> None:
         self.rules = ruleset
+        self.tiles = ruleset.tiles
         self.record = record
         self.facts = HandFacts(record)
         self.chips = list(record.chips) if record.chips is not None else None
@@ -97,6 +107,7 @@ class Settler:
 
     def apply(self, action: Action, event: int) -> list[Payment]:
         """Settle the record's action number ``event``; BadRecord when it cannot have happened."""
+        self._check_tiles(action, event)
         derived = self.facts.observe(action)
         out: list[Payment] = []
         v = action.verb
@@ -122,6 +133,20 @@ class Settler:
         for d in derived:
             out += self._derived(d, event)
         return out
+
+    def _check_tiles(self, action: Action, event: int) -> None:
+        """Every tile an action names is one of the rule set's set (锦州 plays no winds, 辽宁 no flowers)."""
+        kinds = list(action.hand)
+        if action.tile is not None:
+            kinds += list(action.chow_tiles) if action.verb is Verb.CHOW else [action.tile]
+        for kind in kinds:
+            if not self.tiles.copies[kind]:
+                raise BadRecord(f"action {event} ({action.text()}): {code(kind)} is not a tile of {self.rules.title}'s "
+                                f"{self.tiles.size}-tile set")
+        flowers = sum(self.tiles.copies[34:])
+        if action.verb is Verb.WIN and (action.flowers or 0) > flowers:
+            raise BadRecord(f"action {event} ({action.text()}): {self.rules.title}'s set has "
+                            f"{flowers or 'no'} flowers")
 
     def _derived(self, d: DerivedEvent, event: int) -> list[Payment]:
         assert d.side is not None

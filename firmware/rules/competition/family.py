@@ -12,9 +12,9 @@ is refused: the winner pays that player S and 10 to each of the three.
 Kong money is paid on the spot (点杠 12 from the feeder, 加杠 4 and 暗杠 6
 from each, 花杠 8 from each), so is 追牌 (the first of four discards of one
 tile pays each other seat 4).  A 局 ends (局结) when two players have no
-points or its 圈 are dealt; a win that would end it with another player
-first is not allowed, and kong money or a penalty that would is held off
-the board until the 局 ends.
+points or its 圈 are dealt (the base class, from ``[match]``); a win that
+would end it with another player first is not allowed, and kong money or a
+penalty that would is held off the board until the 局 ends.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ class CompetitionRules(RuleSet):
             raise ValueError(f"rule set {config.rules.name}: the competition family needs [competition]")
         self.cfg = config.competition
         self.pay = config.competition.settlement
-        self.match = config.match
 
     def score(self, win: Win) -> Score:
         c = score_competition(win, self.cfg)
@@ -109,22 +108,3 @@ class CompetitionRules(RuleSet):
 
     def chase_payments(self, first: int, event: int) -> list[Payment]:
         return one_pays_each(first, self.pay.chase_each, CHASE, event)
-
-    # -- the 局 ----------------------------------------------------------------------------------------------
-    def _broke(self, chips: list[int]) -> bool:
-        return self.match is not None and self.match.broke_players > 0 and \
-            sum(1 for c in chips if c <= 0) >= self.match.broke_players
-
-    def match_end(self, chips: list[int], rounds_played: int) -> str | None:
-        if self.match is None:
-            return None
-        if self._broke(chips):
-            return f"局结: {self.match.broke_players} players have no points"
-        if self.match.rounds and rounds_played >= self.match.rounds:
-            return f"局结: the {self.match.rounds} 圈 are played"
-        return None
-
-    def ends_match_badly(self, chips_after: list[int], gainer: int | None) -> bool:
-        if self.match is None or not self.match.no_losing_end or not self._broke(chips_after):
-            return False
-        return gainer is None or chips_after[gainer] < max(chips_after)

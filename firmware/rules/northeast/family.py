@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import Counter
 
 from firmware.rules.config import RuleSetConfig
-from firmware.rules.money import (ADDED_KONG, CONCEALED_KONG, DRAW, FOLLOW, MELDED_KONG, SEATS, WIN, Breakdown,
-                                  Item, Payment, each_pays_one, one_pays_each)
+from firmware.rules.money import (ADDED_KONG, CONCEALED_KONG, DRAW, FALSE_WIN, FOLLOW, MELDED_KONG, SEATS, WIN,
+                                  Breakdown, Item, Payment, each_pays_one, one_pays_each)
 from firmware.rules.northeast.scoring import item, score_northeast
 from firmware.rules.ruleset import Aims, Dealership, HandOutcome, RuleSet, Score, WinMoney, WinSituation
 from firmware.rules.win import Win
@@ -88,6 +88,10 @@ class NortheastRules(RuleSet):
         else:
             payments = [Payment(b.payer, winner, b.amount, WIN, situation.event) for b in shares]
         return WinMoney(payments, shares, context_items=_merge([c for c in context if c[1] > 0], dbl))
+
+    def false_win_payments(self, declarer: int, situation: WinSituation) -> list[Payment]:
+        """诈和: the declarer pays ``false_win_each`` to each other seat and plays on as a dead hand."""
+        return one_pays_each(declarer, self.dbl.false_win_each, FALSE_WIN, situation.event)
 
     # -- on the spot --------------------------------------------------------------------------------------------
     def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
