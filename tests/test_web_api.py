@@ -5,7 +5,7 @@ password, Argon2id logins with throttling, server-side sessions in an
 HttpOnly SameSite cookie (Secure over TLS), roles (staff look, technicians
 act), the event stream (snapshot, coalesced patches, heartbeats), the
 hold-to-run dead-man timer on a hand-driven clock, and the pages read from
-a real table database opened read-only.
+a real table database opened read-only, and items in the rule set's unit.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import pytest
 
 from firmware.web.guards import HostRules, host_name
 from firmware.web.records import read_only_connect
-from firmware.web.scoreboard import hand_view, payment_lines
+from firmware.web.scoreboard import hand_view, items_heading, payment_lines
 from firmware.web.sessions import IDLE_S
+from firmware.web.units import Unit, unit_of
 from sim.table_run import SimRun
 from tests.web_fakes import STATUS, WebTable
 
@@ -248,3 +249,23 @@ def test_payments_by_reason_and_the_hand_view():
     assert view["winners"] == [{"side": 3, "wind": "W"}] and view["total"] == 26 and view["round_wind"] == "S"
     assert view["starting_hands"][0] == {"side": 1, "wind": "E", "tiles": ["1m", "5m", "9m", "5p", "E"]}
     assert view["dice"] == [2, 5] and view["set_id"] == "B"
+
+
+def test_items_are_labelled_in_the_rule_sets_unit():
+    mcr, competition, jinzhou, liaoning = (unit_of(r) for r in ("mcr", "competition", "jinzhou", "liaoning"))
+    assert mcr.title(26) == "Fans (26)" and mcr.value(24) == "24" and mcr.column == "fans"
+    assert competition.title(48) == "Points (S = 48)" and competition.column == "points"
+    assert jinzhou.title(2) == "Doublings (+2)" and jinzhou.value(1) == "+1" and jinzhou.column == "doublings"
+    assert jinzhou.share(3) == {"base": 1, "power": 3, "capped": ""}
+    assert liaoning.share(8) == {"base": 1, "power": 6, "capped": "N = 8, at most 6"}     # (辽宁: N capped at 6)
+    assert mcr.share(3) is None                      # a share in fans or points is its items' sum
+    assert unit_of("nonesuch") == Unit("item") and Unit("item").title(3) == "Items (3)"
+    fans = [{"name": "混一色", "key": "half_flush", "en": "Half Flush", "points": 20, "count": 1},
+            {"name": "花牌", "key": "flower", "en": "Flower", "points": 2, "count": 2}]
+    view = hand_view({"hand": 3, "dealer": 0, "winners": [1], "fans": fans, "rules": "competition"})
+    assert view["title"] == "Points (S = 24)" and [f["value"] for f in view["fans"]] == ["20", "2"]
+    doubled = hand_view({"hand": 3, "dealer": 0, "winners": [1], "rules": "jinzhou",
+                         "fans": [{"name": "洞", "key": "single_wait", "en": "single wait", "points": 1}]})
+    assert doubled["title"] == "Doublings (+1)" and doubled["fans"][0]["value"] == "+1"
+    assert items_heading([view, view]) == "points" and items_heading([view, doubled]) == "items"
+    assert items_heading([]) == "items"

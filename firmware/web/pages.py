@@ -22,7 +22,7 @@ from firmware.faults import FaultCode, registry
 from firmware.web.app import WebState, may_act
 from firmware.web.diagram_svg import state_diagram
 from firmware.web.records import RecordsUnavailable
-from firmware.web.scoreboard import hand_view, seat_wind
+from firmware.web.scoreboard import hand_view, items_heading, seat_wind
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,8 @@ async def scoreboard_page(request: Any) -> Any:
     if answer:
         return answer
     hands, problem = await _hands(request)
-    return render(request, "scoreboard.html", session=session, page="scoreboard", hands=hands, problem=problem)
+    return render(request, "scoreboard.html", session=session, page="scoreboard", hands=hands, problem=problem,
+                  column=items_heading(hands))
 
 
 async def scoreboard_rows(request: Any) -> Any:
