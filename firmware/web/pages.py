@@ -198,8 +198,9 @@ async def hand_page(request: Any) -> Any:
                       number=number, problem=f"no hand {number} on this table")
     deal = state.hub.deals.get(number)
     view = hand_view(result or {"hand": number, "dealer": dealt["dealer"] if dealt else 0}, dealt, deal)
+    settled = await state.records.settled(result) if result is not None else None
     return render(request, "hand.html", session=session, page="scoreboard", hand=view, number=number,
-                  recorded=result is not None, problem=None)
+                  recorded=result is not None, settled=settled, problem=None)
 
 
 async def service_page(request: Any) -> Any:
