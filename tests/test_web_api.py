@@ -360,3 +360,21 @@ def test_a_hand_whose_record_cannot_be_settled_says_so(tmp_path, jinzhou_db):
         assert page.status_code == 200 and "recorded before the table kept hands&#39; records" in page.text
         assert "Doublings (+1)" in page.text and "洞 <b>+1</b>" in page.text      # its stored items, labelled
         assert "Each payer's share" not in page.text and "Traceback" not in page.text
+
+
+def test_a_win_not_allowed_shows_why_and_a_record_that_settles_otherwise_is_flagged(tmp_path, jinzhou_db):
+    record = json.loads(results_of(jinzhou_db)[1]["record"])
+    won = next(i for i, line in enumerate(record["actions"]) if line.startswith("0 win "))
+    record["actions"].insert(won, "0 dead")          # the referee's fact: side 0 is 相公, its win is a false one
+    changed = tmp_path / "changed.db"
+    shutil.copyfile(jinzhou_db, changed)
+    with sqlite3.connect(changed) as db:
+        db.execute("UPDATE hand_results SET record = ? WHERE hand = 1", (json.dumps(record),))
+    with WebTable(tmp_path, changed) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/1").text
+    assert "other payments than the table made" in page                 # (the table paid the win: 和牌 +16 -16)
+    assert "Side 0 (E) declared a win on side 1 (S)'s discard" in page and "Not allowed: 相公" in page
+    assert "side 0 (E) → side 1 (S) 10; side 0 (E) → side 2 (W) 10; side 0 (E) → side 3 (N) 10" in page
+    assert "Each payer's share" not in page
