@@ -331,8 +331,8 @@ def test_the_hand_page_explains_a_doubling_settled_in_the_records_thread(tmp_pat
         assert threads and threads[0].startswith("table-db")         # the records' thread, not the event loop
         assert "Side 2 (W) won on side 3 (N)'s discard" in page and "Doublings (+0)" in page
         assert "Each payer pays 1 × 2<sup>N</sup>" in page
-        assert "side 0 (E): <b>2</b> = 1 × 2<sup>1</sup> · 庄 +1" in page
-        assert "side 3 (N): <b>2</b> = 1 × 2<sup>1</sup> · 点炮 +1" in page
+        assert "side 0 (E): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">庄 +1</span>" in page
+        assert "side 3 (N): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">点炮 +1</span>" in page
         assert "one side pays every share" in page and "side 3 (N) → side 2 (W) 6" in page
         board = table.client.get("/scoreboard").text
         assert "<th>doublings</th>" in board and "洞 +1" in board
