@@ -295,7 +295,7 @@ def test_items_are_labelled_in_the_rule_sets_unit():
                          "fans": [{"name": "洞", "key": "single_wait", "en": "single wait", "points": 1}]})
     assert doubled["title"] == "Doublings (+1)" and doubled["fans"][0]["value"] == "+1"
     assert items_heading([view, view]) == "points" and items_heading([view, doubled]) == "items"
-    assert items_heading([]) == "items"
+    assert items_heading([]) == "items" and items_heading([], "jinzhou") == "doublings"   # (the game's, no hand yet)
 
 
 def test_a_hands_record_settled_again_shows_each_payers_share(jinzhou_db):
@@ -325,7 +325,8 @@ def test_the_hand_page_explains_a_doubling_settled_in_the_records_thread(tmp_pat
         return settled_hand(result)
     monkeypatch.setattr(records, "settled_hand", settled_in_thread)
     with WebTable(tmp_path, jinzhou_db) as table:
-        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        status = dict(STATUS, chips={"chips": [500, 500, 500, 500], "rules": "jinzhou", "start": 500, "game": 1})
+        table.push({"ok": True, "snapshot": status, "at_s": 12.5, "tick_s": 0.25})
         table.login("staff")
         page = table.client.get("/hand/6").text
         assert threads and threads[0].startswith("table-db")         # the records' thread, not the event loop

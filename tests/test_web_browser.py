@@ -207,6 +207,8 @@ def test_every_page_fits_a_phone_420_px_wide(game, page, tmp_path):
         if path == "/":
             expect(live).to_contain_text("chips", timeout=WAIT_MS)      # the whole line, chips and all, wrapped
             assert live.evaluate("e => e.scrollWidth <= e.clientWidth")
+        if path == "/scoreboard":                                        # 锦州's items are doublings (+N)
+            expect(page.locator("table.hands th").nth(2)).to_have_text("doublings")
         if path == "/hand/1":                                            # 锦州: each payer's share, explained
             expect(page.locator(".shares li")).to_have_count(3)
             expect(page.locator(".shares")).to_contain_text("= 1 × 2")

@@ -170,8 +170,9 @@ async def scoreboard_page(request: Any) -> Any:
     if answer:
         return answer
     hands, problem = await _hands(request)
+    rules = ((web(request).hub.status or {}).get("chips") or {}).get("rules")      # (the listed game's)
     return render(request, "scoreboard.html", session=session, page="scoreboard", hands=hands, problem=problem,
-                  column=items_heading(hands))
+                  column=items_heading(hands, rules))
 
 
 async def scoreboard_rows(request: Any) -> Any:

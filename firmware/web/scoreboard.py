@@ -121,8 +121,11 @@ def hand_view(result: dict[str, Any], dealt: dict[str, Any] | None = None,
     }
 
 
-def items_heading(hands: list[dict[str, Any]]) -> str:
-    """The scoreboard's column of the hands' items: their unit's (fans, points, doublings), or "items" when the
-    hands listed were played under rule sets of different units (or none is listed)."""
+def items_heading(hands: list[dict[str, Any]], rules: str | None = None) -> str:
+    """The scoreboard's column of the hands' items: the unit (fans, points, doublings) of ``rules``, the game's
+    rule set whose hands are listed (none may be yet); without it, the listed hands' unit, or "items" when they
+    were played under rule sets of different units (or none is listed)."""
+    if rules:
+        return unit_of(rules).column
     columns = {h["unit"].column for h in hands}
     return columns.pop() if len(columns) == 1 else "items"
