@@ -5,19 +5,28 @@ password, Argon2id logins with throttling, server-side sessions in an
 HttpOnly SameSite cookie (Secure over TLS), roles (staff look, technicians
 act), the event stream (snapshot, coalesced patches, heartbeats), the
 hold-to-run dead-man timer on a hand-driven clock, and the pages read from
-a real table database opened read-only.
+a real table database opened read-only: items in the rule set's unit, a
+锦州 hand's record settled again into each payer's share (in the records'
+thread), and a hand whose record cannot be settled said so.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import threading
 
 import pytest
 
 from firmware.web.guards import HostRules, host_name
 from firmware.web.records import read_only_connect
-from firmware.web.scoreboard import hand_view, payment_lines
+from firmware.controller.score_rows import ScoreRows
+from firmware.controller.store import TableStore
+from firmware.web import records
+from firmware.web.scoreboard import hand_view, items_heading, payment_lines
+from firmware.web.settled import NO_RECORD, settled_hand
+from firmware.web.units import Unit, unit_of
 from firmware.web.sessions import IDLE_S
 from sim.table_run import SimRun
 from tests.web_fakes import STATUS, WebTable
@@ -34,6 +43,25 @@ def table_db(tmp_path_factory):
     assert run.run(timeout_s=5000.0)
     run.close()
     return db
+
+
+@pytest.fixture(scope="module")
+def jinzhou_db(tmp_path_factory):
+    """A 锦州 game's table database: in hand 6 side 3 discards to side 2 and pays every payer's share (包三家),
+    and the win itself scores no doubling."""
+    db = tmp_path_factory.mktemp("jinzhou") / "table.db"
+    run = SimRun(rules="jinzhou", hands=6, play=True, state_path=db, seed=1)
+    assert run.run(timeout_s=5000.0)
+    run.close()
+    return db
+
+
+def results_of(db) -> dict[int, dict]:
+    store = TableStore(db, connect=read_only_connect)
+    try:
+        return {r["hand"]: r for r in ScoreRows(store).hand_results(None)}
+    finally:
+        store.close()
 
 
 @pytest.fixture
@@ -248,3 +276,106 @@ def test_payments_by_reason_and_the_hand_view():
     assert view["winners"] == [{"side": 3, "wind": "W"}] and view["total"] == 26 and view["round_wind"] == "S"
     assert view["starting_hands"][0] == {"side": 1, "wind": "E", "tiles": ["1m", "5m", "9m", "5p", "E"]}
     assert view["dice"] == [2, 5] and view["set_id"] == "B"
+
+
+def test_items_are_labelled_in_the_rule_sets_unit():
+    mcr, competition, jinzhou, liaoning = (unit_of(r) for r in ("mcr", "competition", "jinzhou", "liaoning"))
+    assert mcr.title(26) == "Fans (26)" and mcr.value(24) == "24" and mcr.column == "fans"
+    assert competition.title(48) == "Points (S = 48)" and competition.column == "points"
+    assert jinzhou.title(2) == "Doublings (+2)" and jinzhou.value(1) == "+1" and jinzhou.column == "doublings"
+    assert jinzhou.share(3) == {"base": 1, "power": 3, "capped": ""}
+    assert liaoning.share(8) == {"base": 1, "power": 6, "capped": "N = 8, at most 6"}     # (辽宁: N capped at 6)
+    assert mcr.share(3) is None                      # a share in fans or points is its items' sum
+    assert unit_of("nonesuch") == Unit("item") and Unit("item").title(3) == "Items (3)"
+    fans = [{"name": "混一色", "key": "half_flush", "en": "Half Flush", "points": 20, "count": 1},
+            {"name": "花牌", "key": "flower", "en": "Flower", "points": 2, "count": 2}]
+    view = hand_view({"hand": 3, "dealer": 0, "winners": [1], "fans": fans, "rules": "competition"})
+    assert view["title"] == "Points (S = 24)" and [f["value"] for f in view["fans"]] == ["20", "2"]
+    doubled = hand_view({"hand": 3, "dealer": 0, "winners": [1], "rules": "jinzhou",
+                         "fans": [{"name": "洞", "key": "single_wait", "en": "single wait", "points": 1}]})
+    assert doubled["title"] == "Doublings (+1)" and doubled["fans"][0]["value"] == "+1"
+    assert items_heading([view, view]) == "points" and items_heading([view, doubled]) == "items"
+    assert items_heading([]) == "items" and items_heading([], "jinzhou") == "doublings"   # (the game's, no hand yet)
+
+
+def test_a_hands_record_settled_again_shows_each_payers_share(jinzhou_db):
+    hand6 = results_of(jinzhou_db)[6]
+    assert [(m["payer"], m["payee"], m["amount"]) for m in hand6["money"]] == [(3, 2, 6)] and hand6["fans"] == []
+    settled = settled_hand(hand6)
+    assert settled["problem"] is None and settled["differs"] is None
+    (win,) = settled["wins"]
+    assert win["legal"] and win["side"] == 2 and win["discarder"] == {"side": 3, "wind": "N"}
+    assert win["scored"] == [] and win["title"] == "Doublings (+0)" and len(win["standing"]) + 1 + \
+        3 * len(win["melds"]) >= 14
+    assert [(s["payer"], s["amount"], [(i["name"], i["value"]) for i in s["scored"]], s["reckoned"]["power"])
+            for s in win["shares"]] == [(0, 2, [("庄", "+1")], 1), (1, 2, [("对方闭门", "+1")], 1),
+                                         (3, 2, [("点炮", "+1")], 1)]
+    assert win["one_paid"] and [(p["payer"], p["payee"], p["amount"]) for p in win["paid"]] == [(3, 2, 6)]
+    hand1 = settled_hand(results_of(jinzhou_db)[1])["wins"][0]     # the win's own doubling is in every share
+    assert [(i["name"], i["value"]) for i in hand1["scored"]] == [("洞", "+1")]
+    assert [(s["payer"], s["amount"], [i["name"] for i in s["scored"]]) for s in hand1["shares"]] == [
+        (1, 8, ["洞", "点炮", "庄"]), (2, 4, ["洞", "庄"]), (3, 4, ["洞", "庄"])]
+
+
+def test_the_hand_page_explains_a_doubling_settled_in_the_records_thread(tmp_path, jinzhou_db, monkeypatch):
+    threads = []
+
+    def settled_in_thread(result):
+        threads.append(threading.current_thread().name)
+        return settled_hand(result)
+    monkeypatch.setattr(records, "settled_hand", settled_in_thread)
+    with WebTable(tmp_path, jinzhou_db) as table:
+        status = dict(STATUS, chips={"chips": [500, 500, 500, 500], "rules": "jinzhou", "start": 500, "game": 1})
+        table.push({"ok": True, "snapshot": status, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/6").text
+        assert threads and threads[0].startswith("table-db")         # the records' thread, not the event loop
+        assert "Side 2 (W) won on side 3 (N)'s discard" in page and "Doublings (+0)" in page
+        assert "Each payer pays 1 × 2<sup>N</sup>" in page
+        assert "side 0 (E): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">庄 +1</span>" in page
+        assert "side 3 (N): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">点炮 +1</span>" in page
+        assert "one side pays every share" in page and "side 3 (N) → side 2 (W) 6" in page
+        board = table.client.get("/scoreboard").text
+        assert "<th>doublings</th>" in board and "洞 +1" in board
+
+
+def test_a_hand_whose_record_cannot_be_settled_says_so(tmp_path, jinzhou_db):
+    hand1 = results_of(jinzhou_db)[1]
+    assert settled_hand(dict(hand1, record="")) == {"wins": [], "problem": NO_RECORD, "differs": None}
+    broken = settled_hand(dict(hand1, record=json.dumps({"rules": "jinzhou", "actions": ["0 fly 5m"]})))
+    assert broken["wins"] == [] and broken["problem"].startswith("This hand's record cannot be settled again (")
+    assert "fly" in broken["problem"]
+    assert "cannot be settled again" in settled_hand(dict(hand1, record="{not json"))["problem"]
+    assert "cannot be settled again" in settled_hand(dict(hand1, rules="nonesuch"))["problem"]
+    other = dict(hand1, money=[dict(m, amount=m["amount"] + 1) for m in hand1["money"]])
+    assert "other payments than the table made" in settled_hand(other)["differs"]
+
+    old = tmp_path / "old.db"                        # a hand recorded before the table kept records
+    shutil.copyfile(jinzhou_db, old)
+    with sqlite3.connect(old) as db:
+        db.execute("UPDATE hand_results SET record = '' WHERE hand = 1")
+    with WebTable(tmp_path, old) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/1")
+        assert page.status_code == 200 and "recorded before the table kept hands&#39; records" in page.text
+        assert "Doublings (+1)" in page.text and "洞 <b>+1</b>" in page.text      # its stored items, labelled
+        assert "Each payer's share" not in page.text and "Traceback" not in page.text
+
+
+def test_a_win_not_allowed_shows_why_and_a_record_that_settles_otherwise_is_flagged(tmp_path, jinzhou_db):
+    record = json.loads(results_of(jinzhou_db)[1]["record"])
+    won = next(i for i, line in enumerate(record["actions"]) if line.startswith("0 win "))
+    record["actions"].insert(won, "0 dead")          # the referee's fact: side 0 is 相公, its win is a false one
+    changed = tmp_path / "changed.db"
+    shutil.copyfile(jinzhou_db, changed)
+    with sqlite3.connect(changed) as db:
+        db.execute("UPDATE hand_results SET record = ? WHERE hand = 1", (json.dumps(record),))
+    with WebTable(tmp_path, changed) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/1").text
+    assert "other payments than the table made" in page                 # (the table paid the win: 和牌 +16 -16)
+    assert "Side 0 (E) declared a win on side 1 (S)'s discard" in page and "Not allowed: 相公" in page
+    assert "side 0 (E) → side 1 (S) 10; side 0 (E) → side 2 (W) 10; side 0 (E) → side 3 (N) 10" in page
+    assert "Each payer's share" not in page

@@ -1,10 +1,12 @@
 """The web page in a real browser (Debian's Chromium, driven by Playwright) against a real ``mjtable sim --web``.
 
 Two simulated tables run on loopback in processes of their own, each with
-its web page as ``mjtable sim --web`` starts it: a game at 50x real time with
-a jam injected at the third stacking (nobody at the table acknowledges it),
-and a table in service mode at real time.  In the browser: log in, watch a
-hand end and the scoreboard update without a reload, see the jam appear with
+its web page as ``mjtable sim --web`` starts it: a 锦州 game at 50x real time
+with a jam injected at the third stacking (nobody at the table acknowledges
+it), and a table in service mode at real time.  In the browser: log in, watch a
+hand end and the scoreboard update without a reload, every page on a phone
+420 px wide with nothing wider than the screen or clipped (a hand's page with
+each payer's share of the doublings), see the jam appear with
 its hint, be refused as staff and acknowledge as a technician, hold a jog
 button and let go (the motor stops), drop the connection mid-hold (the
 motor stops within the dead-man time), a cross-origin POST refused, and with
@@ -117,7 +119,7 @@ class SimTable:
 @pytest.fixture(scope="module")
 def game(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
     table = SimTable(tmp_path_factory.mktemp("game"), "--speed", "50", "--hands", "50", "--seed", "1",
-                     "--inject", "jam:stacker2@stacking3", "--auto-ack-s", "100000")
+                     "--rules", "jinzhou", "--inject", "jam:stacker2@stacking3", "--auto-ack-s", "100000")
     yield table
     table.stop()
 
@@ -164,7 +166,56 @@ def test_log_in_and_watch_a_hand_end_on_the_scoreboard(game, page, tmp_path):
     shoot(page, tmp_path, "scoreboard")
     page.click("#hand-rows a")
     expect(page.locator("h2")).to_contain_text("Hand 1")
-    shoot(page, tmp_path, "hand")
+
+
+# What sticks out on a phone's screen: the page wider than the viewport, an element reaching past its right
+# edge or past its parent's (a table wider than its card), or one that clips its content (scrolls it sideways).
+# A drawing that pans in a box of its own, which says so (``.scroll-x``: the state diagram), is the one exception.
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth, out = [];
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && e.className.baseVal ===
+    undefined ? "." + e.className.trim().replace(/ +/g, ".") : "") + " '" + e.textContent.trim().slice(0, 40) + "'";
+  if (document.documentElement.scrollWidth > width) out.push("the page is " + document.documentElement.scrollWidth +
+                                                               " px wide");
+  for (const e of document.querySelectorAll("body *")) {
+    if (e.closest(".scroll-x")) continue;
+    const box = e.getBoundingClientRect();
+    if (box.width && box.right > width + 0.5) out.push(name(e) + " reaches " + Math.round(box.right) + " px");
+    const parent = e.parentElement;
+    if (box.width && parent !== document.body && box.right > parent.getBoundingClientRect().right + 0.5)
+      out.push(name(e) + " sticks out of " + name(parent));
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== "visible")
+      out.push(name(e) + " clips its " + e.scrollWidth + " px to " + e.clientWidth);
+  }
+  return out;
+}"""
+
+
+def test_every_page_fits_a_phone_420_px_wide(game, page, tmp_path):
+    from playwright.sync_api import expect
+
+    assert page.viewport_size["width"] == 420
+    page.goto(game.url + "/login")
+    assert page.evaluate(OVERFLOW) == []
+    log_in(page, game.url, "tech")
+    live = page.locator(".live-line")
+    expect(live).to_contain_text("chips", timeout=WAIT_MS)
+    page.goto(game.url + "/scoreboard")
+    expect(page.locator("#hand-rows tr[data-hand='1']")).to_have_count(1, timeout=WAIT_MS)
+    for path in ("/", "/faults", "/scoreboard", "/hand/1", "/service", "/card"):
+        page.goto(game.url + path)
+        if path == "/":
+            expect(live).to_contain_text("chips", timeout=WAIT_MS)      # the whole line, chips and all, wrapped
+            assert live.evaluate("e => e.scrollWidth <= e.clientWidth")
+        if path == "/scoreboard":                                        # 锦州's items are doublings (+N)
+            expect(page.locator("table.hands th").nth(2)).to_have_text("doublings")
+        if path == "/hand/1":                                            # 锦州: each payer's share, explained
+            expect(page.locator(".shares li")).to_have_count(3)
+            expect(page.locator(".shares")).to_contain_text("= 1 × 2")
+            shoot(page, tmp_path, "hand")
+        if path == "/card":
+            expect(page.locator(".scroll-hint")).to_be_visible()         # (the diagram pans, and says so)
+        assert page.evaluate(OVERFLOW) == [], path
 
 
 def test_an_injected_jam_appears_with_its_hint_staff_are_refused_a_technician_acknowledges(game, browser,

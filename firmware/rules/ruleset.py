@@ -110,6 +110,7 @@ class WinMoney:
 class RuleSet:
     """The base of every family: the TOML's values, and the defaults most families share."""
 
+    unit = "fan"                       # what its items and totals count: fan, point (竞技麻将 S), doubling (2^N)
     several_winners = False            # may several win on one discard (paid in turn)?
     needs_open_seats = False           # does what a payer pays depend on whether that payer had opened?
     aims = Aims()

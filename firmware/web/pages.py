@@ -22,7 +22,7 @@ from firmware.faults import FaultCode, registry
 from firmware.web.app import WebState, may_act
 from firmware.web.diagram_svg import state_diagram
 from firmware.web.records import RecordsUnavailable
-from firmware.web.scoreboard import hand_view, seat_wind
+from firmware.web.scoreboard import hand_view, items_heading, seat_wind
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,9 @@ async def scoreboard_page(request: Any) -> Any:
     if answer:
         return answer
     hands, problem = await _hands(request)
-    return render(request, "scoreboard.html", session=session, page="scoreboard", hands=hands, problem=problem)
+    rules = ((web(request).hub.status or {}).get("chips") or {}).get("rules")      # (the listed game's)
+    return render(request, "scoreboard.html", session=session, page="scoreboard", hands=hands, problem=problem,
+                  column=items_heading(hands, rules))
 
 
 async def scoreboard_rows(request: Any) -> Any:
@@ -197,8 +199,9 @@ async def hand_page(request: Any) -> Any:
                       number=number, problem=f"no hand {number} on this table")
     deal = state.hub.deals.get(number)
     view = hand_view(result or {"hand": number, "dealer": dealt["dealer"] if dealt else 0}, dealt, deal)
+    settled = await state.records.settled(result) if result is not None else None
     return render(request, "hand.html", session=session, page="scoreboard", hand=view, number=number,
-                  recorded=result is not None, problem=None)
+                  recorded=result is not None, settled=settled, problem=None)
 
 
 async def service_page(request: Any) -> Any:

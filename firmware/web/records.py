@@ -9,6 +9,8 @@ own, one after another.  The file is opened on first use and again when it
 is replaced (the controller moves a damaged database aside and starts a
 fresh one); while it cannot be opened (no table yet, a missing file) every
 read raises :class:`RecordsUnavailable` with the reason, which the page shows.
+A hand's record is settled again (:mod:`firmware.web.settled`) in the same
+thread: settling takes a moment of a core, so not on the event loop either.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Callable, TypeVar
 from firmware.controller.score_rows import ScoreRows
 from firmware.controller.store import TableStore
 from firmware.faults import TableError
+from firmware.web.settled import settled_hand
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,11 @@ class TableRecords:
                           None)
             return dealt, result
         return await self.read(both)
+
+    async def settled(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A recorded hand settled again from its stored record (:func:`~firmware.web.settled.settled_hand`)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, settled_hand, result)
 
     def close(self) -> None:
         self._executor.submit(self._forget)

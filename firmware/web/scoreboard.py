@@ -1,4 +1,4 @@
-"""A recorded hand as the scoreboard page shows it: who won, its fans, its payments by reason, its deal.
+"""A recorded hand as the scoreboard page shows it: who won, its items, its payments by reason, its deal.
 
 :func:`payment_lines` is the one place that turns a hand's stored payments
 into what the page lists: the scoreboard keeps one row per payment (payer,
@@ -6,7 +6,8 @@ payee, amount, reason key, the action of the hand's record that caused it),
 grouped here by reason, one line per reason with each side's gain or loss
 (和牌, 点杠, 追牌, 跟庄, 黄庄, a penalty ...), in the order they were paid.
 The starting hands come from the hand's stored record (its ``deal`` actions),
-or from the deal the page saw.
+or from the deal the page saw.  Items are labelled in the rule set's unit
+(:mod:`firmware.web.units`: fans, points, doublings).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from typing import Any
 
 from firmware.rules.money import PENALTY_PREFIX, REASONS
+from firmware.web.units import Unit, unit_of
 
 SIDES = 4
 WINDS = "ESWN"
@@ -93,9 +95,13 @@ def dealt_hands(result: dict[str, Any]) -> dict[str, list[str]] | None:
 
 def hand_view(result: dict[str, Any], dealt: dict[str, Any] | None = None,
               deal: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One hand for a template: result, winners with seat winds, fans, payment lines, dice, starting hands."""
+    """One hand for a template: result, winners with seat winds, the items (fans, points or doublings: ``unit``)
+    and their ``title``, payment lines, dice, starting hands."""
     dealer = result.get("dealer", dealt.get("dealer", 0) if dealt else 0)
-    fans = [{"name": f["name"], "points": f["points"], "count": f.get("count", 1)} for f in result.get("fans", [])]
+    unit = unit_of(result["rules"]) if result.get("rules") else Unit("item")
+    fans = [{"name": f["name"], "points": f["points"], "count": f.get("count", 1), "value": unit.value(f["points"])}
+            for f in result.get("fans", [])]
+    total = sum(f["points"] * f["count"] for f in fans)
     hands = None
     starting = dealt_hands(result) or (deal.get("hands") if deal is not None else None)
     if starting:
@@ -106,10 +112,20 @@ def hand_view(result: dict[str, Any], dealt: dict[str, Any] | None = None,
         "round_wind": WINDS[int(result.get("round_wind", 0)) % SIDES],
         "winners": [{"side": s, "wind": seat_wind(s, dealer)} for s in result.get("winners", [])],
         "drawn": bool(result.get("drawn")), "note": result.get("note", ""),
-        "fans": fans, "total": sum(f["points"] * f["count"] for f in fans),
+        "fans": fans, "total": total, "unit": unit, "title": unit.title(total),
         "payments": payment_lines(result),
         "dice": list(dealt["dice"]) if dealt else (list(deal["dice"]) if deal and deal.get("dice") else None),
         "set_id": dealt.get("set_id") if dealt else None,
         "starting_hands": hands,
         "sides": [{"side": s, "wind": seat_wind(s, dealer)} for s in range(SIDES)],
     }
+
+
+def items_heading(hands: list[dict[str, Any]], rules: str | None = None) -> str:
+    """The scoreboard's column of the hands' items: the unit (fans, points, doublings) of ``rules``, the game's
+    rule set whose hands are listed (none may be yet); without it, the listed hands' unit, or "items" when they
+    were played under rule sets of different units (or none is listed)."""
+    if rules:
+        return unit_of(rules).column
+    columns = {h["unit"].column for h in hands}
+    return columns.pop() if len(columns) == 1 else "items"

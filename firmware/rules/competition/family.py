@@ -31,6 +31,7 @@ NO_FAN = "no fan: 无番禁和牌 (a win needs a 技术型番种)"
 
 
 class CompetitionRules(RuleSet):
+    unit = "point"
     several_winners = True
     aims = Aims(lean_to_flush=True, safe_follow=True)
 
@@ -46,7 +47,7 @@ class CompetitionRules(RuleSet):
         items = [Item(k, FAN_NAMES[k][0], FAN_NAMES[k][1], p) for k, p in c.fans] + \
                 [Item(k, EXTRA_NAMES[k][0], EXTRA_NAMES[k][1], p, n) for k, p, n in c.extras]
         reason = c.reason if not c.win else ("" if c.meets_minimum else NO_FAN)
-        return Score(c.win, c.meets_minimum, reason, items, c.total, c.total - c.flower_points, "point", c)
+        return Score(c.win, c.meets_minimum, reason, items, c.total, c.total - c.flower_points, self.unit, c)
 
     def refusal(self, score: Score, situation: WinSituation) -> str | None:
         d, chips = situation.discarder, situation.chips

@@ -25,7 +25,7 @@ class MCRRules(RuleSet):
         items = [Item(fan.name.lower(), fan.zh, fan.en, fan.points, n) for fan, n in s.fans]
         reason = s.reason if not s.win else ("" if s.meets_minimum else
                                              f"under {MINIMUM} fans without flowers ({s.total_without_flowers})")
-        return Score(s.win, s.meets_minimum, reason, items, s.total, s.total_without_flowers, "fan", s)
+        return Score(s.win, s.meets_minimum, reason, items, s.total, s.total_without_flowers, self.unit, s)
 
     def win_payments(self, win: Win, score: Score, situation: WinSituation) -> WinMoney:
         winner, discarder = situation.winner, situation.discarder

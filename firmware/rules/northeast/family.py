@@ -27,6 +27,8 @@ from firmware.tiles.tile import RED_DRAGON
 
 
 class NortheastRules(RuleSet):
+    unit = "doubling"
+
     def __init__(self, config: RuleSetConfig) -> None:
         super().__init__(config)
         if config.doubling is None or config.conditions is None:
@@ -43,7 +45,7 @@ class NortheastRules(RuleSet):
         s = score_northeast(win, self.cond, self.dbl)
         items = _merge(s.items, self.dbl)
         total = sum(i.points * i.count for i in items)
-        return Score(s.shape, s.legal, s.reason, items, total, total, "doubling", s)
+        return Score(s.shape, s.legal, s.reason, items, total, total, self.unit, s)
 
     # -- a win -----------------------------------------------------------------------------------------------
     def win_payments(self, win: Win, score: Score, situation: WinSituation) -> WinMoney:
