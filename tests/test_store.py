@@ -34,6 +34,33 @@ def test_writes_are_durable_and_the_schema_is_versioned(tmp_path):
     store.close()
 
 
+def test_a_hands_record_rows_cost_the_card_only_their_own_pages(tmp_path, monkeypatch):
+    """The hand in play's record rows are appended with its money and cleared with its result: clearing frees
+    their pages without writing them again (no zeroed pages, one b-tree, no row-by-row delete)."""
+    from firmware.controller import store as store_module
+    from firmware.controller.score_rows import ScoreRows
+
+    monkeypatch.setattr(store_module, "WAL_AUTOCHECKPOINT", 0)      # (every frame stays in the WAL to be counted)
+    store = TableStore(tmp_path / "t.db")
+    rows = ScoreRows(store)
+    wal = tmp_path / "t.db-wal"
+
+    def frames(write) -> int:
+        before = wal.stat().st_size if wal.exists() else 0
+        with store.batch():
+            write()
+        return (wal.stat().st_size - before) // (store_module.PAGE_SIZE + 24)
+
+    actions = [(e, None, f"{e % 4} discard {e % 9 + 1}m") for e in range(160)]
+    appended = frames(lambda: rows.log_actions(7, actions))
+    assert rows.logged_actions(7) == actions
+    cleared = frames(rows.clear_log)
+    assert rows.logged_actions(7) == []
+    assert appended <= 12, appended            # ~2.6 KB of lines in 512-byte pages
+    assert cleared <= 3, cleared               # the root and the free list, not every page again
+    store.close()
+
+
 def test_the_first_release_database_loads_after_every_migration(tmp_path):
     path = _copy_schema0(tmp_path)
     store = TableStore(path)

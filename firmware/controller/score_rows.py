@@ -204,7 +204,10 @@ class ScoreRows:
 
     def clear_log(self, keep_hand: int | None = None) -> None:
         """Forget the record rows of every hand but ``keep_hand`` (in the caller's batch)."""
-        self.store.write("DELETE FROM hand_log WHERE ? IS NULL OR hand != ?", (keep_hand, keep_hand))
+        if keep_hand is None:
+            self.store.write("DELETE FROM hand_log")      # (no WHERE: SQLite frees the pages without rewriting rows)
+        else:
+            self.store.write("DELETE FROM hand_log WHERE hand != ?", (keep_hand,))
 
     # -- checked at power-on ----------------------------------------------------------------------------------
     def check(self, limit: int) -> None:

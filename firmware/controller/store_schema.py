@@ -73,7 +73,7 @@ ALTER TABLE games ADD COLUMN ended_hand INTEGER;
 ALTER TABLE games ADD COLUMN end_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE book ADD COLUMN last_followed INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE hand_log (hand INTEGER NOT NULL, event INTEGER NOT NULL, seq INTEGER, action TEXT NOT NULL,
-    PRIMARY KEY (hand, event));
+    PRIMARY KEY (hand, event)) WITHOUT ROWID;
 """ + OUTBOX_SCHEMA
 
 TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "book", "walls", "stack_progress",
