@@ -129,6 +129,8 @@ def test_sim_fleet_publishes_every_table_and_prints_the_summary(broker, capsys):
     (["--fleet", "2", "--broker", "http://x"], "--broker: 'http://x'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--site", "a/b"], "--site 'a/b'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--one-cycle"], "--one-cycle does not go with --fleet"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--web", "8080", "--speed", "20"], "--web does not go with --fleet"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--web-users", "u.toml"], "--web-users does not go with --fleet"),
     (["--fleet", "0", "--broker", "mqtt://x"], "argument --fleet"),
 ])
 def test_sim_fleet_arguments_are_checked_first(argv, words, capsys):

@@ -19,7 +19,8 @@ import sys
 
 from firmware.cli.arg_types import count, seconds
 
-NOT_WITH_FLEET = ("one_cycle", "service", "state", "diag_socket", "inject", "report", "tiles", "until_s")
+NOT_WITH_FLEET = ("one_cycle", "service", "state", "diag_socket", "inject", "report", "tiles", "until_s", "web",
+                  "web_users")
 
 
 def add_fleet_options(parser: argparse.ArgumentParser) -> None:
