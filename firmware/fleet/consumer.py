@@ -115,8 +115,10 @@ class FleetConsumer:
         self.latencies_s: list[float] = []
         self._seen: dict[tuple[str, str], _SeqSet] = {}
 
-    def feed(self, topic: str, payload: bytes, received_s: float) -> Change | None:
-        """One received message; the change it made (None: not a topic of this site)."""
+    def feed(self, topic: str, payload: bytes, received_s: float, retained: bool = False) -> Change | None:
+        """One received message; the change it made (None: not a topic of this site).  ``retained``: the broker
+        delivered what it held (the table said it at the envelope's ``ts``, perhaps long ago), not a live
+        message: the table was last heard then, not at ``received_s``."""
         parsed = topics.parse(topic)
         if parsed is None or parsed.site != self.site or parsed.section in ("cmd", "resp"):
             return None
@@ -127,7 +129,7 @@ class FleetConsumer:
             log.warning("%s: %s", topic, exc)
             return Change(parsed.table, "bad", {})
         view = self.tables.setdefault(parsed.table, TableView(parsed.table))
-        view.last_seen_s = received_s
+        view.last_seen_s = max(view.last_seen_s, _heard_s(message, received_s, retained))
         if parsed.section == "evt":
             return self._event(view, message, received_s)
         if parsed.section == topics.Leaf.AVAIL.value:
@@ -193,6 +195,15 @@ class FleetConsumer:
                 "events": self.unique, "duplicates": self.duplicates, "bad": self.bad, "by_kind": dict(self.by_kind),
                 "latency_p50_s": self.latency_s(0.5), "latency_p99_s": self.latency_s(0.99),
                 "missing": sum(len(g) for g in self.gaps().values())}
+
+
+def _heard_s(message: dict, received_s: float, retained: bool) -> float:
+    """When the table said ``message``: a live one when it arrived, a retained one at its envelope's ``ts`` (never
+    later than its arrival, whatever the table's clock says)."""
+    ts = message.get("ts")
+    if retained and isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        return min(float(ts), received_s)
+    return received_s
 
 
 def _split_boot(boot_id: str) -> tuple[str, int]:
@@ -272,6 +283,6 @@ class ConsumerClient:
                 log.error("consumer of %s: %s", self.consumer.site, self.last_error)
 
     def on_message(self, session: int, message: InboundMessage) -> None:
-        change = self.consumer.feed(message.topic, message.payload, self.wall_clock_s())
+        change = self.consumer.feed(message.topic, message.payload, self.wall_clock_s(), message.retain)
         if change is not None and self.on_change is not None:
             self.on_change(change)
