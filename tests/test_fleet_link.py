@@ -154,6 +154,25 @@ def test_state_is_rate_limited_faults_are_not_and_the_last_change_goes_out(rig):
     assert len(adapter.on("counters")) == 2
 
 
+def test_a_clean_stop_publishes_the_state_its_rate_limit_held_back_before_it_disconnects(rig):
+    loop, adapter, box, table, link = _connected(rig)
+    order = []
+    adapter.disconnect = lambda send_will=False: order.append(("disconnect", send_will))
+    adapter_publish = adapter.publish
+    adapter.publish = lambda topic, *rest: order.append(topic.rsplit("/", 1)[1]) or adapter_publish(topic, *rest)
+    table.status = dict(table.status, hand=4, chips=[9, -3, -3, -3], state="idle")
+    link.notify()                                      # within the state's rate limit: held back
+    assert [p["body"]["data"]["hand"] for p in adapter.on("state")] == [0]
+    link.stop()
+    assert [p["body"]["data"]["chips"] for p in adapter.on("state")] == [[0, 0, 0, 0], [9, -3, -3, -3]]
+    assert order[-3:] == ["state", "counters", ("disconnect", True)] and link.state is LinkState.STOPPED
+    loop.run_for(5.0)
+    assert len(adapter.on("state")) == 2               # (its timer went with the link)
+    stopped = len(adapter.published)
+    link.stop()                                        # not connected: nothing more to say
+    assert len(adapter.published) == stopped
+
+
 def test_the_outbox_drains_in_order_with_a_bounded_window_and_rows_marked_on_puback(rig):
     loop, adapter, box, table, link = rig
     for hand in range(1, 11):

@@ -122,6 +122,31 @@ def test_sim_fleet_publishes_every_table_and_prints_the_summary(broker, capsys):
         recorder.close()
 
 
+def test_the_last_state_reaches_the_broker_before_the_tables_stop(broker):  # noqa: F811
+    """At full speed the hands end within one ``state_min_interval_s``: the rate-limited ``state`` leaf still
+    says the last hand's chips once the tables have stopped (as do ``counters`` their drained outboxes)."""
+    recorder = Watcher(broker.url, client_id="recorder")
+    try:
+        wait_for(lambda: recorder.client.subscribed, what="the recorder subscribed")
+        assert main(["sim", "--fleet", "3", "--broker", broker.url, "--site", SITE, "--hands", "4", "--rules",
+                     "jinzhou", "--seed", "5", "--quiet"]) == 0
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.by_kind.get("hand", 0)) == 12, what="12 hands")
+        last = recorder.lt.call(lambda: {e["table"]: e["data"] for e in recorder.consumer.events
+                                         if e["kind"] == "hand"})
+    finally:
+        recorder.close()
+    late = Watcher(broker.url, client_id="late")                     # what the broker holds now
+    try:
+        wait_for(lambda: all(late.view(t) is not None and late.view(t).online is False and late.view(t).counters
+                             for t in last), what="every table's retained leaves")
+        for table, hand in last.items():
+            view = late.view(table)
+            assert view.state["chips"] == hand["chips"] and view.state["hand"] >= hand["hand"] == 4, table
+            assert view.outbox_depth() == 0
+    finally:
+        late.close()
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--fleet", "2"], "--fleet needs --broker"),
     (["--broker", "mqtt://127.0.0.1:1883"], "--broker goes with --fleet"),

@@ -17,7 +17,8 @@ kept as ``last_error``: the table plays on).  What it does:
   session overwrite the retained ``avail``, the link publishes online again).
 * **State.** :meth:`notify` says the status changed: ``faults`` is published
   at once when it differs, ``state`` at most once per ``state_min_interval_s``
-  (the last change always goes out), ``counters`` every ``counters_period_s``.
+  (the last change always goes out), ``counters`` every ``counters_period_s``;
+  :meth:`stop` publishes all three as they are before it disconnects.
 * **Events.** Outbox rows are published at QoS 1 in ``seq`` order, at most
   ``max_in_flight`` unacknowledged; each PUBACK marks its row sent (gathered
   into one write per ``mark_delay_s``).  After a reconnect every unsent row
@@ -154,8 +155,14 @@ class FleetLink:
 
     @_guarded
     def stop(self) -> None:
-        """End the link: the broker publishes this session's offline ``avail`` (a clean disconnect with the Will)."""
+        """End the link: what the table says now goes out first (``faults``, the ``state`` its rate limit held
+        back, the last ``counters``), ahead of the clean disconnect on the same connection; then the broker
+        publishes this session's offline ``avail`` (the Will)."""
         self._flush_marks()
+        if self._connected():
+            self._publish_faults()
+            self._publish_state()
+            self._publish_counters()
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
