@@ -198,3 +198,26 @@ def test_many_tables_share_one_loop_and_one_network_thread(broker, tmp_path):  #
         lt.stop()
         network.stop()
         recorder.close()
+
+
+def test_a_missing_tls_file_is_named_when_the_client_is_set_up(tmp_path):
+    """(not ssl's bare "[Errno 2] No such file or directory" at every retry)"""
+    from hal.mqtt_paho import MqttNetwork
+
+    (tmp_path / "ca.crt").write_text("")
+    network = MqttNetwork("mqtt-setup").start()
+    answers = []
+
+    class Listener:
+        def on_connected(self, session, ok, reason):
+            answers.append((session, ok, reason))
+
+    try:
+        adapter = PahoAdapter(network, lambda fn, *args: fn(*args), ClientSettings(
+            "t07", parse_broker_url("mqtts://127.0.0.1:1"), ca_file=str(tmp_path / "ca.crt"),
+            cert_file=str(tmp_path / "t07.crt"), key_file=str(tmp_path / "t07.key")))
+        adapter.connect(1, None, Listener())
+        wait_for(lambda: answers, what="the set-up's answer")
+        assert answers == [(1, False, f"client set-up: cert_file {tmp_path / 't07.crt'}: no such file")]
+    finally:
+        network.stop()

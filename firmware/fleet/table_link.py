@@ -29,6 +29,7 @@ from firmware.faults import ConfigError
 from firmware.fleet.adapter import MqttAdapter
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, load_verify_keys
 from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.table_files import problem_lines
 from firmware.fleet.table_status import table_meta, table_status
 from firmware.loop import Loop
 
@@ -105,8 +106,17 @@ class TableLink:
         return self.link.topics.table
 
     def start(self) -> None:
+        """Start the link, unless a file of the ``[fleet]`` section is missing or wrong: then one error names it
+        (the table plays on; its events wait in its database until the file is mended and the service
+        restarted), rather than a bare errno or the broker's refusal at every retry."""
         log.info("fleet: table %s of site %s, broker %s", self.table_id, self.link.topics.site,
                  self.c.cfg.fleet.broker_url if self.c.cfg.fleet else "?")
+        problems = problem_lines(self.c.cfg)
+        if problems:
+            self.link.last_error = problems[0]
+            log.error("fleet link %s not started (the table plays on, its events wait in its database; mend the "
+                      "file, check it with mjtable config check, restart): %s", self.table_id, "; ".join(problems))
+            return
         self.link.start()
 
     def stop(self) -> None:
