@@ -225,6 +225,32 @@ def test_an_event_the_broker_refuses_stays_in_the_outbox(rig, caplog):
     assert "refused event 1: Not authorized" in caplog.text
 
 
+def test_a_refusal_is_said_once_with_what_to_do_not_at_every_retry(rig, caplog):
+    loop, adapter, box, table, link = rig
+    link.start()
+    loop.run_for(10.0)
+    for reason in ("Connection refused", "Connection refused", "Not authorized", "Not authorized", "Not authorized"):
+        adapter.listener.on_connected(adapter.session, False, reason)
+        before = len(adapter.connects)
+        while len(adapter.connects) == before:
+            loop.step()
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= 30]
+    assert [level for level, _ in said] == ["WARNING", "ERROR"] and "Connection refused" in said[0][1]
+    assert "connect refused: Not authorized (the broker does not take this table: a table is known by its " \
+           "certificate, CN = its table_id t07, on the tables' TLS listener" in said[1][1]
+    assert link.status()["refusal"] == "connect refused: Not authorized" and link.status()["reconnects"] == 5
+    adapter.accept()
+    assert link.status()["refusal"] == "" and link.status()["last_error"] == ""
+    box.add("hand", {"hand": 1})
+    box.add("hand", {"hand": 2})
+    link.outbox_changed()
+    adapter.ack(*[e["token"] for e in adapter.events()], ok=False)       # e.g. table_id is not the CN
+    refused = [r.getMessage() for r in caplog.records if "refused event" in r.getMessage() and r.levelno >= 30]
+    assert len(refused) == 1 and "is t07 the certificate's CN and hall1 the broker's site?" in refused[0]
+    assert link.status()["refused_by_broker"] == 2
+    assert link.status()["refusal"] == "the broker refused a message: Not authorized"
+
+
 def test_backoff_grows_until_a_connection_proves_stable(rig):
     loop, adapter, box, table, link = rig
     link.start()

@@ -10,7 +10,10 @@ kept as ``last_error``: the table plays on).  What it does:
   ``first_connect_spread_s`` (seeded from the table id); a failed or lost
   connection is tried again after a jittered exponential backoff, reset
   once a connection has stayed up ``stable_s``.  Each connection is a new
-  *session* of this boot; its Will is ``avail`` offline naming it.
+  *session* of this boot; its Will is ``avail`` offline naming it.  A failure
+  is logged once while its reason stays the same; the broker refusing the
+  table itself (its CONNACK's "Not authorized", or its ACL refusing
+  messages) is an error saying what to do, kept as ``refusal``.
 * **Birth.** On each connection: ``avail`` online, ``meta``, ``state``,
   ``faults`` and ``counters``, all retained, then the subscriptions (the
   table's ``cmd/+`` and its own ``avail``: should a late Will of an older
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage
+from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.fleet.command_auth import CommandVerifier
 from firmware.fleet.command_desk import CommandDesk, CommandHandler
@@ -133,6 +136,9 @@ class FleetLink:
         self._last_faults: Any = None
         self._counted_depth = 0                # the outbox depth the last counters leaf said
         self.last_error = ""
+        self.refusal = ""                      # the broker refused this table (its connection, or a message): why
+        self._said = ""                        # the last failure logged (the same one again is not repeated)
+        self._refusal_said = False             # this connection's refused messages were logged
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
         self.desk = CommandDesk(self.topics, adapter, outbox, verifier, on_command, self.rebirth, self._publish_row,
@@ -199,6 +205,7 @@ class FleetLink:
             depth = -1
         return {"state": self.state.value, "outbox_depth": depth, "in_flight": len(self._in_flight),
                 "session": self.session, "boot_id": self.source.boot_id, "last_error": self.last_error,
+                "refusal": self.refusal,
                 "errors": self.errors, **self.counts, "commands_done": self.desk.done,
                 "commands_refused": self.desk.refused, "resent": self.desk.resent}
 
@@ -240,7 +247,9 @@ class FleetLink:
             self.adapter.disconnect()
             self._lost(f"no answer from the broker within {self.settings.connect_timeout_s:g} s")
 
-    def _lost(self, reason: str) -> None:
+    def _lost(self, reason: str, hint: str = "") -> None:
+        """Back off and try again; a failure is logged when it differs from the last one logged (a warning, an
+        error with what to do when ``hint`` says it), not again at every retry."""
         self._flush_marks()
         for name in ("connect_timeout", "counters", "poll", "stable", "state"):
             self._cancel(name)
@@ -250,7 +259,13 @@ class FleetLink:
         self.counts["reconnects"] += 1
         self.state = LinkState.BACKING_OFF
         delay_s = self.backoff.next_delay_s()
-        log.warning("fleet link %s: %s; trying again in %.1f s", self.topics.table, reason, delay_s)
+        if reason == self._said:
+            log.debug("fleet link %s: %s again; trying again in %.1f s", self.topics.table, reason, delay_s)
+        else:
+            self._said = reason
+            log.log(logging.ERROR if hint else logging.WARNING, "fleet link %s: %s%s; trying again in %.1f s (and "
+                    "on, not logged again while the reason stays the same)", self.topics.table, reason,
+                    f" ({hint})" if hint else "", delay_s)
         self._timer("connect", delay_s, self._connect)
 
     def _avail(self, online: bool) -> bytes:
@@ -262,11 +277,18 @@ class FleetLink:
         if session != self._live or self.state is not LinkState.CONNECTING:
             return
         if not ok:
-            self._lost(f"connect refused: {reason}")
+            hint = ""
+            if refused_who(reason):
+                self.refusal = f"connect refused: {reason}"
+                hint = (f"the broker does not take this table: a table is known by its certificate, CN = its "
+                        f"table_id {self.topics.table}, on the tables' TLS listener (mqtts://HOST:8883 with "
+                        f"[fleet] ca_file, cert_file, key_file); a listener for accounts refuses it")
+            self._lost(f"connect refused: {reason}", hint)
             return
         self._cancel("connect_timeout")
         self.state = LinkState.CONNECTED
-        self.last_error = ""
+        self.last_error = self.refusal = self._said = ""
+        self._refusal_said = False
         self._cursor = 0
         self._in_flight.clear()
         log.info("fleet link %s: connected (boot %s, session %d)", self.topics.table, self.source.boot_id, session)
@@ -290,9 +312,16 @@ class FleetLink:
         seq = self._in_flight.pop(token, None)
         if not ok:
             self.counts["refused_by_broker"] += 1
-            self.last_error = f"the broker refused a message: {reason}"
-            log.error("fleet link %s: the broker refused %s: %s", self.topics.table,
-                      f"event {seq}" if seq is not None else "a message", reason)
+            self.last_error = self.refusal = f"the broker refused a message: {reason}"
+            what = f"event {seq}" if seq is not None else "a message"
+            if self._refusal_said:
+                log.debug("fleet link %s: the broker refused %s: %s", self.topics.table, what, reason)
+            else:
+                self._refusal_said = True
+                log.error("fleet link %s: the broker refused %s: %s (its ACL lets a table write only under "
+                          "%s/<site>/tbl/<its certificate's CN>/: is %s the certificate's CN and %s the broker's "
+                          "site? further refusals on this connection are counted, not logged)", self.topics.table,
+                          what, reason, topics.PREFIX, self.topics.table, self.topics.site)
         elif seq is not None:
             self.counts["acked"] += 1
             self._to_mark.append(seq)
