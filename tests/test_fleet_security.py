@@ -173,3 +173,50 @@ def test_commands_through_the_broker_are_authenticated_end_to_end(parlour, tmp_p
     finally:
         table.close()
         technician.close()
+
+
+def _watch(parlour, tmp_path, capsys, *extra: str, password: str | None = None) -> tuple[int, str, float]:
+    from firmware.cli.main import main
+
+    argv = ["fleet", "watch", "--broker", parlour["staff_url"], "--ca", parlour["ca"], "--once", *extra]
+    if password is not None:
+        (tmp_path / "pw").write_text(password + "\n")
+        argv += ["--password-file", str(tmp_path / "pw")]
+    started = time.monotonic()
+    code = main(argv)
+    return code, capsys.readouterr().err, time.monotonic() - started
+
+
+def test_watch_says_at_once_what_to_do_when_the_broker_refuses_the_account(parlour, tmp_path, capsys):
+    code, err, took_s = _watch(parlour, tmp_path, capsys, "--site", SITE, "--user", "staff.viewer",
+                               password="guess")
+    assert code == 1 and took_s < 4.0, err              # (not 5 s of retries)
+    assert "the broker refused staff.viewer: Not authorized: check --user staff.viewer and --password-file" in err
+    code, err, _ = _watch(parlour, tmp_path, capsys, "--site", SITE)
+    assert code == 1 and "this listener wants an account: give --user (e.g. staff.viewer) and --password-file" in err
+
+
+def test_watch_of_a_site_the_account_may_not_read_says_why_it_shows_no_table(parlour, tmp_path, capsys):
+    table = TableProcess(tmp_path / "t01.db", "t01", parlour["tables_url"], tls=_table_tls(parlour, "t01"))
+    try:
+        wait_for(table.connected, what="t01 connected")
+        code, err, _ = _watch(parlour, tmp_path, capsys, "--site", "hall2", "--user", "staff.viewer",
+                              password=PASSWORDS["staff.viewer"])
+        assert code == 0 and "no table of site hall2 reached staff.viewer: none has published, or the broker's " \
+                             "ACL does not let staff.viewer read site hall2" in err, err
+        code, err, _ = _watch(parlour, tmp_path, capsys, "--site", SITE, "--user", "staff.viewer",
+                              password=PASSWORDS["staff.viewer"])
+        assert code == 0 and "no table" not in err, err
+    finally:
+        table.close()
+
+
+def test_send_says_what_to_do_when_the_broker_refuses_the_account(parlour, tmp_path, capsys):
+    from firmware.cli.main import main
+
+    (tmp_path / "pw").write_text("guess\n")
+    code = main(["fleet", "send", "--broker", parlour["staff_url"], "--ca", parlour["ca"], "--site", SITE, "--table",
+                 "t01", "--user", "staff.technician", "--password-file", str(tmp_path / "pw"), "--sign-key",
+                 str(parlour["root"] / "keys/hall1-cmd.hmac"), "rebirth"])
+    err = capsys.readouterr().err
+    assert code == 1 and "connect refused: Not authorized (check --user staff.technician and --password-file" in err

@@ -19,7 +19,8 @@ starts the order again).
 :class:`ConsumerClient` connects a consumer to a broker through an
 :class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
 (``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
-same jittered backoff as a table.
+same jittered backoff as a table; a broker refusing *who* connects (a wrong
+password, no account) is not tried again (``refused``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter
+from firmware.fleet.adapter import InboundMessage, MqttAdapter, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.loop import Loop
 
@@ -231,6 +232,7 @@ class ConsumerClient:
         self.connected = False
         self.subscribed = False
         self.last_error = ""
+        self.refused = ""                 # the broker refused who connects (no retry: a person must mend it)
         self._sub_token = -1
 
     def start(self) -> None:
@@ -249,6 +251,11 @@ class ConsumerClient:
         if session != self.session:
             return
         if not ok:
+            if refused_who(reason):
+                self.refused = self.last_error = reason
+                log.error("consumer of %s: the broker refused the connection: %s (not tried again)",
+                          self.consumer.site, reason)
+                return
             self._retry(reason)
             return
         self.connected = True
