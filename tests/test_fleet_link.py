@@ -236,8 +236,8 @@ def test_a_refusal_is_said_once_with_what_to_do_not_at_every_retry(rig, caplog):
             loop.step()
     said = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= 30]
     assert [level for level, _ in said] == ["WARNING", "ERROR"] and "Connection refused" in said[0][1]
-    assert "connect refused: Not authorized (the broker does not take this table: a table is known by its " \
-           "certificate, CN = its table_id t07, on the tables' TLS listener" in said[1][1]
+    assert "connect refused: Not authorized; trying again every 60 s at most (the broker does not take this table: " \
+           "a table is known by its certificate, CN = its table_id t07, on the tables' TLS listener" in said[1][1]
     assert link.status()["refusal"] == "connect refused: Not authorized" and link.status()["reconnects"] == 5
     adapter.accept()
     assert link.status()["refusal"] == "" and link.status()["last_error"] == ""

@@ -29,13 +29,14 @@ def parlour(tmp_path_factory):
     for table in ("t01", "t02"):
         make_table_cert(root / "ca", table, root / "tables", now)
     make_command_key(root / "keys", "hall1-cmd", hmac_secret=True)
-    tls_port, staff_port = free_port(), free_port()
+    tls_port, staff_port, plain_port = free_port(), free_port(), free_port()
     write_broker_config(root / "broker", SITE, ca.cert, root / "broker/server.crt", root / "broker/server.key",
-                        Listeners(tls_port, staff_port, bind="127.0.0.1"), passwords=PASSWORDS)
+                        Listeners(tls_port, staff_port, plain_port, bind="127.0.0.1"), passwords=PASSWORDS)
     conf = (root / "broker/mosquitto.conf").read_text()
-    broker = Mosquitto(root / "broker", conf, tls_port, (staff_port,)).start()
+    broker = Mosquitto(root / "broker", conf, tls_port, (staff_port, plain_port)).start()
     yield {"root": root, "ca": str(ca.cert), "tables_url": f"mqtts://127.0.0.1:{tls_port}",
-           "staff_url": f"mqtts://127.0.0.1:{staff_port}", "broker": broker}
+           "staff_url": f"mqtts://127.0.0.1:{staff_port}", "plain_url": f"mqtt://127.0.0.1:{plain_port}",
+           "broker": broker}
     broker.stop()
 
 
@@ -220,3 +221,67 @@ def test_send_says_what_to_do_when_the_broker_refuses_the_account(parlour, tmp_p
                  str(parlour["root"] / "keys/hall1-cmd.hmac"), "rebirth"])
     err = capsys.readouterr().err
     assert code == 1 and "connect refused: Not authorized (check --user staff.technician and --password-file" in err
+
+
+# -- a simulated parlour on the parlour's broker: a certificate per simulated table -------------------------------
+def _sim(*argv: str) -> tuple[int, str, str, float]:
+    import contextlib
+    import io
+
+    from firmware.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["sim", "--quiet", "--hands", "1", "--seed", "4", *argv])
+    return code, out.getvalue(), err.getvalue(), time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def sim_certs(parlour):
+    from firmware.cli.main import main
+
+    assert main(["fleet", "certs", "table", "t001", "t002", "--ca", str(parlour["root"] / "ca"), "--out",
+                 str(parlour["root"] / "sim")]) == 0
+    return ["--ca", parlour["ca"], "--certs", str(parlour["root"] / "sim")]
+
+
+def test_a_simulated_parlour_reaches_the_parlours_broker_each_table_with_its_certificate(parlour, sim_certs):
+    viewer = _staff(parlour, "viewer", "console-sim")
+    viewer.subscribe(f"mj/v1/{SITE}/#")
+    try:
+        code, out, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", SITE, *sim_certs)
+        assert code == 0 and "fleet: 2 tables, 2 hands" in out and "outbox depth 0" in out, err
+        wait_for(lambda: {m.topic for m in viewer.messages} >= {f"mj/v1/{SITE}/tbl/{t}/evt/hand"
+                                                                 for t in ("t001", "t002")}, what="both hands")
+    finally:
+        viewer.close()
+
+
+def test_a_simulated_parlour_refused_by_the_broker_stops_at_once_saying_what_to_do(parlour, sim_certs, caplog):
+    code, out, err, took_s = _sim("--fleet", "2", "--broker", parlour["plain_url"], "--site", SITE)
+    assert code == 1 and took_s < 20 and "fleet: 2 tables" in out
+    line = [line for line in err.splitlines() if line.startswith("mjtable sim:")]
+    assert len(line) == 1 and f"{parlour['plain_url']} refused the simulated tables (t00" in line[0], err
+    assert "connect refused: Not authorized): that listener does not take tables. A simulated table is known by its " \
+           "certificate, as a table is: make them (mjtable fleet certs table $(seq -f 't%03g' 2) --ca parlour/ca " \
+           "--out parlour/sim) and use the tables' TLS listener: --broker mqtts://HOST:8883" in line[0]
+    assert "trying again" not in err and len([r for r in caplog.records if "again" in r.getMessage()]) <= 2
+    code, out, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", "hall2", *sim_certs)
+    assert code == 1 and "the broker refused a message: Not authorized): its ACL lets a table write only under " \
+                         "mj/v1/<its site>/tbl/<its certificate's CN>/: is --site hall2 the broker's site" in err, err
+
+
+def test_a_simulated_tables_certificate_is_checked_first(parlour, sim_certs, tmp_path):
+    other = tmp_path / "certs"
+    other.mkdir()
+    for name in ("t001.crt", "t001.key"):
+        (other / name).write_bytes((parlour["root"] / "sim" / name).read_bytes())
+    (other / "t002.crt").write_bytes((parlour["root"] / "sim/t001.crt").read_bytes())
+    (other / "t002.key").write_bytes((parlour["root"] / "sim/t001.key").read_bytes())
+    for certs, words in ((other, f"--certs: {other}/t002.crt: its CN is 't001', not the table_id 't002'"),
+                         (tmp_path / "none", f"--certs: {tmp_path}/none/t001.crt: cannot be read (No such file or "
+                                             f"directory) (make them: mjtable fleet certs table $(seq -f 't%03g' 2)")):
+        code, _, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", SITE, "--ca",
+                               parlour["ca"], "--certs", str(certs))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err

@@ -150,7 +150,13 @@ def test_the_last_state_reaches_the_broker_before_the_tables_stop(broker):  # no
 @pytest.mark.parametrize("argv, words", [
     (["--fleet", "2"], "--fleet needs --broker"),
     (["--broker", "mqtt://127.0.0.1:1883"], "--broker goes with --fleet"),
-    (["--fleet", "2", "--broker", "mqtts://127.0.0.1:8883"], "--broker: the simulated tables have no certificates"),
+    (["--fleet", "2", "--broker", "mqtts://127.0.0.1:8883"], "--broker mqtts://127.0.0.1:8883: the simulated tables "
+                                                              "need --ca FILE (the parlour's ca.crt) and --certs DIR"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--certs", "d"], "--certs goes with an mqtts:// --broker"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--ca", "ca.crt"], "--ca goes with an mqtts:// --broker"),
+    (["--ca", "ca.crt"], "--ca goes with --fleet N"),
+    (["--fleet", "2", "--broker", "mqtts://x", "--ca", "nowhere.crt", "--certs", "d"], "--ca: nowhere.crt: cannot be "
+                                                                                       "read (No such file"),
     (["--fleet", "2", "--broker", "http://x"], "--broker: 'http://x'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--site", "a/b"], "--site 'a/b'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--one-cycle"], "--one-cycle does not go with --fleet"),

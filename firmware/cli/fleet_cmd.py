@@ -15,6 +15,7 @@ EPILOG = """examples:
   mjtable fleet certs ca --out parlour/ca --site hall1
   mjtable fleet certs server broker.hall1.lan 10.0.0.2 --ca parlour/ca --out parlour/broker
   mjtable fleet certs table t07 --ca parlour/ca --out parlour/tables
+  mjtable fleet certs table $(seq -f 't%03g' 20) --ca parlour/ca --out parlour/sim    # sim --fleet 20's tables
   mjtable fleet certs command-key --out parlour/keys --name hall1-cmd
   mjtable fleet broker-config --site hall1 --ca parlour/ca --server parlour/broker --out parlour/broker
   mjtable fleet watch --broker mqtts://broker.hall1.lan:8884 --site hall1 --ca parlour/ca/ca.crt \\
@@ -51,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ca.add_argument("--site", default="parlour", help="named in the CA's certificate")
     ca.add_argument("--days", type=count(1, 36500), default=3650)
     ca.set_defaults(func=_certs_ca)
-    table = kinds.add_parser("table", help="a table's client certificate (CN = table id)")
-    table.add_argument("table_id")
+    table = kinds.add_parser("table", help="a table's client certificate (CN = table id); several ids, one each")
+    table.add_argument("table_id", nargs="+", metavar="TABLE_ID")
     table.add_argument("--ca", type=Path, required=True, metavar="DIR", help="the CA's folder")
     table.add_argument("--out", type=Path, required=True, metavar="DIR")
     table.add_argument("--days", type=count(1, 36500), default=825)
@@ -125,10 +126,16 @@ def _certs_ca(args: argparse.Namespace) -> int:
 
 def _certs_table(args: argparse.Namespace) -> int:
     from firmware.fleet.certs import make_table_cert
+    from firmware.fleet.topics import check_id
 
-    issued = make_table_cert(args.ca, args.table_id, args.out, _now(), days=args.days, replace=args.force)
-    print(f"table {args.table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
-          f"key_file)")
+    for table_id in args.table_id:                    # (every id checked before any certificate is written)
+        check_id(table_id, "table id")
+        if (args.out / f"{table_id}.key").exists() and not args.force:
+            raise FileExistsError(f"{args.out / f'{table_id}.key'} exists (give --force to replace it)")
+    for table_id in args.table_id:
+        issued = make_table_cert(args.ca, table_id, args.out, _now(), days=args.days, replace=args.force)
+        print(f"table {table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
+              f"key_file)")
     return 0
 
 

@@ -104,13 +104,17 @@ class FleetLink:
     args, issuer)`` carries out an authenticated ``ack`` and returns a
     JSON-able result, or raises :class:`CommandRefused` with the reason.
     ``wall_clock_s`` gives Unix seconds (timestamps and command expiry).
-    ``count_boot`` False: the table's wiring counted this boot already."""
+    ``count_boot`` False: the table's wiring counted this boot already.
+    ``on_refusal(why)`` is told, instead of the log, when the broker refuses
+    the table itself (``sim --fleet`` says it once for the whole fleet)."""
 
     def __init__(self, loop: Loop, adapter: MqttAdapter, outbox: Outbox, status: Callable[[], dict],
                  on_command: CommandHandler | None, *, site: str, table: str, meta: dict,
                  wall_clock_s: Callable[[], float], verifier: CommandVerifier | None = None,
-                 settings: LinkSettings = LinkSettings(), count_boot: bool = True) -> None:
+                 settings: LinkSettings = LinkSettings(), count_boot: bool = True,
+                 on_refusal: Callable[[str], None] | None = None) -> None:
         self.loop = loop
+        self.on_refusal = on_refusal
         self.adapter = adapter
         self.outbox = outbox
         self.status_source = status
@@ -138,7 +142,6 @@ class FleetLink:
         self.last_error = ""
         self.refusal = ""                      # the broker refused this table (its connection, or a message): why
         self._said = ""                        # the last failure logged (the same one again is not repeated)
-        self._refusal_said = False             # this connection's refused messages were logged
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
         self.desk = CommandDesk(self.topics, adapter, outbox, verifier, on_command, self.rebirth, self._publish_row,
@@ -247,9 +250,21 @@ class FleetLink:
             self.adapter.disconnect()
             self._lost(f"no answer from the broker within {self.settings.connect_timeout_s:g} s")
 
-    def _lost(self, reason: str, hint: str = "") -> None:
-        """Back off and try again; a failure is logged when it differs from the last one logged (a warning, an
-        error with what to do when ``hint`` says it), not again at every retry."""
+    def _refused(self, why: str, said: str, hint: str) -> None:
+        """The broker refused the table itself: kept as ``refusal`` and said once (until a connection is
+        accepted) to ``on_refusal``, or logged as an error with what to do."""
+        if why == self.refusal:
+            log.debug("fleet link %s: %s", self.topics.table, said)
+            return
+        self.refusal = why
+        if self.on_refusal is not None:
+            self.on_refusal(why)
+        else:
+            log.error("fleet link %s: %s (%s)", self.topics.table, said, hint)
+
+    def _lost(self, reason: str) -> None:
+        """Back off and try again; a failure is logged (a warning) when it differs from the last one logged, not
+        again at every retry, and not when the broker refused the table (:meth:`_refused` said it)."""
         self._flush_marks()
         for name in ("connect_timeout", "counters", "poll", "stable", "state"):
             self._cancel(name)
@@ -259,13 +274,12 @@ class FleetLink:
         self.counts["reconnects"] += 1
         self.state = LinkState.BACKING_OFF
         delay_s = self.backoff.next_delay_s()
-        if reason == self._said:
-            log.debug("fleet link %s: %s again; trying again in %.1f s", self.topics.table, reason, delay_s)
+        if reason == self._said or reason == self.refusal:
+            log.debug("fleet link %s: %s; trying again in %.1f s", self.topics.table, reason, delay_s)
         else:
             self._said = reason
-            log.log(logging.ERROR if hint else logging.WARNING, "fleet link %s: %s%s; trying again in %.1f s (and "
-                    "on, not logged again while the reason stays the same)", self.topics.table, reason,
-                    f" ({hint})" if hint else "", delay_s)
+            log.warning("fleet link %s: %s; trying again in %.1f s (and on, not logged again while the reason stays "
+                        "the same)", self.topics.table, reason, delay_s)
         self._timer("connect", delay_s, self._connect)
 
     def _avail(self, online: bool) -> bytes:
@@ -277,18 +291,17 @@ class FleetLink:
         if session != self._live or self.state is not LinkState.CONNECTING:
             return
         if not ok:
-            hint = ""
             if refused_who(reason):
-                self.refusal = f"connect refused: {reason}"
-                hint = (f"the broker does not take this table: a table is known by its certificate, CN = its "
-                        f"table_id {self.topics.table}, on the tables' TLS listener (mqtts://HOST:8883 with "
-                        f"[fleet] ca_file, cert_file, key_file); a listener for accounts refuses it")
-            self._lost(f"connect refused: {reason}", hint)
+                why = f"connect refused: {reason}"
+                self._refused(why, f"{why}; trying again every {self.settings.backoff_max_s:g} s at most",
+                              f"the broker does not take this table: a table is known by its certificate, CN = its "
+                              f"table_id {self.topics.table}, on the tables' TLS listener (mqtts://HOST:8883 with "
+                              f"[fleet] ca_file, cert_file, key_file); a listener for accounts refuses it")
+            self._lost(f"connect refused: {reason}")
             return
         self._cancel("connect_timeout")
         self.state = LinkState.CONNECTED
         self.last_error = self.refusal = self._said = ""
-        self._refusal_said = False
         self._cursor = 0
         self._in_flight.clear()
         log.info("fleet link %s: connected (boot %s, session %d)", self.topics.table, self.source.boot_id, session)
@@ -312,16 +325,11 @@ class FleetLink:
         seq = self._in_flight.pop(token, None)
         if not ok:
             self.counts["refused_by_broker"] += 1
-            self.last_error = self.refusal = f"the broker refused a message: {reason}"
-            what = f"event {seq}" if seq is not None else "a message"
-            if self._refusal_said:
-                log.debug("fleet link %s: the broker refused %s: %s", self.topics.table, what, reason)
-            else:
-                self._refusal_said = True
-                log.error("fleet link %s: the broker refused %s: %s (its ACL lets a table write only under "
-                          "%s/<site>/tbl/<its certificate's CN>/: is %s the certificate's CN and %s the broker's "
-                          "site? further refusals on this connection are counted, not logged)", self.topics.table,
-                          what, reason, topics.PREFIX, self.topics.table, self.topics.site)
+            self.last_error = why = f"the broker refused a message: {reason}"
+            self._refused(why, f"the broker refused {f'event {seq}' if seq is not None else 'a message'}: {reason}",
+                          f"its ACL lets a table write only under {topics.PREFIX}/<site>/tbl/<its certificate's "
+                          f"CN>/: is {self.topics.table} the certificate's CN and {self.topics.site} the broker's "
+                          f"site? further refusals on this connection are counted, not logged")
         elif seq is not None:
             self.counts["acked"] += 1
             self._to_mark.append(seq)

@@ -49,13 +49,15 @@ class FleetPlug:
     """What an entry point hands in for telemetry: ``adapter(cfg, post)`` makes the table's MQTT client (its
     reports go through ``post``), ``wall_clock_s`` gives Unix seconds, ``loop`` is the link's loop (None: the
     table's own), ``settings`` override the section's (tests, the simulator); ``close`` ends what the adapter
-    needs (a table's network thread) once the link has stopped."""
+    needs (a table's network thread) once the link has stopped; ``on_refusal(table, why)`` is told when the
+    broker refuses the table (None: the link logs it)."""
 
     adapter: AdapterFactory
     wall_clock_s: Callable[[], float]
     loop: Loop | None = None
     settings: LinkSettings | None = None
     close: Callable[[], None] | None = None
+    on_refusal: Callable[[str, str], None] | None = None
 
 
 def settings_of(section: "FleetSection") -> LinkSettings:
@@ -97,7 +99,8 @@ class TableLink:
                               self._command, site=section.site, table=section.table_id,
                               meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
                               verifier=verifier, settings=plug.settings or settings_of(section),
-                              count_boot=False)      # (wire_table counts every power-on, link or not)
+                              count_boot=False,      # (wire_table counts every power-on, link or not)
+                              on_refusal=self._refused if plug.on_refusal is not None else None)
         self._posted = False
         self._subscriptions = [controller.bus.subscribe(topic, self._changed) for topic in WATCHED]
 
@@ -127,6 +130,10 @@ class TableLink:
         if self.plug.close is not None:
             self.plug.close()
 
+    def _refused(self, why: str) -> None:
+        assert self.plug.on_refusal is not None
+        self.plug.on_refusal(self.table_id, why)
+
     def detach(self) -> None:
         """Hear nothing more from the table (its bus goes with this boot)."""
         for subscription in self._subscriptions:
@@ -135,6 +142,7 @@ class TableLink:
 
     def status(self) -> dict[str, Any]:
         return self.link.status()
+
 
     # -- observing ------------------------------------------------------------------------------------------
     def _changed(self, _event: Any) -> None:
