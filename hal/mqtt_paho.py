@@ -385,6 +385,9 @@ class PahoAdapter:
     def _on_connect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:
         if client is self._client:
             self._answered = not reason.is_failure
+            if reason.is_failure:                     # refused: its end is not reported again ("dropped ...")
+                self._client = None
+                self.network.call(self.network.forget, client)
             self.post(self._listener.on_connected, session, not reason.is_failure, str(reason))
 
     def _on_disconnect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:

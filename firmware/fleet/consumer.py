@@ -252,6 +252,7 @@ class ConsumerClient:
             return
         if not ok:
             if refused_who(reason):
+                self.session += 1                 # (later reports of this connection: ignored)
                 self.refused = self.last_error = reason
                 log.error("consumer of %s: the broker refused the connection: %s (not tried again)",
                           self.consumer.site, reason)
