@@ -46,12 +46,38 @@ def test_a_parlour_is_set_up_from_the_command_line(tmp_path, capsys):
                         str(p / "broker"), "--out", str(p / "broker"), "--plain-port", "1884")
     assert code == 0 and "mosquitto -c" in out
     conf = (p / "broker/mosquitto.conf").read_text()
-    assert "listener 1884 127.0.0.1" in conf and f"cafile {(p / 'ca/ca.crt').resolve()}" in conf
+    assert "listener 1884 127.0.0.1" in conf and f"cafile {(p / 'broker/ca.crt').resolve()}" in conf
+    assert (p / "broker/ca.crt").read_bytes() == (p / "ca/ca.crt").read_bytes()     # the CA's certificate only:
+    assert not (p / "broker/ca.key").exists()                                      # the folder is for the server
     acl = (p / "broker/acl").read_text()
     assert "pattern write mj/v1/hall1/tbl/%u/#" in acl and "pattern read mj/v1/hall1/tbl/%u/cmd/#" in acl
     for name in ("ca/ca.key", "tables/t07.key", "broker/server.key", "keys/hall1-cmd.pem", "broker/credentials"):
         assert (p / name).stat().st_mode & 0o777 == 0o600, name
     assert (p / "keys/hall1-cmd.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+
+
+def test_broker_config_writes_a_folder_to_copy_to_the_server(tmp_path, capsys):
+    p = tmp_path
+    assert _run(capsys, "fleet", "certs", "ca", "--out", str(p / "ca"), "--site", "hall1")[0] == 0
+    assert _run(capsys, "fleet", "certs", "server", "broker.lan", "--ca", str(p / "ca"), "--out",
+                str(p / "made"))[0] == 0
+    code, out, _ = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "broker"), "--install-dir", "/etc/mosquitto/mjtable")
+    assert code == 0 and "mosquitto -c /etc/mosquitto/mjtable/mosquitto.conf" in out
+    paths = [line.split(" ", 1)[1] for line in (p / "broker/mosquitto.conf").read_text().splitlines()
+             if line.split(" ")[0] in ("cafile", "certfile", "keyfile", "password_file", "acl_file",
+                                      "persistence_location")]
+    assert len(paths) == 9 and all(path.startswith("/etc/mosquitto/mjtable/") for path in paths), paths
+    for name in ("ca.crt", "server.crt", "server.key", "passwd", "acl", "mosquitto.conf"):   # all it names
+        assert (p / "broker" / name).is_file(), name
+    assert (p / "broker/server.key").read_bytes() == (p / "made/server.key").read_bytes()
+    assert (p / "broker/server.key").stat().st_mode & 0o777 == 0o600
+    code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "ca"))
+    assert code == 2 and "holds the CA's key (ca.key): the broker's folder goes to the server" in err
+    code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "b2"), "--install-dir", "mjtable")
+    assert code == 2 and "--install-dir mjtable: not an absolute path" in err
 
 
 @pytest.mark.parametrize("argv, words", [
