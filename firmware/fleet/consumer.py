@@ -254,8 +254,8 @@ class ConsumerClient:
             if refused_who(reason):
                 self.session += 1                 # (later reports of this connection: ignored)
                 self.refused = self.last_error = reason
-                log.error("consumer of %s: the broker refused the connection: %s (not tried again)",
-                          self.consumer.site, reason)
+                log.info("consumer of %s: the broker refused the connection: %s (not tried again; the owner "
+                         "says what to do)", self.consumer.site, reason)
                 return
             self._retry(reason)
             return
