@@ -74,7 +74,7 @@ def test_broker_config_writes_a_folder_to_copy_to_the_server(tmp_path, capsys):
     assert (p / "broker/server.key").stat().st_mode & 0o777 == 0o600
     code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
                         str(p / "made"), "--out", str(p / "ca"))
-    assert code == 2 and "holds the CA's key (ca.key): the broker's folder goes to the server" in err
+    assert code == 2 and f"--out {p / 'ca'}: holds the CA's key (ca.key); the broker's folder goes to the server" in err
     code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
                         str(p / "made"), "--out", str(p / "b2"), "--install-dir", "mjtable")
     assert code == 2 and "--install-dir mjtable: not an absolute path" in err

@@ -149,8 +149,8 @@ def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path
                          f"server, e.g. /etc/mosquitto/mjtable)")
     out_dir = Path(out_dir)
     if (out_dir / "ca.key").exists():
-        raise ValueError(f"{out_dir} holds the CA's key (ca.key): the broker's folder goes to the server, the CA's "
-                         f"key never; give --out another folder than the CA's")
+        raise ValueError(f"--out {out_dir}: holds the CA's key (ca.key); the broker's folder goes to the server, "
+                         f"the CA's key never: give --out another folder than the CA's")
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     for source, name, secret in ((ca_file, "ca.crt", False), (cert_file, "server.crt", False),
                                  (key_file, "server.key", True)):
