@@ -164,14 +164,15 @@ class FleetSim:
         return sum(max(0, run.link.status()["outbox_depth"]) for run in self.runs if run.link is not None)
 
     def drain(self, timeout_s: float = 30.0) -> bool:
-        """Wait (real time) until every link has its outbox acknowledged; False at the deadline."""
+        """Wait (real time) until every link has its outbox acknowledged; False at the deadline, or as soon as the
+        broker refused a table (:meth:`refusal`)."""
         deadline = self.clock.now() + timeout_s
-        while self.clock.now() < deadline:
+        while self.clock.now() < deadline and self.refused is None:
             if self.outbox_depth() == 0 and all(run.link is None or run.link.status()["in_flight"] == 0
                                                 for run in self.runs):
                 return True
             self.clock.wait(0.05)
-        return self.outbox_depth() == 0
+        return self.refused is None and self.outbox_depth() == 0
 
     # -- what happened --------------------------------------------------------------------------------------
     def summary(self) -> list[TableSummary]:

@@ -285,3 +285,18 @@ def test_a_simulated_tables_certificate_is_checked_first(parlour, sim_certs, tmp
         code, _, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", SITE, "--ca",
                                parlour["ca"], "--certs", str(certs))
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_refused_fleet_does_not_wait_out_its_drain(parlour):
+    from firmware.fleet.link import LinkSettings
+    from sim.fleet_run import FleetSim
+
+    fleet = FleetSim(1, parlour["plain_url"], SITE, hands=1, seed=4,
+                     settings=LinkSettings(first_connect_spread_s=0.0, backoff_min_s=0.1, backoff_max_s=0.5))
+    try:
+        assert fleet.run(timeout_s=120)                  # (the tables play whatever the broker says)
+        started = time.monotonic()
+        assert fleet.drain(30.0) is False and time.monotonic() - started < 15
+        assert fleet.refusal() == ("t001", "connect refused: Not authorized")
+    finally:
+        fleet.close()

@@ -7,8 +7,9 @@ playing ``--hands`` hands under ``--rules``; its fleet link publishes to
 broker (``broker-config``) over the tables' TLS listener, each with its own
 certificate (``--ca`` the parlour's ``ca.crt``, ``--certs`` a folder with
 ``t001.crt``, ``t001.key`` ...: the ACL confines each to its own subtree as
-it does a table), or to a test broker's anonymous plain listener.  The tables' time is
-simulated (as fast as possible, or ``--speed X``), the MQTT traffic real
+it does a table), or to a test broker's anonymous plain listener.  The
+tables' time is simulated (as fast as possible, or ``--speed X``), the MQTT
+traffic real
 (:mod:`sim.fleet_run`).  At the end it waits up to ``--drain-s`` real
 seconds for every outbox to be acknowledged and prints the fleet summary:
 hands per table, events written, published and acknowledged, outbox depth,
@@ -150,6 +151,7 @@ def run_fleet(args: argparse.Namespace) -> int:
                 print("stopped by Ctrl-C", file=sys.stderr)
             bar.update(played() - bar.n)
         drained = fleet.drain(args.drain_s) if refused is None else False
+        refused = refused or fleet.refusal()
         wall_s = watch.elapsed_s
         rows = fleet.summary()
     finally:
