@@ -143,7 +143,6 @@ class TableLink:
     def status(self) -> dict[str, Any]:
         return self.link.status()
 
-
     # -- observing ------------------------------------------------------------------------------------------
     def _changed(self, _event: Any) -> None:
         """(a bus subscriber, on the table's loop) Only a post: one call per burst of events, never a wait."""
