@@ -14,6 +14,7 @@ loop the caller runs the links on.
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from firmware.config import TableConfig
 from firmware.fleet.adapter import MqttAdapter, parse_broker_url
@@ -50,13 +51,15 @@ def table_plug() -> FleetPlug:
 
 
 def shared_plug(network: MqttNetwork, loop: Loop, settings: LinkSettings | None = None,
-                made: list[PahoAdapter] | None = None) -> FleetPlug:
+                made: list[PahoAdapter] | None = None,
+                on_refusal: Callable[[str, str], None] | None = None) -> FleetPlug:
     """Many tables' clients on one started ``network``, their links on ``loop`` (``made`` collects the
-    adapters, so that the caller can cut one's connection as a power cut would)."""
+    adapters, so that the caller can cut one's connection as a power cut would; ``on_refusal(table, why)``
+    hears of a table the broker refused, instead of each link's log)."""
     def adapter(cfg: TableConfig, post) -> MqttAdapter:
         client = PahoAdapter(network, post, client_settings(cfg))
         if made is not None:
             made.append(client)
         return client
 
-    return FleetPlug(adapter, wall_clock_s, loop=loop, settings=settings)
+    return FleetPlug(adapter, wall_clock_s, loop=loop, settings=settings, on_refusal=on_refusal)

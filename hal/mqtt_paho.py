@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import logging
+import os
 import queue
 import selectors
 import socket
@@ -267,6 +268,12 @@ class PahoAdapter:
         self._drop()
         self._session, self._listener, self._mids, self._answered = session, listener, {}, False
         s = self.settings
+        missing = [(name, path) for name, path in (("ca_file", s.ca_file), ("cert_file", s.cert_file),
+                                                   ("key_file", s.key_file)) if path and not os.path.isfile(path)]
+        if missing:                                   # (ssl would say only "[Errno 2] No such file or directory")
+            self.post(listener.on_connected, session, False, f"client set-up: {missing[0][0]} {missing[0][1]}: "
+                                                             f"no such file")
+            return
         try:
             client = paho.Client(CallbackAPIVersion.VERSION2, client_id=s.client_id, protocol=paho.MQTTv5)
             client.connect_timeout = s.connect_timeout_s
@@ -378,6 +385,9 @@ class PahoAdapter:
     def _on_connect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:
         if client is self._client:
             self._answered = not reason.is_failure
+            if reason.is_failure:                     # refused: its end is not reported again ("dropped ...")
+                self._client = None
+                self.network.call(self.network.forget, client)
             self.post(self._listener.on_connected, session, not reason.is_failure, str(reason))
 
     def _on_disconnect(self, client: paho.Client, session: int, flags: Any, reason: ReasonCode, props: Any) -> None:

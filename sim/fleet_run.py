@@ -2,7 +2,8 @@
 
 :class:`FleetSim` builds N :class:`~sim.table_run.SimRun` (table ``t001`` ...
 with seed ``seed + i``, the table model given a ``[fleet]`` section naming
-the broker, the site and the table), one
+the broker, the site and the table, and for a TLS broker the table's own
+certificate and key, as a parlour's table has), one
 :class:`~hal.mqtt_paho.MqttNetwork` thread for all their clients and one
 :class:`~sim.link_clock.LinkClock` for all their links.  :meth:`FleetSim.run`
 steps the tables' virtual loops round-robin, a slice each (as fast as
@@ -50,13 +51,19 @@ class TableSummary:
     completed: bool
 
 
+def table_ids(tables: int) -> list[str]:
+    """The simulated tables' ids: ``t001`` ..."""
+    return [f"t{i + 1:03d}" for i in range(tables)]
+
+
 class FleetSim:
     def __init__(self, tables: int, broker_url: str, site: str = "sim", *, rules: str = "mcr", hands: int = 16,
                  seed: int = 1, speed: float | None = None, cfg: TableConfig | None = None,
                  settings: LinkSettings | None = None, folder: Path | None = None,
-                 on_run: Callable[[SimRun], None] | None = None) -> None:
+                 on_run: Callable[[SimRun], None] | None = None, tls: tuple[Path, Path] | None = None) -> None:
         """``folder``: keep the tables' databases there (``t001.db`` ...; default: temporary ones); ``on_run``
-        sees each table's run once it is built (tests cut its power)."""
+        sees each table's run once it is built (tests cut its power); ``tls`` (an mqtts:// broker): the
+        parlour's ``ca.crt`` and the folder with each table's ``<table>.crt`` and ``<table>.key``."""
         base = cfg or load_table_config(default_table_path())
         self.speed = speed
         self.hands = hands
@@ -66,11 +73,16 @@ class FleetSim:
         self.runs: list[SimRun] = []
         self.stalled: set[str] = set()     # tables with nothing left to do before their hands were played
         self.settings = settings
+        self.refused: tuple[str, str] | None = None
         try:
-            for i in range(tables):
-                table_id = f"t{i + 1:03d}"
+            for i, table_id in enumerate(table_ids(tables)):
+                files = {}
+                if tls is not None:
+                    ca_file, certs = (Path(p).resolve() for p in tls)
+                    files = {"ca_file": str(ca_file), "cert_file": str(certs / f"{table_id}.crt"),
+                             "key_file": str(certs / f"{table_id}.key")}
                 section = FleetSection(broker_url=broker_url, site=site, table_id=table_id,
-                                       first_connect_spread_s=min(10.0, 0.05 * tables))
+                                       first_connect_spread_s=min(10.0, 0.05 * tables), **files)
                 table_cfg = base.model_copy(update={"fleet": section})
                 state = folder / f"{table_id}.db" if folder is not None else None
                 run = SimRun(table_cfg, rules=rules, seed=seed + i, hands=hands, play=True, state_path=state,
@@ -94,7 +106,7 @@ class FleetSim:
                 for adapter in made[first:]:
                     adapter.close()
 
-            return shared_plug(self.network, scope, self.settings, made), cut
+            return shared_plug(self.network, scope, self.settings, made, self._refused), cut
         return boot
 
     # -- running ------------------------------------------------------------------------------------------
@@ -138,18 +150,29 @@ class FleetSim:
             run.settle()
         return True
 
+    def _refused(self, table: str, why: str) -> None:
+        """(the links' clock) The broker refused a table: kept, for the driver to say once for the fleet."""
+        if self.refused is None:
+            self.refused = (table, why)
+        log.debug("fleet: the broker refused %s: %s", table, why)
+
+    def refusal(self) -> tuple[str, str] | None:
+        """(table, why) of the first table the broker refused (its connection or its messages), None if none."""
+        return self.refused
+
     def outbox_depth(self) -> int:
         return sum(max(0, run.link.status()["outbox_depth"]) for run in self.runs if run.link is not None)
 
     def drain(self, timeout_s: float = 30.0) -> bool:
-        """Wait (real time) until every link has its outbox acknowledged; False at the deadline."""
+        """Wait (real time) until every link has its outbox acknowledged; False at the deadline, or as soon as the
+        broker refused a table (:meth:`refusal`)."""
         deadline = self.clock.now() + timeout_s
-        while self.clock.now() < deadline:
+        while self.clock.now() < deadline and self.refused is None:
             if self.outbox_depth() == 0 and all(run.link is None or run.link.status()["in_flight"] == 0
                                                 for run in self.runs):
                 return True
             self.clock.wait(0.05)
-        return self.outbox_depth() == 0
+        return self.refused is None and self.outbox_depth() == 0
 
     # -- what happened --------------------------------------------------------------------------------------
     def summary(self) -> list[TableSummary]:

@@ -198,3 +198,49 @@ def test_many_tables_share_one_loop_and_one_network_thread(broker, tmp_path):  #
         lt.stop()
         network.stop()
         recorder.close()
+
+
+def test_a_missing_tls_file_is_named_when_the_client_is_set_up(tmp_path):
+    """(not ssl's bare "[Errno 2] No such file or directory" at every retry)"""
+    from hal.mqtt_paho import MqttNetwork
+
+    (tmp_path / "ca.crt").write_text("")
+    network = MqttNetwork("mqtt-setup").start()
+    answers = []
+
+    class Listener:
+        def on_connected(self, session, ok, reason):
+            answers.append((session, ok, reason))
+
+    try:
+        adapter = PahoAdapter(network, lambda fn, *args: fn(*args), ClientSettings(
+            "t07", parse_broker_url("mqtts://127.0.0.1:1"), ca_file=str(tmp_path / "ca.crt"),
+            cert_file=str(tmp_path / "t07.crt"), key_file=str(tmp_path / "t07.key")))
+        adapter.connect(1, None, Listener())
+        wait_for(lambda: answers, what="the set-up's answer")
+        assert answers == [(1, False, f"client set-up: cert_file {tmp_path / 't07.crt'}: no such file")]
+    finally:
+        network.stop()
+
+
+def test_a_refused_connection_is_reported_once_not_again_as_dropped():
+    """The broker's CONNACK refusal, then its closing the socket: one report (a console would otherwise take the
+    second, 'dropped by the broker', for a failure worth retrying)."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.reasoncodes import ReasonCode
+
+    from hal.mqtt_paho import MqttNetwork
+
+    reports = []
+
+    class Listener:
+        def on_connected(self, session, ok, reason):
+            reports.append((session, ok, reason))
+
+    adapter = PahoAdapter(MqttNetwork("unstarted"), lambda fn, *args: fn(*args),
+                          ClientSettings("console", parse_broker_url("mqtt://127.0.0.1:1")))
+    client = object()
+    adapter._client, adapter._listener = client, Listener()
+    adapter._on_connect(client, 1, None, ReasonCode(PacketTypes.CONNACK, "Not authorized"), None)
+    adapter._on_disconnect(client, 1, None, ReasonCode(PacketTypes.DISCONNECT, "Protocol error"), None)
+    assert reports == [(1, False, "Not authorized")]

@@ -46,12 +46,38 @@ def test_a_parlour_is_set_up_from_the_command_line(tmp_path, capsys):
                         str(p / "broker"), "--out", str(p / "broker"), "--plain-port", "1884")
     assert code == 0 and "mosquitto -c" in out
     conf = (p / "broker/mosquitto.conf").read_text()
-    assert "listener 1884 127.0.0.1" in conf and f"cafile {(p / 'ca/ca.crt').resolve()}" in conf
+    assert "listener 1884 127.0.0.1" in conf and f"cafile {(p / 'broker/ca.crt').resolve()}" in conf
+    assert (p / "broker/ca.crt").read_bytes() == (p / "ca/ca.crt").read_bytes()     # the CA's certificate only:
+    assert not (p / "broker/ca.key").exists()                                      # the folder is for the server
     acl = (p / "broker/acl").read_text()
     assert "pattern write mj/v1/hall1/tbl/%u/#" in acl and "pattern read mj/v1/hall1/tbl/%u/cmd/#" in acl
     for name in ("ca/ca.key", "tables/t07.key", "broker/server.key", "keys/hall1-cmd.pem", "broker/credentials"):
         assert (p / name).stat().st_mode & 0o777 == 0o600, name
     assert (p / "keys/hall1-cmd.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+
+
+def test_broker_config_writes_a_folder_to_copy_to_the_server(tmp_path, capsys):
+    p = tmp_path
+    assert _run(capsys, "fleet", "certs", "ca", "--out", str(p / "ca"), "--site", "hall1")[0] == 0
+    assert _run(capsys, "fleet", "certs", "server", "broker.lan", "--ca", str(p / "ca"), "--out",
+                str(p / "made"))[0] == 0
+    code, out, _ = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "broker"), "--install-dir", "/etc/mosquitto/mjtable")
+    assert code == 0 and "mosquitto -c /etc/mosquitto/mjtable/mosquitto.conf" in out
+    paths = [line.split(" ", 1)[1] for line in (p / "broker/mosquitto.conf").read_text().splitlines()
+             if line.split(" ")[0] in ("cafile", "certfile", "keyfile", "password_file", "acl_file",
+                                      "persistence_location")]
+    assert len(paths) == 9 and all(path.startswith("/etc/mosquitto/mjtable/") for path in paths), paths
+    for name in ("ca.crt", "server.crt", "server.key", "passwd", "acl", "mosquitto.conf"):   # all it names
+        assert (p / "broker" / name).is_file(), name
+    assert (p / "broker/server.key").read_bytes() == (p / "made/server.key").read_bytes()
+    assert (p / "broker/server.key").stat().st_mode & 0o777 == 0o600
+    code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "ca"))
+    assert code == 2 and f"--out {p / 'ca'}: holds the CA's key (ca.key); the broker's folder goes to the server" in err
+    code, _, err = _run(capsys, "fleet", "broker-config", "--site", "hall1", "--ca", str(p / "ca"), "--server",
+                        str(p / "made"), "--out", str(p / "b2"), "--install-dir", "mjtable")
+    assert code == 2 and "--install-dir mjtable: not an absolute path" in err
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -169,3 +195,97 @@ def test_bad_fleet_sections_name_file_table_and_key(fleet, words):
     with pytest.raises(ConfigError) as info:
         parse_table_config(_with_fleet(**fleet), Path("t.toml"))
     assert str(info.value).startswith("t.toml: table [fleet]") and words in str(info.value), str(info.value)
+
+
+# -- the [fleet] section's files, checked by config check and at start-up ------------------------------------------
+FLEET_TOML = """
+[fleet]
+broker_url = "mqtts://broker.hall1.lan:8883"
+site = "hall1"
+table_id = "t07"
+ca_file = "{ca}"
+cert_file = "{cert}"
+key_file = "{key}"
+command_key_file = "{cmd}"
+"""
+
+
+@pytest.fixture(scope="module")
+def parlour_files(tmp_path_factory):
+    from datetime import timedelta
+
+    from firmware.fleet.certs import make_ca, make_command_key, make_table_cert
+    from hal.runtime import utc_now
+
+    root = tmp_path_factory.mktemp("files")
+    now = utc_now()
+    make_ca(root / "ca", now, site="hall1")
+    make_ca(root / "other", now, site="hall1")                       # another parlour's CA, of the same name
+    for table in ("t07", "t08"):
+        make_table_cert(root / "ca", table, root / "tables/fleet", now)
+    make_table_cert(root / "other", "t07", root / "tables/other", now)
+    make_table_cert(root / "ca", "t07", root / "tables/old", now - timedelta(days=900), days=825)
+    make_command_key(root / "tables/fleet", "hall1-cmd")
+    (root / "tables/fleet/ca.crt").write_bytes((root / "ca/ca.crt").read_bytes())
+    (root / "tables/fleet/garbage.key").write_text("not a key\n")
+    return root / "tables"
+
+
+def _table_file(folder: Path, name: str = "table.toml", **files: str) -> Path:
+    paths = {"ca": "fleet/ca.crt", "cert": "fleet/t07.crt", "key": "fleet/t07.key", "cmd": "fleet/hall1-cmd.pub",
+             **files}
+    path = folder / name
+    path.write_text(default_table_path().read_text() + FLEET_TOML.format(**paths))
+    return path
+
+
+@pytest.mark.parametrize("files, words", [
+    (dict(ca="fleet/nope.crt"), "key 'ca_file': {d}/fleet/nope.crt: cannot be read (No such file or directory)"),
+    (dict(cert="fleet"), "key 'cert_file': {d}/fleet: cannot be read (Is a directory)"),
+    (dict(ca="fleet/t07.key"), "key 'ca_file': {d}/fleet/t07.key: not a PEM certificate"),
+    (dict(cert="fleet/t08.crt", key="fleet/t08.key"), "key 'cert_file': {d}/fleet/t08.crt: its CN is 't08', not the "
+                                                      "table_id 't07'"),
+    (dict(key="fleet/t08.key"), "key 'key_file': {d}/fleet/t08.key: not the key of {d}/fleet/t07.crt"),
+    (dict(key="fleet/garbage.key"), "key 'key_file': {d}/fleet/garbage.key: not an unencrypted PEM private key"),
+    (dict(cert="other/t07.crt", key="other/t07.key"), "key 'cert_file': {d}/other/t07.crt: not signed by the CA in "
+                                                      "{d}/fleet/ca.crt"),
+    (dict(cert="old/t07.crt", key="old/t07.key"), "key 'cert_file': {d}/old/t07.crt: valid from"),
+    (dict(cmd="fleet/t07.key"), "key 'command_key_file': {d}/fleet/t07.key: holds a private key"),
+])
+def test_config_check_refuses_fleet_files_naming_file_table_and_key(parlour_files, files, words, capsys):
+    path = _table_file(parlour_files, **files)
+    code, _, err = _run(capsys, "config", "check", str(path))
+    assert code == 1 and err.startswith(f"{path}: table [fleet] ") and words.format(d=parlour_files) in err, err
+
+
+def test_config_check_passes_a_fleet_section_whose_files_belong_together(parlour_files, capsys):
+    code, out, err = _run(capsys, "config", "check", str(_table_file(parlour_files)))
+    assert code == 0 and ": ok (" in out, err
+
+
+def test_a_link_whose_files_are_wrong_is_not_started_and_says_which_once(parlour_files, caplog):
+    """At start-up one error names the file and the key; the table plays, its events wait in its database."""
+    from firmware.config import load_table_config
+    from firmware.fleet.table_link import FleetPlug
+    from sim.table_run import SimRun
+
+    class NeverAdapter:
+        def connect(self, session, will, listener):
+            raise AssertionError("a link whose files are wrong connected")
+
+        def disconnect(self, send_will=False):
+            pass
+
+    cfg = load_table_config(_table_file(parlour_files, "bad.toml", cert="fleet/t08.crt", key="fleet/t08.key"))
+    run = SimRun(cfg, rules="mcr", seed=3, hands=1, play=True,
+                 fleet=lambda: (FleetPlug(lambda cfg, post: NeverAdapter(), lambda: 1.75e9), lambda: None))
+    try:
+        assert run.run(900.0)
+        assert run.store.event_outbox().depth() >= 1 and run.link.status()["state"] == "stopped"
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(errors) == 1 and "fleet link t07 not started" in errors[0], errors
+        assert f"{parlour_files}/bad.toml: table [fleet] key 'cert_file': {parlour_files}/fleet/t08.crt: its CN is " \
+               f"'t08'" in errors[0] and "mjtable config check" in errors[0]
+        assert "its CN is 't08'" in run.link.status()["last_error"]
+    finally:
+        run.close()

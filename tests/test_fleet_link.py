@@ -154,6 +154,25 @@ def test_state_is_rate_limited_faults_are_not_and_the_last_change_goes_out(rig):
     assert len(adapter.on("counters")) == 2
 
 
+def test_a_clean_stop_publishes_the_state_its_rate_limit_held_back_before_it_disconnects(rig):
+    loop, adapter, box, table, link = _connected(rig)
+    order = []
+    adapter.disconnect = lambda send_will=False: order.append(("disconnect", send_will))
+    adapter_publish = adapter.publish
+    adapter.publish = lambda topic, *rest: order.append(topic.rsplit("/", 1)[1]) or adapter_publish(topic, *rest)
+    table.status = dict(table.status, hand=4, chips=[9, -3, -3, -3], state="idle")
+    link.notify()                                      # within the state's rate limit: held back
+    assert [p["body"]["data"]["hand"] for p in adapter.on("state")] == [0]
+    link.stop()
+    assert [p["body"]["data"]["chips"] for p in adapter.on("state")] == [[0, 0, 0, 0], [9, -3, -3, -3]]
+    assert order[-3:] == ["state", "counters", ("disconnect", True)] and link.state is LinkState.STOPPED
+    loop.run_for(5.0)
+    assert len(adapter.on("state")) == 2               # (its timer went with the link)
+    stopped = len(adapter.published)
+    link.stop()                                        # not connected: nothing more to say
+    assert len(adapter.published) == stopped
+
+
 def test_the_outbox_drains_in_order_with_a_bounded_window_and_rows_marked_on_puback(rig):
     loop, adapter, box, table, link = rig
     for hand in range(1, 11):
@@ -204,6 +223,32 @@ def test_an_event_the_broker_refuses_stays_in_the_outbox(rig, caplog):
     loop.run_for(1.0)
     assert box.depth() == 1 and link.status()["refused_by_broker"] == 1
     assert "refused event 1: Not authorized" in caplog.text
+
+
+def test_a_refusal_is_said_once_with_what_to_do_not_at_every_retry(rig, caplog):
+    loop, adapter, box, table, link = rig
+    link.start()
+    loop.run_for(10.0)
+    for reason in ("Connection refused", "Connection refused", "Not authorized", "Not authorized", "Not authorized"):
+        adapter.listener.on_connected(adapter.session, False, reason)
+        before = len(adapter.connects)
+        while len(adapter.connects) == before:
+            loop.step()
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= 30]
+    assert [level for level, _ in said] == ["WARNING", "ERROR"] and "Connection refused" in said[0][1]
+    assert "connect refused: Not authorized; trying again every 60 s at most (the broker does not take this table: " \
+           "a table is known by its certificate, CN = its table_id t07, on the tables' TLS listener" in said[1][1]
+    assert link.status()["refusal"] == "connect refused: Not authorized" and link.status()["reconnects"] == 5
+    adapter.accept()
+    assert link.status()["refusal"] == "" and link.status()["last_error"] == ""
+    box.add("hand", {"hand": 1})
+    box.add("hand", {"hand": 2})
+    link.outbox_changed()
+    adapter.ack(*[e["token"] for e in adapter.events()], ok=False)       # e.g. table_id is not the CN
+    refused = [r.getMessage() for r in caplog.records if "refused event" in r.getMessage() and r.levelno >= 30]
+    assert len(refused) == 1 and "is t07 the certificate's CN and hall1 the broker's site?" in refused[0]
+    assert link.status()["refused_by_broker"] == 2
+    assert link.status()["refusal"] == "the broker refused a message: Not authorized"
 
 
 def test_backoff_grows_until_a_connection_proves_stable(rig):

@@ -29,13 +29,14 @@ def parlour(tmp_path_factory):
     for table in ("t01", "t02"):
         make_table_cert(root / "ca", table, root / "tables", now)
     make_command_key(root / "keys", "hall1-cmd", hmac_secret=True)
-    tls_port, staff_port = free_port(), free_port()
+    tls_port, staff_port, plain_port = free_port(), free_port(), free_port()
     write_broker_config(root / "broker", SITE, ca.cert, root / "broker/server.crt", root / "broker/server.key",
-                        Listeners(tls_port, staff_port, bind="127.0.0.1"), passwords=PASSWORDS)
+                        Listeners(tls_port, staff_port, plain_port, bind="127.0.0.1"), passwords=PASSWORDS)
     conf = (root / "broker/mosquitto.conf").read_text()
-    broker = Mosquitto(root / "broker", conf, tls_port, (staff_port,)).start()
+    broker = Mosquitto(root / "broker", conf, tls_port, (staff_port, plain_port)).start()
     yield {"root": root, "ca": str(ca.cert), "tables_url": f"mqtts://127.0.0.1:{tls_port}",
-           "staff_url": f"mqtts://127.0.0.1:{staff_port}", "broker": broker}
+           "staff_url": f"mqtts://127.0.0.1:{staff_port}", "plain_url": f"mqtt://127.0.0.1:{plain_port}",
+           "broker": broker}
     broker.stop()
 
 
@@ -173,3 +174,129 @@ def test_commands_through_the_broker_are_authenticated_end_to_end(parlour, tmp_p
     finally:
         table.close()
         technician.close()
+
+
+def _watch(parlour, tmp_path, capsys, *extra: str, password: str | None = None) -> tuple[int, str, float]:
+    from firmware.cli.main import main
+
+    argv = ["fleet", "watch", "--broker", parlour["staff_url"], "--ca", parlour["ca"], "--once", *extra]
+    if password is not None:
+        (tmp_path / "pw").write_text(password + "\n")
+        argv += ["--password-file", str(tmp_path / "pw")]
+    started = time.monotonic()
+    code = main(argv)
+    return code, capsys.readouterr().err, time.monotonic() - started
+
+
+def test_watch_says_at_once_what_to_do_when_the_broker_refuses_the_account(parlour, tmp_path, capsys):
+    code, err, took_s = _watch(parlour, tmp_path, capsys, "--site", SITE, "--user", "staff.viewer",
+                               password="guess")
+    assert code == 1 and took_s < 4.0, err              # (not 5 s of retries)
+    assert "the broker refused staff.viewer: Not authorized: check --user staff.viewer and --password-file" in err
+    code, err, _ = _watch(parlour, tmp_path, capsys, "--site", SITE)
+    assert code == 1 and "this listener wants an account: give --user (e.g. staff.viewer) and --password-file" in err
+
+
+def test_watch_of_a_site_the_account_may_not_read_says_why_it_shows_no_table(parlour, tmp_path, capsys):
+    table = TableProcess(tmp_path / "t01.db", "t01", parlour["tables_url"], tls=_table_tls(parlour, "t01"))
+    try:
+        wait_for(table.connected, what="t01 connected")
+        code, err, _ = _watch(parlour, tmp_path, capsys, "--site", "hall2", "--user", "staff.viewer",
+                              password=PASSWORDS["staff.viewer"])
+        assert code == 0 and "no table of site hall2 reached staff.viewer: none has published, or the broker's " \
+                             "ACL does not let staff.viewer read site hall2" in err, err
+        code, err, _ = _watch(parlour, tmp_path, capsys, "--site", SITE, "--user", "staff.viewer",
+                              password=PASSWORDS["staff.viewer"])
+        assert code == 0 and "no table" not in err, err
+    finally:
+        table.close()
+
+
+def test_send_says_what_to_do_when_the_broker_refuses_the_account(parlour, tmp_path, capsys):
+    from firmware.cli.main import main
+
+    (tmp_path / "pw").write_text("guess\n")
+    code = main(["fleet", "send", "--broker", parlour["staff_url"], "--ca", parlour["ca"], "--site", SITE, "--table",
+                 "t01", "--user", "staff.technician", "--password-file", str(tmp_path / "pw"), "--sign-key",
+                 str(parlour["root"] / "keys/hall1-cmd.hmac"), "rebirth"])
+    err = capsys.readouterr().err
+    assert code == 1 and "connect refused: Not authorized (check --user staff.technician and --password-file" in err
+
+
+# -- a simulated parlour on the parlour's broker: a certificate per simulated table -------------------------------
+def _sim(*argv: str) -> tuple[int, str, str, float]:
+    import contextlib
+    import io
+
+    from firmware.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["sim", "--quiet", "--hands", "1", "--seed", "4", *argv])
+    return code, out.getvalue(), err.getvalue(), time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def sim_certs(parlour):
+    from firmware.cli.main import main
+
+    assert main(["fleet", "certs", "table", "t001", "t002", "--ca", str(parlour["root"] / "ca"), "--out",
+                 str(parlour["root"] / "sim")]) == 0
+    return ["--ca", parlour["ca"], "--certs", str(parlour["root"] / "sim")]
+
+
+def test_a_simulated_parlour_reaches_the_parlours_broker_each_table_with_its_certificate(parlour, sim_certs):
+    viewer = _staff(parlour, "viewer", "console-sim")
+    viewer.subscribe(f"mj/v1/{SITE}/#")
+    try:
+        code, out, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", SITE, *sim_certs)
+        assert code == 0 and "fleet: 2 tables, 2 hands" in out and "outbox depth 0" in out, err
+        wait_for(lambda: {m.topic for m in viewer.messages} >= {f"mj/v1/{SITE}/tbl/{t}/evt/hand"
+                                                                 for t in ("t001", "t002")}, what="both hands")
+    finally:
+        viewer.close()
+
+
+def test_a_simulated_parlour_refused_by_the_broker_stops_at_once_saying_what_to_do(parlour, sim_certs, caplog):
+    code, out, err, took_s = _sim("--fleet", "2", "--broker", parlour["plain_url"], "--site", SITE)
+    assert code == 1 and took_s < 20 and "fleet: 2 tables" in out
+    line = [line for line in err.splitlines() if line.startswith("mjtable sim:")]
+    assert len(line) == 1 and f"{parlour['plain_url']} refused the simulated tables (t00" in line[0], err
+    assert "connect refused: Not authorized): that listener does not take tables. A simulated table is known by its " \
+           "certificate, as a table is: make them (mjtable fleet certs table $(seq -f 't%03g' 2) --ca parlour/ca " \
+           "--out parlour/sim) and use the tables' TLS listener: --broker mqtts://HOST:8883" in line[0]
+    assert "trying again" not in err and len([r for r in caplog.records if "again" in r.getMessage()]) <= 2
+    code, out, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", "hall2", *sim_certs)
+    assert code == 1 and "the broker refused a message: Not authorized): its ACL lets a table write only under " \
+                         "mj/v1/<its site>/tbl/<its certificate's CN>/: is --site hall2 the broker's site" in err, err
+
+
+def test_a_simulated_tables_certificate_is_checked_first(parlour, sim_certs, tmp_path):
+    other = tmp_path / "certs"
+    other.mkdir()
+    for name in ("t001.crt", "t001.key"):
+        (other / name).write_bytes((parlour["root"] / "sim" / name).read_bytes())
+    (other / "t002.crt").write_bytes((parlour["root"] / "sim/t001.crt").read_bytes())
+    (other / "t002.key").write_bytes((parlour["root"] / "sim/t001.key").read_bytes())
+    for certs, words in ((other, f"--certs: {other}/t002.crt: its CN is 't001', not the table_id 't002'"),
+                         (tmp_path / "none", f"--certs: {tmp_path}/none/t001.crt: cannot be read (No such file or "
+                                             f"directory) (make them: mjtable fleet certs table $(seq -f 't%03g' 2)")):
+        code, _, err, _ = _sim("--fleet", "2", "--broker", parlour["tables_url"], "--site", SITE, "--ca",
+                               parlour["ca"], "--certs", str(certs))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_refused_fleet_does_not_wait_out_its_drain(parlour):
+    from firmware.fleet.link import LinkSettings
+    from sim.fleet_run import FleetSim
+
+    fleet = FleetSim(1, parlour["plain_url"], SITE, hands=1, seed=4,
+                     settings=LinkSettings(first_connect_spread_s=0.0, backoff_min_s=0.1, backoff_max_s=0.5))
+    try:
+        assert fleet.run(timeout_s=120)                  # (the tables play whatever the broker says)
+        started = time.monotonic()
+        assert fleet.drain(30.0) is False and time.monotonic() - started < 15
+        assert fleet.refusal() == ("t001", "connect refused: Not authorized")
+    finally:
+        fleet.close()

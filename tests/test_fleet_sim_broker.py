@@ -122,13 +122,46 @@ def test_sim_fleet_publishes_every_table_and_prints_the_summary(broker, capsys):
         recorder.close()
 
 
+def test_the_last_state_reaches_the_broker_before_the_tables_stop(broker):  # noqa: F811
+    """At full speed the hands end within one ``state_min_interval_s``: the rate-limited ``state`` leaf still
+    says the last hand's chips once the tables have stopped (as do ``counters`` their drained outboxes)."""
+    recorder = Watcher(broker.url, client_id="recorder")
+    try:
+        wait_for(lambda: recorder.client.subscribed, what="the recorder subscribed")
+        assert main(["sim", "--fleet", "3", "--broker", broker.url, "--site", SITE, "--hands", "4", "--rules",
+                     "jinzhou", "--seed", "5", "--quiet"]) == 0
+        wait_for(lambda: recorder.lt.call(lambda: recorder.consumer.by_kind.get("hand", 0)) == 12, what="12 hands")
+        last = recorder.lt.call(lambda: {e["table"]: e["data"] for e in recorder.consumer.events
+                                         if e["kind"] == "hand"})
+    finally:
+        recorder.close()
+    late = Watcher(broker.url, client_id="late")                     # what the broker holds now
+    try:
+        wait_for(lambda: all(late.view(t) is not None and late.view(t).online is False and late.view(t).counters
+                             for t in last), what="every table's retained leaves")
+        for table, hand in last.items():
+            view = late.view(table)
+            assert view.state["chips"] == hand["chips"] and view.state["hand"] >= hand["hand"] == 4, table
+            assert view.outbox_depth() == 0
+    finally:
+        late.close()
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--fleet", "2"], "--fleet needs --broker"),
     (["--broker", "mqtt://127.0.0.1:1883"], "--broker goes with --fleet"),
-    (["--fleet", "2", "--broker", "mqtts://127.0.0.1:8883"], "--broker: the simulated tables have no certificates"),
+    (["--fleet", "2", "--broker", "mqtts://127.0.0.1:8883"], "--broker mqtts://127.0.0.1:8883: the simulated tables "
+                                                              "need --ca FILE (the parlour's ca.crt) and --certs DIR"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--certs", "d"], "--certs goes with an mqtts:// --broker"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--ca", "ca.crt"], "--ca goes with an mqtts:// --broker"),
+    (["--ca", "ca.crt"], "--ca goes with --fleet N"),
+    (["--fleet", "2", "--broker", "mqtts://x", "--ca", "nowhere.crt", "--certs", "d"], "--ca: nowhere.crt: cannot be "
+                                                                                       "read (No such file"),
     (["--fleet", "2", "--broker", "http://x"], "--broker: 'http://x'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--site", "a/b"], "--site 'a/b'"),
     (["--fleet", "2", "--broker", "mqtt://x", "--one-cycle"], "--one-cycle does not go with --fleet"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--web", "8080", "--speed", "20"], "--web does not go with --fleet"),
+    (["--fleet", "2", "--broker", "mqtt://x", "--web-users", "u.toml"], "--web-users does not go with --fleet"),
     (["--fleet", "0", "--broker", "mqtt://x"], "argument --fleet"),
 ])
 def test_sim_fleet_arguments_are_checked_first(argv, words, capsys):

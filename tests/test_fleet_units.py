@@ -351,6 +351,31 @@ def test_leaves_and_bad_messages():
     assert c.feed(t.command("ack"), b"{}", NOW) is None
 
 
+def test_a_table_is_heard_when_it_spoke_not_when_the_broker_replayed_its_retained_leaves():
+    """``fleet watch --once`` after the table went offline: the broker's retained leaves arrive now, but the table
+    said them at their ``ts``; a live message is heard when it arrives."""
+    from firmware.cli.fleet_watch import render
+    from rich.console import Console
+
+    c = FleetConsumer("hall1")
+    t = topics.TableTopics("hall1", "t07")
+    src = messages.Source("hall1", "t07", "abc-1")
+    c.feed(t.avail, messages.avail(src, False, 1, 1, NOW - 900), NOW, retained=True)       # the Will: made at connect
+    c.feed(t.leaf(topics.Leaf.STATE), messages.retained(src, "state", {"hand": 4}, NOW - 600), NOW, retained=True)
+    c.feed(t.leaf(topics.Leaf.COUNTERS), messages.retained(src, "counters", {}, NOW - 610), NOW, retained=True)
+    assert c.tables["t07"].last_seen_s == NOW - 600                                      # the newest it said
+    console = Console(width=160, record=True)
+    console.print(render(c, NOW))
+    assert "600s" in console.export_text()
+    empty = Console(width=160, record=True)
+    empty.print(render(FleetConsumer("hall2"), NOW, "no table of site hall2 reached staff.viewer"))
+    assert "no table of site hall2 reached staff.viewer" in empty.export_text()   # (the live console's caption)
+    c.feed(t.leaf(topics.Leaf.META), messages.retained(src, "meta", {}, NOW + 50), NOW, retained=True)
+    assert c.tables["t07"].last_seen_s == NOW                                            # (a clock ahead: now)
+    c.feed(t.leaf(topics.Leaf.STATE), messages.retained(src, "state", {"hand": 5}, NOW - 5000), NOW + 2)
+    assert c.tables["t07"].last_seen_s == NOW + 2                                        # live: when it arrived
+
+
 def test_the_outbox_is_in_schema_2_and_written_in_the_batch_of_what_it_reports():
     """The table database's contract: the outbox's tables in schema 2, ``TableStore.add_event`` inside the batch
     that writes the scoreboard row (rolled back with it), the link's view over the same file."""

@@ -51,6 +51,8 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"{path}: ok (rule set {rs.rules.name}, {rs.rules.tile_set} tiles)")
             else:
                 cfg = load_table_config(path)
+                if cfg.fleet is not None:
+                    _check_fleet_files(cfg)
                 registry = load_table_registry(cfg) if cfg.reader.registry else None
                 sets = f", tile registry {'/'.join(registry.sets)}" if registry else ", no tile registry"
                 if registry and registry.unenrolled:
@@ -66,3 +68,14 @@ def run_check(args: argparse.Namespace) -> int:
             bad += 1
             print(exc, file=sys.stderr)
     return 1 if bad else 0
+
+
+def _check_fleet_files(cfg) -> None:
+    """The [fleet] section's files as the link will need them (ConfigError naming file, table and key)."""
+    from firmware.faults import ConfigError
+    from firmware.fleet.table_files import problem_lines
+    from hal.runtime import wall_clock_s
+
+    problems = problem_lines(cfg, wall_clock_s())
+    if problems:
+        raise ConfigError("\n".join(problems))

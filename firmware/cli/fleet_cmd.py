@@ -15,6 +15,7 @@ EPILOG = """examples:
   mjtable fleet certs ca --out parlour/ca --site hall1
   mjtable fleet certs server broker.hall1.lan 10.0.0.2 --ca parlour/ca --out parlour/broker
   mjtable fleet certs table t07 --ca parlour/ca --out parlour/tables
+  mjtable fleet certs table $(seq -f 't%03g' 20) --ca parlour/ca --out parlour/sim    # sim --fleet 20's tables
   mjtable fleet certs command-key --out parlour/keys --name hall1-cmd
   mjtable fleet broker-config --site hall1 --ca parlour/ca --server parlour/broker --out parlour/broker
   mjtable fleet watch --broker mqtts://broker.hall1.lan:8884 --site hall1 --ca parlour/ca/ca.crt \\
@@ -31,8 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = fleet.add_subparsers(dest="fleet_command", metavar="ACTION", required=True)
 
     broker = actions.add_parser("broker-config", help="write a Mosquitto configuration for the parlour",
-                                description="mosquitto.conf, acl, passwd (and the passwords in clear in "
-                                            "'credentials', mode 0600) into --out.")
+                                description="mosquitto.conf, acl, passwd, ca.crt, server.crt, server.key: what the "
+                                            "broker needs, into --out (and the passwords in clear in 'credentials', "
+                                            "mode 0600: not for the server).")
     broker.add_argument("--site", required=True, help="the site id (e.g. hall1)")
     broker.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the files")
     broker.add_argument("--ca", type=Path, required=True, metavar="DIR", help="the folder with the CA's ca.crt")
@@ -42,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     broker.add_argument("--staff-port", type=count(1, 65535), default=8884, help="staff and services (8884)")
     broker.add_argument("--plain-port", type=count(1, 65535), help="also plain MQTT on 127.0.0.1 (off)")
     broker.add_argument("--bind", default="", metavar="ADDRESS", help="the TLS listeners' address (default: all)")
+    broker.add_argument("--install-dir", type=Path, metavar="DIR",
+                        help="where the folder will be on the server, e.g. /etc/mosquitto/mjtable: the configuration "
+                             "names its files there (default: --out, on this machine)")
     broker.set_defaults(func=_broker_config)
 
     certs = actions.add_parser("certs", help="the parlour's CA, a table's or the broker's certificate, command keys")
@@ -51,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ca.add_argument("--site", default="parlour", help="named in the CA's certificate")
     ca.add_argument("--days", type=count(1, 36500), default=3650)
     ca.set_defaults(func=_certs_ca)
-    table = kinds.add_parser("table", help="a table's client certificate (CN = table id)")
-    table.add_argument("table_id")
+    table = kinds.add_parser("table", help="a table's client certificate (CN = table id); several ids, one each")
+    table.add_argument("table_id", nargs="+", metavar="TABLE_ID")
     table.add_argument("--ca", type=Path, required=True, metavar="DIR", help="the CA's folder")
     table.add_argument("--out", type=Path, required=True, metavar="DIR")
     table.add_argument("--days", type=count(1, 36500), default=825)
@@ -125,10 +130,16 @@ def _certs_ca(args: argparse.Namespace) -> int:
 
 def _certs_table(args: argparse.Namespace) -> int:
     from firmware.fleet.certs import make_table_cert
+    from firmware.fleet.topics import check_id
 
-    issued = make_table_cert(args.ca, args.table_id, args.out, _now(), days=args.days, replace=args.force)
-    print(f"table {args.table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
-          f"key_file)")
+    for table_id in args.table_id:                    # (every id checked before any certificate is written)
+        check_id(table_id, "table id")
+        if (args.out / f"{table_id}.key").exists() and not args.force:
+            raise FileExistsError(f"{args.out / f'{table_id}.key'} exists (give --force to replace it)")
+    for table_id in args.table_id:
+        issued = make_table_cert(args.ca, table_id, args.out, _now(), days=args.days, replace=args.force)
+        print(f"table {table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
+              f"key_file)")
     return 0
 
 
@@ -156,10 +167,15 @@ def _broker_config(args: argparse.Namespace) -> int:
 
     server = args.server or args.out
     write_broker_config(args.out, args.site, args.ca / "ca.crt", server / "server.crt", server / "server.key",
-                        Listeners(args.tls_port, args.staff_port, args.plain_port, args.bind))
-    print(f"written: {args.out / 'mosquitto.conf'}, acl, passwd, and the passwords in {args.out / 'credentials'} "
-          f"(hand them out, then delete it)")
-    print(f"run: mosquitto -c {args.out / 'mosquitto.conf'}")
+                        Listeners(args.tls_port, args.staff_port, args.plain_port, args.bind),
+                        install_dir=args.install_dir)
+    print(f"written: {args.out / 'mosquitto.conf'}, acl, passwd, ca.crt, server.crt, server.key, data/; and the "
+          f"passwords in {args.out / 'credentials'} (hand them out, then delete it; not for the server)")
+    if args.install_dir is not None:
+        print(f"on the server: the folder's files (but credentials) in {args.install_dir}, owned by mosquitto, then "
+              f"mosquitto -c {args.install_dir / 'mosquitto.conf'}")
+    else:
+        print(f"run: mosquitto -c {args.out / 'mosquitto.conf'}")
     return 0
 
 

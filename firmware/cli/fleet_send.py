@@ -83,7 +83,8 @@ class _Asker:
 
 
 def send(args: argparse.Namespace) -> int:
-    from firmware.cli.fleet_watch import client_settings
+    from firmware.cli.fleet_watch import client_settings, refused_advice
+    from firmware.fleet.adapter import refused_who
     from firmware.fleet.command_auth import ISSUER_RE, load_signing_key, sign_command
     from hal.mqtt_paho import MqttNetwork, PahoAdapter
     from hal.runtime import real_loop, wall_clock_s
@@ -110,8 +111,10 @@ def send(args: argparse.Namespace) -> int:
         adapter.disconnect()
         network.stop()
     if asker.answer is None:
-        print(f"mjtable: table {args.table}: {asker.error or f'no answer within {args.seconds:g} s'}",
-              file=sys.stderr)
+        error = asker.error or f"no answer within {args.seconds:g} s"
+        if asker.error.startswith("connect refused") and refused_who(asker.error):
+            error += f" ({refused_advice(args)})"
+        print(f"mjtable: table {args.table}: {error}", file=sys.stderr)
         return 1
     print(json.dumps(asker.answer, ensure_ascii=False))
     return 0 if asker.answer.get("ok") is True else 1

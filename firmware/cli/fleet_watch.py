@@ -4,7 +4,8 @@ The console is a :class:`~firmware.fleet.consumer.ConsumerClient` on the
 real-time loop: it subscribes to ``mj/v1/<site>/tbl/+/#`` and redraws a
 table in place twice a second (online or offline, state, hand, dealer,
 chips, outbox depth, seconds since last heard, active faults with their
-hints).
+hints).  A broker refusing the account stops it at once with what to do; a
+site with no table heard says why that may be (the ACL drops silently).
 ``--json`` prints one object per line for every change instead (a leaf, an
 ``avail``, a new event; duplicates are dropped).  ``--once`` waits until the
 broker has delivered what it holds (no message for half a second), prints
@@ -49,6 +50,23 @@ def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
                           key_file=str(args.key) if args.key else None, username=args.user, password=password)
 
 
+def refused_advice(args: argparse.Namespace) -> str:
+    """What to do when the broker refused who connected (its CONNACK's "Not authorized")."""
+    if args.user is None:
+        return ("this listener wants an account: give --user (e.g. staff.viewer) and --password-file (its "
+                "password, from the credentials file broker-config wrote)")
+    return (f"check --user {args.user} and --password-file: the account's password is in the credentials file "
+            f"broker-config wrote for this broker")
+
+
+def nothing_heard(args: argparse.Namespace) -> str:
+    """Why a site can show no table at all."""
+    who = args.user or "this connection"
+    return (f"no table of site {args.site} reached {who}: none has published, or the broker's ACL does not let {who} "
+            f"read site {args.site} (it drops what an account may not read without a word; a staff account reads "
+            f"the site broker-config --site made it for)")
+
+
 def _line(change: Change, view: TableView | None) -> dict[str, Any]:
     if change.what == "event":
         m = change.message
@@ -65,12 +83,13 @@ def _faults(view: TableView) -> str:
     return "\n".join(out) + (f"\n(+{len(view.faults) - 4} more)" if len(view.faults) > 4 else "")
 
 
-def render(consumer: FleetConsumer, now_s: float) -> Any:
-    """The site as a rich table."""
+def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
+    """The site as a rich table (``empty_hint``: its caption while no table was heard)."""
     from rich.table import Table
 
     table = Table(title=f"site {consumer.site}: {len(consumer.tables)} tables, "
-                        f"{sum(1 for v in consumer.tables.values() if v.online)} online", expand=False)
+                        f"{sum(1 for v in consumer.tables.values() if v.online)} online", expand=False,
+                  caption=empty_hint if not consumer.tables else None)
     for column in ("table", "link", "state", "hand", "dlr", "chips", "outbox", "heard"):
         table.add_column(column, no_wrap=True)
     table.add_column("faults: hint", overflow="fold", min_width=16)
@@ -103,6 +122,7 @@ def watch(args: argparse.Namespace) -> int:
 
     client = ConsumerClient(loop, PahoAdapter(network, loop.post, settings), consumer, wall_clock_s=wall_clock_s,
                             on_change=on_change, name=settings.client_id)
+    hint = nothing_heard(args)
     limit_s = args.seconds if args.seconds is not None else (5.0 if args.once else None)
     live = None
     try:
@@ -113,6 +133,9 @@ def watch(args: argparse.Namespace) -> int:
             live.start()
 
         def tick() -> None:
+            if client.refused:
+                loop.stop()
+                return
             quiet = state["last_message_s"] is not None and loop.now() - state["last_message_s"] >= QUIET_S
             if args.once and client.subscribed and (quiet or (state["last_message_s"] is None
                                                               and loop.now() >= 2 * QUIET_S)):
@@ -122,7 +145,7 @@ def watch(args: argparse.Namespace) -> int:
                 loop.stop()
                 return
             if live is not None:
-                live.update(render(consumer, wall_clock_s()))
+                live.update(render(consumer, wall_clock_s(), hint if client.subscribed else ""))
             loop.call_later(QUIET_S / 5 if args.once else REFRESH_S, tick)
 
         loop.call_later(0.0, client.start)
@@ -130,13 +153,19 @@ def watch(args: argparse.Namespace) -> int:
         loop.run_forever()
     finally:
         if live is not None:
-            live.update(render(consumer, wall_clock_s()))
+            live.update(render(consumer, wall_clock_s(), hint if client.subscribed else ""))
             live.stop()
         client.stop()
         network.stop()
+    if client.refused:
+        print(f"mjtable: {args.broker}: the broker refused {args.user or 'a connection without an account'}: "
+              f"{client.refused}: {refused_advice(args)}", file=sys.stderr)
+        return 1
     if not client.subscribed and not consumer.tables:
         print(f"mjtable: {args.broker}: no answer ({client.last_error or 'not connected'})", file=sys.stderr)
         return 1
+    if not consumer.tables:
+        print(f"mjtable: {hint}", file=sys.stderr)
     if args.once:
         if args.json:
             for name in sorted(consumer.tables):

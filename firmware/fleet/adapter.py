@@ -86,6 +86,15 @@ class MqttAdapter(Protocol):
         reason 0x04); nothing more is reported about it."""
 
 
+REFUSED_WHO = ("Not authorized", "Bad user name or password", "Bad authentication method", "Banned")
+
+
+def refused_who(reason: str) -> bool:
+    """Whether a refused connection's reason (the CONNACK's) is the broker refusing *who* connects (an account, a
+    certificate, none given): trying again will not change it; a person must."""
+    return any(words in reason for words in REFUSED_WHO)
+
+
 @dataclass(frozen=True)
 class BrokerAddress:
     """Where the broker listens: ``mqtt://host:port`` (plain) or ``mqtts://host:port`` (TLS)."""

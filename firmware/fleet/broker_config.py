@@ -1,7 +1,13 @@
 """A parlour's Mosquitto configuration: TLS listeners, the ACL that confines each table, hashed staff passwords.
 
-``write_broker_config`` writes into one folder:
+``write_broker_config`` writes into one folder everything the broker needs
+(and the passwords in clear, to hand out), so that the folder's files can
+be copied to the server as they are
+(``install_dir``: where it will be there; the configuration names its files
+by that path, Mosquitto taking no paths relative to its configuration):
 
+* ``ca.crt`` (the CA's certificate, never its key), ``server.crt`` and
+  ``server.key`` (copied in when made elsewhere);
 * ``mosquitto.conf``: anonymous access off; a TLS listener for the tables
   that requires a client certificate from the parlour's CA and takes its CN
   as the username (``require_certificate``, ``use_identity_as_username``);
@@ -17,7 +23,7 @@
   format (PBKDF2-SHA512, 101 iterations, 12-byte salt, both base64:
   ``$7$101$<salt>$<hash>``, as ``mosquitto_passwd`` writes them).
 * ``credentials``: the generated passwords in clear (mode 0600), to hand out
-  and then delete.
+  and then delete: the one file that is not for the server.
 
 Staff account names carry a ``.`` (``staff.viewer``), which no table id may,
 so an ACL pattern never makes a staff account a table or the reverse.
@@ -87,12 +93,12 @@ class Listeners:
     bind: str = ""                   # the address the TLS listeners take ('' = every address)
 
 
-def conf_text(site: str, out_dir: Path, ca_file: Path, cert_file: Path, key_file: Path,
-              listeners: Listeners = Listeners()) -> str:
-    out_dir = Path(out_dir).resolve()
+def conf_text(site: str, install_dir: Path, listeners: Listeners = Listeners()) -> str:
+    """``mosquitto.conf`` for the folder at ``install_dir`` (an absolute path) on the server."""
+    out_dir = Path(install_dir)
     bind = f" {listeners.bind}" if listeners.bind else ""
-    tls = "".join(f"{name} {Path(path).resolve()}\n" for name, path in (("cafile", ca_file), ("certfile", cert_file),
-                                                                      ("keyfile", key_file)))
+    tls = "".join(f"{name} {out_dir / file}\n" for name, file in (("cafile", "ca.crt"), ("certfile", "server.crt"),
+                                                                 ("keyfile", "server.key")))
     text = f"""# written by mjtable fleet broker-config for site {check_id(site, 'site')}
 per_listener_settings false
 allow_anonymous false
@@ -127,8 +133,9 @@ tls_version tlsv1.2
 
 def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path, key_file: Path,
                         listeners: Listeners = Listeners(),
-                        passwords: dict[str, str] | None = None) -> dict[str, str]:
-    """Write the configuration (see the module's docstring); returns every account's password.  Accounts not in
+                        passwords: dict[str, str] | None = None, install_dir: Path | None = None) -> dict[str, str]:
+    """Write the configuration (see the module's docstring) for the folder at ``install_dir`` on the server
+    (default: ``out_dir`` itself, on this machine); returns every account's password.  Accounts not in
     ``passwords`` get a random one."""
     check_id(site, "site")
     for path, what in ((ca_file, "--ca"), (cert_file, "the broker's certificate"), (key_file, "the broker's key")):
@@ -137,16 +144,37 @@ def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path
     unknown = set(passwords or {}) - set(ACCOUNTS)
     if unknown:
         raise ValueError(f"unknown account {sorted(unknown)[0]!r} (accounts: {', '.join(ACCOUNTS)})")
+    if install_dir is not None and not Path(install_dir).is_absolute():
+        raise ValueError(f"--install-dir {install_dir}: not an absolute path (where the folder will be on the "
+                         f"server, e.g. /etc/mosquitto/mjtable)")
     out_dir = Path(out_dir)
+    if (out_dir / "ca.key").exists():
+        raise ValueError(f"--out {out_dir}: holds the CA's key (ca.key); the broker's folder goes to the server, "
+                         f"the CA's key never: give --out another folder than the CA's")
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    for source, name, secret in ((ca_file, "ca.crt", False), (cert_file, "server.crt", False),
+                                 (key_file, "server.key", True)):
+        _copy_in(Path(source), out_dir / name, secret)
     chosen = {name: (passwords or {}).get(name) or secrets.token_urlsafe(18) for name in ACCOUNTS}
     _secret(out_dir / "passwd", "".join(f"{name}:{hash_password(pw)}\n" for name, pw in chosen.items()))
     _secret(out_dir / "credentials", "# the broker's accounts, in clear: hand them out, then delete this file\n"
             + "".join(f"{name} ({ACCOUNTS[name]}): {pw}\n" for name, pw in chosen.items()))
     _secret(out_dir / "acl", acl_text(site))
-    (out_dir / "mosquitto.conf").write_text(conf_text(site, out_dir, ca_file, cert_file, key_file, listeners),
+    (out_dir / "mosquitto.conf").write_text(conf_text(site, Path(install_dir or out_dir.resolve()), listeners),
                                             encoding="utf-8")
     return chosen
+
+
+def _copy_in(source: Path, target: Path, secret: bool) -> None:
+    """A certificate or key into the broker's folder (left as it is when it is there already)."""
+    if target.exists() and source.resolve() == target.resolve():
+        return
+    data = source.read_bytes()
+    if secret:
+        _secret(target, data.decode("ascii"))
+    else:
+        target.write_bytes(data)
+        os.chmod(target, 0o644)
 
 
 def _secret(path: Path, text: str) -> None:

@@ -19,7 +19,8 @@ starts the order again).
 :class:`ConsumerClient` connects a consumer to a broker through an
 :class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
 (``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
-same jittered backoff as a table.
+same jittered backoff as a table; a broker refusing *who* connects (a wrong
+password, no account) is not tried again (``refused``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter
+from firmware.fleet.adapter import InboundMessage, MqttAdapter, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.loop import Loop
 
@@ -115,8 +116,10 @@ class FleetConsumer:
         self.latencies_s: list[float] = []
         self._seen: dict[tuple[str, str], _SeqSet] = {}
 
-    def feed(self, topic: str, payload: bytes, received_s: float) -> Change | None:
-        """One received message; the change it made (None: not a topic of this site)."""
+    def feed(self, topic: str, payload: bytes, received_s: float, retained: bool = False) -> Change | None:
+        """One received message; the change it made (None: not a topic of this site).  ``retained``: the broker
+        delivered what it held (the table said it at the envelope's ``ts``, perhaps long ago), not a live
+        message: the table was last heard then, not at ``received_s``."""
         parsed = topics.parse(topic)
         if parsed is None or parsed.site != self.site or parsed.section in ("cmd", "resp"):
             return None
@@ -127,7 +130,7 @@ class FleetConsumer:
             log.warning("%s: %s", topic, exc)
             return Change(parsed.table, "bad", {})
         view = self.tables.setdefault(parsed.table, TableView(parsed.table))
-        view.last_seen_s = received_s
+        view.last_seen_s = max(view.last_seen_s, _heard_s(message, received_s, retained))
         if parsed.section == "evt":
             return self._event(view, message, received_s)
         if parsed.section == topics.Leaf.AVAIL.value:
@@ -195,6 +198,15 @@ class FleetConsumer:
                 "missing": sum(len(g) for g in self.gaps().values())}
 
 
+def _heard_s(message: dict, received_s: float, retained: bool) -> float:
+    """When the table said ``message``: a live one when it arrived, a retained one at its envelope's ``ts`` (never
+    later than its arrival, whatever the table's clock says)."""
+    ts = message.get("ts")
+    if retained and isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        return min(float(ts), received_s)
+    return received_s
+
+
 def _split_boot(boot_id: str) -> tuple[str, int]:
     """(db_id, boot number) of a ``boot_id``."""
     db, _, tail = boot_id.rpartition("-")
@@ -220,6 +232,7 @@ class ConsumerClient:
         self.connected = False
         self.subscribed = False
         self.last_error = ""
+        self.refused = ""                 # the broker refused who connects (no retry: a person must mend it)
         self._sub_token = -1
 
     def start(self) -> None:
@@ -238,6 +251,12 @@ class ConsumerClient:
         if session != self.session:
             return
         if not ok:
+            if refused_who(reason):
+                self.session += 1                 # (later reports of this connection: ignored)
+                self.refused = self.last_error = reason
+                log.info("consumer of %s: the broker refused the connection: %s (not tried again; the owner "
+                         "says what to do)", self.consumer.site, reason)
+                return
             self._retry(reason)
             return
         self.connected = True
@@ -272,6 +291,6 @@ class ConsumerClient:
                 log.error("consumer of %s: %s", self.consumer.site, self.last_error)
 
     def on_message(self, session: int, message: InboundMessage) -> None:
-        change = self.consumer.feed(message.topic, message.payload, self.wall_clock_s())
+        change = self.consumer.feed(message.topic, message.payload, self.wall_clock_s(), message.retain)
         if change is not None and self.on_change is not None:
             self.on_change(change)

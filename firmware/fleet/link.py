@@ -10,14 +10,18 @@ kept as ``last_error``: the table plays on).  What it does:
   ``first_connect_spread_s`` (seeded from the table id); a failed or lost
   connection is tried again after a jittered exponential backoff, reset
   once a connection has stayed up ``stable_s``.  Each connection is a new
-  *session* of this boot; its Will is ``avail`` offline naming it.
+  *session* of this boot; its Will is ``avail`` offline naming it.  A failure
+  is logged once while its reason stays the same; the broker refusing the
+  table itself (its CONNACK's "Not authorized", or its ACL refusing
+  messages) is an error saying what to do, kept as ``refusal``.
 * **Birth.** On each connection: ``avail`` online, ``meta``, ``state``,
   ``faults`` and ``counters``, all retained, then the subscriptions (the
   table's ``cmd/+`` and its own ``avail``: should a late Will of an older
   session overwrite the retained ``avail``, the link publishes online again).
 * **State.** :meth:`notify` says the status changed: ``faults`` is published
   at once when it differs, ``state`` at most once per ``state_min_interval_s``
-  (the last change always goes out), ``counters`` every ``counters_period_s``.
+  (the last change always goes out), ``counters`` every ``counters_period_s``;
+  :meth:`stop` publishes all three as they are before it disconnects.
 * **Events.** Outbox rows are published at QoS 1 in ``seq`` order, at most
   ``max_in_flight`` unacknowledged; each PUBACK marks its row sent (gathered
   into one write per ``mark_delay_s``).  After a reconnect every unsent row
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage
+from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.fleet.command_auth import CommandVerifier
 from firmware.fleet.command_desk import CommandDesk, CommandHandler
@@ -100,13 +104,17 @@ class FleetLink:
     args, issuer)`` carries out an authenticated ``ack`` and returns a
     JSON-able result, or raises :class:`CommandRefused` with the reason.
     ``wall_clock_s`` gives Unix seconds (timestamps and command expiry).
-    ``count_boot`` False: the table's wiring counted this boot already."""
+    ``count_boot`` False: the table's wiring counted this boot already.
+    ``on_refusal(why)`` is told, instead of the log, when the broker refuses
+    the table itself (``sim --fleet`` says it once for the whole fleet)."""
 
     def __init__(self, loop: Loop, adapter: MqttAdapter, outbox: Outbox, status: Callable[[], dict],
                  on_command: CommandHandler | None, *, site: str, table: str, meta: dict,
                  wall_clock_s: Callable[[], float], verifier: CommandVerifier | None = None,
-                 settings: LinkSettings = LinkSettings(), count_boot: bool = True) -> None:
+                 settings: LinkSettings = LinkSettings(), count_boot: bool = True,
+                 on_refusal: Callable[[str], None] | None = None) -> None:
         self.loop = loop
+        self.on_refusal = on_refusal
         self.adapter = adapter
         self.outbox = outbox
         self.status_source = status
@@ -132,6 +140,8 @@ class FleetLink:
         self._last_faults: Any = None
         self._counted_depth = 0                # the outbox depth the last counters leaf said
         self.last_error = ""
+        self.refusal = ""                      # the broker refused this table (its connection, or a message): why
+        self._said = ""                        # the last failure logged (the same one again is not repeated)
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
         self.desk = CommandDesk(self.topics, adapter, outbox, verifier, on_command, self.rebirth, self._publish_row,
@@ -154,8 +164,14 @@ class FleetLink:
 
     @_guarded
     def stop(self) -> None:
-        """End the link: the broker publishes this session's offline ``avail`` (a clean disconnect with the Will)."""
+        """End the link: what the table says now goes out first (``faults``, the ``state`` its rate limit held
+        back, the last ``counters``), ahead of the clean disconnect on the same connection; then the broker
+        publishes this session's offline ``avail`` (the Will)."""
         self._flush_marks()
+        if self._connected():
+            self._publish_faults()
+            self._publish_state()
+            self._publish_counters()
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
@@ -192,6 +208,7 @@ class FleetLink:
             depth = -1
         return {"state": self.state.value, "outbox_depth": depth, "in_flight": len(self._in_flight),
                 "session": self.session, "boot_id": self.source.boot_id, "last_error": self.last_error,
+                "refusal": self.refusal,
                 "errors": self.errors, **self.counts, "commands_done": self.desk.done,
                 "commands_refused": self.desk.refused, "resent": self.desk.resent}
 
@@ -233,7 +250,21 @@ class FleetLink:
             self.adapter.disconnect()
             self._lost(f"no answer from the broker within {self.settings.connect_timeout_s:g} s")
 
+    def _refused(self, why: str, said: str, hint: str) -> None:
+        """The broker refused the table itself: kept as ``refusal`` and said once (until a connection is
+        accepted) to ``on_refusal``, or logged as an error with what to do."""
+        if why == self.refusal:
+            log.debug("fleet link %s: %s", self.topics.table, said)
+            return
+        self.refusal = why
+        if self.on_refusal is not None:
+            self.on_refusal(why)
+        else:
+            log.error("fleet link %s: %s (%s)", self.topics.table, said, hint)
+
     def _lost(self, reason: str) -> None:
+        """Back off and try again; a failure is logged (a warning) when it differs from the last one logged, not
+        again at every retry, and not when the broker refused the table (:meth:`_refused` said it)."""
         self._flush_marks()
         for name in ("connect_timeout", "counters", "poll", "stable", "state"):
             self._cancel(name)
@@ -243,7 +274,12 @@ class FleetLink:
         self.counts["reconnects"] += 1
         self.state = LinkState.BACKING_OFF
         delay_s = self.backoff.next_delay_s()
-        log.warning("fleet link %s: %s; trying again in %.1f s", self.topics.table, reason, delay_s)
+        if reason == self._said or reason == self.refusal:
+            log.debug("fleet link %s: %s; trying again in %.1f s", self.topics.table, reason, delay_s)
+        else:
+            self._said = reason
+            log.warning("fleet link %s: %s; trying again in %.1f s (and on, not logged again while the reason stays "
+                        "the same)", self.topics.table, reason, delay_s)
         self._timer("connect", delay_s, self._connect)
 
     def _avail(self, online: bool) -> bytes:
@@ -255,11 +291,17 @@ class FleetLink:
         if session != self._live or self.state is not LinkState.CONNECTING:
             return
         if not ok:
+            if refused_who(reason):
+                why = f"connect refused: {reason}"
+                self._refused(why, f"{why}; trying again every {self.settings.backoff_max_s:g} s at most",
+                              f"the broker does not take this table: a table is known by its certificate, CN = its "
+                              f"table_id {self.topics.table}, on the tables' TLS listener (mqtts://HOST:8883 with "
+                              f"[fleet] ca_file, cert_file, key_file); a listener for accounts refuses it")
             self._lost(f"connect refused: {reason}")
             return
         self._cancel("connect_timeout")
         self.state = LinkState.CONNECTED
-        self.last_error = ""
+        self.last_error = self.refusal = self._said = ""
         self._cursor = 0
         self._in_flight.clear()
         log.info("fleet link %s: connected (boot %s, session %d)", self.topics.table, self.source.boot_id, session)
@@ -283,9 +325,11 @@ class FleetLink:
         seq = self._in_flight.pop(token, None)
         if not ok:
             self.counts["refused_by_broker"] += 1
-            self.last_error = f"the broker refused a message: {reason}"
-            log.error("fleet link %s: the broker refused %s: %s", self.topics.table,
-                      f"event {seq}" if seq is not None else "a message", reason)
+            self.last_error = why = f"the broker refused a message: {reason}"
+            self._refused(why, f"the broker refused {f'event {seq}' if seq is not None else 'a message'}: {reason}",
+                          f"its ACL lets a table write only under {topics.PREFIX}/<site>/tbl/<its certificate's "
+                          f"CN>/: is {self.topics.table} the certificate's CN and {self.topics.site} the broker's "
+                          f"site? further refusals on this connection are counted, not logged")
         elif seq is not None:
             self.counts["acked"] += 1
             self._to_mark.append(seq)

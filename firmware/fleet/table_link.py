@@ -29,6 +29,7 @@ from firmware.faults import ConfigError
 from firmware.fleet.adapter import MqttAdapter
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, load_verify_keys
 from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.table_files import problem_lines
 from firmware.fleet.table_status import table_meta, table_status
 from firmware.loop import Loop
 
@@ -48,13 +49,15 @@ class FleetPlug:
     """What an entry point hands in for telemetry: ``adapter(cfg, post)`` makes the table's MQTT client (its
     reports go through ``post``), ``wall_clock_s`` gives Unix seconds, ``loop`` is the link's loop (None: the
     table's own), ``settings`` override the section's (tests, the simulator); ``close`` ends what the adapter
-    needs (a table's network thread) once the link has stopped."""
+    needs (a table's network thread) once the link has stopped; ``on_refusal(table, why)`` is told when the
+    broker refuses the table (None: the link logs it)."""
 
     adapter: AdapterFactory
     wall_clock_s: Callable[[], float]
     loop: Loop | None = None
     settings: LinkSettings | None = None
     close: Callable[[], None] | None = None
+    on_refusal: Callable[[str, str], None] | None = None
 
 
 def settings_of(section: "FleetSection") -> LinkSettings:
@@ -96,7 +99,8 @@ class TableLink:
                               self._command, site=section.site, table=section.table_id,
                               meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
                               verifier=verifier, settings=plug.settings or settings_of(section),
-                              count_boot=False)      # (wire_table counts every power-on, link or not)
+                              count_boot=False,      # (wire_table counts every power-on, link or not)
+                              on_refusal=self._refused if plug.on_refusal is not None else None)
         self._posted = False
         self._subscriptions = [controller.bus.subscribe(topic, self._changed) for topic in WATCHED]
 
@@ -105,8 +109,17 @@ class TableLink:
         return self.link.topics.table
 
     def start(self) -> None:
+        """Start the link, unless a file of the ``[fleet]`` section is missing or wrong: then one error names it
+        (the table plays on; its events wait in its database until the file is mended and the service
+        restarted), rather than a bare errno or the broker's refusal at every retry."""
         log.info("fleet: table %s of site %s, broker %s", self.table_id, self.link.topics.site,
                  self.c.cfg.fleet.broker_url if self.c.cfg.fleet else "?")
+        problems = problem_lines(self.c.cfg)
+        if problems:
+            self.link.last_error = problems[0]
+            log.error("fleet link %s not started (the table plays on, its events wait in its database; mend the "
+                      "file, check it with mjtable config check, restart): %s", self.table_id, "; ".join(problems))
+            return
         self.link.start()
 
     def stop(self) -> None:
@@ -116,6 +129,10 @@ class TableLink:
         log.info("%s", self.link.status_line())
         if self.plug.close is not None:
             self.plug.close()
+
+    def _refused(self, why: str) -> None:
+        assert self.plug.on_refusal is not None
+        self.plug.on_refusal(self.table_id, why)
 
     def detach(self) -> None:
         """Hear nothing more from the table (its bus goes with this boot)."""
