@@ -72,11 +72,15 @@ def test_a_hundred_cycles_leave_nothing_behind():
     early = [seen[h] for h in range(2, 2 + WINDOW) if h in seen]
     late = [seen[h] for h in range(102, last + 1) if h in seen]
     assert len(early) == len(late) == WINDOW, f"the game stopped early: {run.record.faults[-3:]}"
-    timers = ("timers pending", "Handle objects")      # the world's own timers depend on where the tiles are
-    assert {k: v for k, v in _most(late).items() if k not in timers} == \
-        {k: v for k, v in _most(early).items() if k not in timers}
-    for key in timers:                                  # a timer left per cycle would be a hundred more
-        assert _most(late)[key] <= _most(early)[key] + 10, key
+    # The run's own lists must be the same.  Objects counted across the process (``gc``) may include what an
+    # earlier test in the same process left to the collector or a thread of its still finishing: a few either
+    # way; what a cycle left behind would be a hundred more.  The world's own timers depend on where the tiles are.
+    loose = {"timers pending": 10, "Handle objects": 10, "Subscription objects": 5, "Listening objects": 5,
+             "WallSession objects": 5, "WallRead objects": 5}
+    assert {k: v for k, v in _most(late).items() if k not in loose} == \
+        {k: v for k, v in _most(early).items() if k not in loose}
+    for key, slack in loose.items():
+        assert _most(late)[key] <= _most(early)[key] + slack, (key, _most(early)[key], _most(late)[key])
     assert early[0]["bus subscriptions"] > 3 and early[0]["reader tag listeners"] >= 1     # (counted for real)
     assert all(s["WallSession objects"] <= 6 for s in early + late)
 
