@@ -52,12 +52,43 @@ def test_a_hands_record_rows_cost_the_card_only_their_own_pages(tmp_path, monkey
         return (wal.stat().st_size - before) // (store_module.PAGE_SIZE + 24)
 
     actions = [(e, None, f"{e % 4} discard {e % 9 + 1}m") for e in range(160)]
-    appended = frames(lambda: rows.log_actions(7, actions))
-    assert rows.logged_actions(7) == actions
+    appended = frames(lambda: rows.log_actions(7, actions[:150]))
+    more = frames(lambda: rows.log_actions(7, actions[150:159] + [(159, 42, actions[159][2])]))
+    assert rows.logged_actions(7) == actions[:159] + [(159, 42, actions[159][2])]     # (the seq on its row's last)
     cleared = frames(rows.clear_log)
     assert rows.logged_actions(7) == []
-    assert appended <= 12, appended            # ~2.6 KB of lines in 512-byte pages
+    assert appended <= 8, appended             # ~2.4 KB of lines in 512-byte pages: one row and its overflow
+    assert more <= 3, more
     assert cleared <= 3, cleared               # the root and the free list, not every page again
+    store.close()
+
+
+def test_a_long_record_is_kept_deflated_and_a_damaged_one_costs_only_itself(tmp_path, caplog):
+    from firmware.controller.score_rows import ScoreRows
+
+    store = TableStore(tmp_path / "t.db")
+    rows = ScoreRows(store)
+    lines = [(e, None, f"{e % 4} discard {e % 9 + 1}m") for e in range(100)]
+    record = '{"actions": [%s]}' % ", ".join(f'"{a}"' for *_, a in lines)
+    with store.batch():
+        rows.log_actions(3, lines[:60])
+        rows.log_actions(3, lines[60:64])                 # short: kept as text
+        rows.log_actions(3, lines[64:])
+        game = rows.current_game("mcr", 0, 1)
+        rows.record_result(game, 3, 0, [1], False, [], "", 0, record)
+    kinds = [t for t, in store.read("SELECT typeof(action) FROM hand_log ORDER BY event")]
+    assert kinds == ["blob", "text", "blob"]
+    assert store.read("SELECT typeof(record), length(record) FROM hand_results")[0][0] == "blob"
+    assert store.read("SELECT length(record) FROM hand_results")[0][0] < len(record) / 3
+    assert rows.logged_actions(3) == lines and rows.hand_results(None)[0]["record"] == record
+
+    with store.batch():                                   # a flipped bit in the last row and in the result's record
+        store.write("UPDATE hand_log SET action = X'789c0000' WHERE event = 64")
+        store.write("UPDATE hand_results SET record = X'00ff' WHERE hand = 3")
+    assert rows.logged_actions(3) == lines[:64]
+    shown = rows.hand_results(None)[0]
+    assert shown["record"] == "" and shown["winners"] == [1]
+    assert "the record's row from action 64: not readable" in caplog.text and "hand 3: its record" in caplog.text
     store.close()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from firmware.controller import records as rec
@@ -26,6 +27,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SIDES = 4
+PACK_OVER_BYTES = 256          # text longer than this is kept deflated (a hand's record: ~2.5 KB to ~0.7 KB)
+
+
+def pack_text(text: str) -> str | bytes:
+    """``text`` as kept on the card: deflated when long (every 512-byte page less is one less written to an SD
+    card), as it is when short (readable with the ``sqlite3`` shell)."""
+    data = text.encode()
+    return zlib.compress(data, 9) if len(data) > PACK_OVER_BYTES else text
+
+
+def unpack_text(value: object, what: str) -> str:
+    """A column written by :func:`pack_text` (or before it, as text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return zlib.decompress(value).decode()
+        except (zlib.error, UnicodeDecodeError) as exc:
+            raise RecordError(f"{what}: not readable ({exc})") from None
+    raise RecordError(f"{what}: a value of the wrong type ({type(value).__name__})")
 
 
 class ScoreRows:
@@ -151,7 +172,8 @@ class ScoreRows:
         cur = self.store.write(
             "INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind, record) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (hand, game, dealer, json.dumps(winners), int(drawn),
-                                                   json.dumps(items, ensure_ascii=False), note, round_wind, record))
+                                                   json.dumps(items, ensure_ascii=False), note, round_wind,
+                                                   pack_text(record)))
         return cur.rowcount > 0
 
     def has_result(self, hand: int) -> bool:
@@ -184,8 +206,16 @@ class ScoreRows:
                         "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
                         "fans": [i.model_dump() for i in rec.from_json(rec.FANS, fans, f"hand {hand} fans")],
                         "note": note, "round_wind": round_wind, "payments": by_side, "money": payments,
-                        "record": record, "rules": rules})
+                        "record": self._record_text(hand, record), "rules": rules})
         return out
+
+    @staticmethod
+    def _record_text(hand: int, value: object) -> str:
+        try:
+            return unpack_text(value, f"hand {hand}: its record")
+        except RecordError as exc:               # (its result and payments stand; only the record is not shown)
+            log.error("%s", exc)
+            return ""
 
     def dealers(self, game: int) -> list[int]:
         """The dealer of each recorded hand of ``game``, in order (how far the deal has gone round)."""
@@ -193,14 +223,31 @@ class ScoreRows:
 
     # -- the hand in play's record ------------------------------------------------------------------------------
     def log_actions(self, hand: int, actions: list[tuple[int, int | None, str]]) -> None:
-        """Append ``(event, seq, action line)`` rows of the hand in play's record (in the caller's batch)."""
-        for event, seq, line in actions:
-            self.store.write("INSERT OR IGNORE INTO hand_log (hand, event, seq, action) VALUES (?, ?, ?, ?)",
-                             (hand, event, seq, line))
+        """Append ``(event, seq, action line)`` rows of the hand in play's record (in the caller's batch): the
+        lines of one call are one row (its first event, the last ``seq`` given, the lines joined by newlines),
+        so a hand's record costs the card its bytes, not a b-tree entry per action."""
+        if not actions:
+            return
+        events = [event for event, _seq, _line in actions]
+        if events != list(range(events[0], events[0] + len(events))) or any("\n" in a for *_, a in actions):
+            raise ValueError(f"hand {hand}: record rows must be consecutive single lines")
+        seq = max((s for _e, s, _a in actions if s is not None), default=None)
+        self.store.write("INSERT OR IGNORE INTO hand_log (hand, event, seq, action) VALUES (?, ?, ?, ?)",
+                         (hand, events[0], seq, pack_text("\n".join(line for *_, line in actions))))
 
     def logged_actions(self, hand: int) -> list[tuple[int, int | None, str]]:
-        return [(e, s, a) for e, s, a in self.store.read(
-            "SELECT event, seq, action FROM hand_log WHERE hand = ? ORDER BY event", (hand,))]
+        """The hand in play's record as written: ``(event, seq, line)`` per action, ``seq`` on the last action
+        of each written row (the highest the sender gave in it), None on the others."""
+        out: list[tuple[int, int | None, str]] = []
+        for first, seq, text in self.store.read(
+                "SELECT event, seq, action FROM hand_log WHERE hand = ? ORDER BY event", (hand,)):
+            try:
+                lines = unpack_text(text, f"hand {hand}: the record's row from action {first}").split("\n")
+            except RecordError as exc:            # (the hand goes on from what was read, as after a bad line)
+                log.error("%s", exc)
+                break
+            out.extend((first + i, seq if i == len(lines) - 1 else None, line) for i, line in enumerate(lines))
+        return out
 
     def clear_log(self, keep_hand: int | None = None) -> None:
         """Forget the record rows of every hand but ``keep_hand`` (in the caller's batch)."""

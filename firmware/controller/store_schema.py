@@ -62,7 +62,8 @@ CREATE TABLE stack_uids (id INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, side IN
 # hand's record, ``seq``: its place among that action's payments; the pair is unique, so a payment delivered
 # twice is kept once), a hand's result keeps the hand's record, a game may end (局结), the bookkeeping keeps
 # whether the last hand's first discard was followed (跟庄), and the hand in play's record so far is kept as
-# rows (``hand_log``: appended with the money it makes, cleared when the hand's result is written); the fleet's
+# rows (``hand_log``: appended with the money it makes, one row per write holding that write's consecutive action
+# lines from its ``event`` on, cleared when the hand's result is written); the fleet's
 # outbox (``fleet_meta``, ``outbox``, ``outbox_unsent``).
 SCHEMA_2_CHANGES = """
 CREATE TABLE payments_2 (id INTEGER PRIMARY KEY, game INTEGER NOT NULL, hand INTEGER NOT NULL,
