@@ -97,10 +97,25 @@ def test_sim_hands_must_be_a_positive_number(value, capsys):
 @FAST
 @given(option=st.sampled_from(["--rules", "--tiles", "--speed", "--auto-ack-s"]), value=BAD_NAME)
 def test_sim_choices(option, value, capsys):
-    if option == "--auto-ack-s" and value.strip().lower() == "none":
-        return
+    if option == "--auto-ack-s" and _a_duration(value):
+        return                              # (a valid value: the run would start)
     err = _run(["sim", option, value], capsys)
     assert option in err
+
+
+def _a_duration(text: str) -> bool:
+    from firmware.cli.arg_types import MAX_SECONDS
+    if text.strip().lower() == "none":
+        return True
+    try:
+        return 0 <= float(text) <= MAX_SECONDS          # (a NaN is not)
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e9", "-0.5", ""])
+def test_sim_auto_ack_takes_a_duration_only(value, capsys):
+    assert "--auto-ack-s" in _run(["sim", "--auto-ack-s", value], capsys)
 
 
 @FAST

@@ -64,7 +64,7 @@ def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
     (["--speed", "fast"], "'max' or a factor"),
     (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),
     (["--rules", "riichi"], "unknown rule set"),
-    (["--auto-ack-s", "-3"], "cannot be negative"),
+    (["--auto-ack-s", "-3"], "seconds from 0 to 604800 or 'none', not '-3'"),
     (["--hands", "0"], "--hands: 0: from 1 to 1000000"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv, words, capsys):

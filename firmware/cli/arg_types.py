@@ -30,8 +30,11 @@ def seconds(text: str) -> float:
 
 def seconds_or_zero(text: str) -> float:
     """A duration where 0 means 'not at all'."""
-    if text.strip() in ("0", "0.0"):
-        return 0.0
+    try:
+        if float(text) == 0:
+            return 0.0
+    except ValueError:
+        pass
     return seconds(text)
 
 

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from firmware.cli.arg_types import add_rules_option, count, seconds
+from firmware.cli.arg_types import MAX_SECONDS, add_rules_option, count, seconds
 from firmware.rules.registry import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
@@ -349,12 +349,14 @@ def _speed(text: str) -> float | None:
 
 
 def _auto_ack(text: str) -> float | None:
-    if text == "none":
+    """Seconds (0: at once, at most a week) or 'none'; not a NaN, an infinity or a negative."""
+    if text.strip().lower() == "none":
         return None
     try:
-        seconds = float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds or 'none', not {text!r}") from None
-    if seconds < 0:
-        raise argparse.ArgumentTypeError("--auto-ack-s cannot be negative")
-    return seconds
+    if not 0 <= value <= MAX_SECONDS:          # (a NaN compares false)
+        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds from 0 to {MAX_SECONDS:g} or 'none', "
+                                         f"not {text!r}")
+    return value
