@@ -97,7 +97,7 @@ def test_sim_hands_must_be_a_positive_number(value, capsys):
 @FAST
 @given(option=st.sampled_from(["--rules", "--tiles", "--speed", "--auto-ack-s"]), value=BAD_NAME)
 def test_sim_choices(option, value, capsys):
-    if option == "--auto-ack-s" and _a_duration(value):
+    if option == "--auto-ack-s" and _a_duration(value) or option == "--speed" and _a_speed(value):
         return                              # (a valid value: the run would start)
     err = _run(["sim", option, value], capsys)
     assert option in err
@@ -113,9 +113,23 @@ def _a_duration(text: str) -> bool:
         return False
 
 
+def _a_speed(text: str) -> bool:
+    if text.strip().lower() == "max":
+        return True
+    try:
+        return 0 < float(text) < float("inf")
+    except ValueError:
+        return False
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e9", "-0.5", ""])
 def test_sim_auto_ack_takes_a_duration_only(value, capsys):
     assert "--auto-ack-s" in _run(["sim", "--auto-ack-s", value], capsys)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-2"])
+def test_sim_speed_takes_a_positive_factor_only(value, capsys):
+    assert "--speed" in _run(["sim", "--speed", value], capsys)
 
 
 @FAST

@@ -59,7 +59,7 @@ def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--speed", "0"], "--speed must be positive"),
+    (["--speed", "0"], "--speed must be a positive number (1 = real time"),
     (["--inject", "power-cut"], "a power cut needs a time or an event"),
     (["--speed", "fast"], "'max' or a factor"),
     (["--inject", "melt:stacker1"], "unknown fault kind 'melt'"),

@@ -343,8 +343,9 @@ def _speed(text: str) -> float | None:
         speed = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--speed is 'max' or a factor of real time, not {text!r}") from None
-    if speed <= 0:
-        raise argparse.ArgumentTypeError("--speed must be positive (1 = real time)")
+    if not 0 < speed < float("inf"):              # (a NaN compares false)
+        raise argparse.ArgumentTypeError(f"--speed must be a positive number (1 = real time; as fast as it goes: "
+                                         f"'max'), not {text!r}")
     return speed
 
 
