@@ -12,6 +12,7 @@ thread), and a hand whose record cannot be settled said so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -232,6 +233,38 @@ def test_one_hold_at_a_time_and_only_its_own_session(web):
     foreign = web.client.post(f"/api/hold/{first['hold']}/alive")
     assert foreign.status_code == 404 and "another session" in foreign.json()["error"]
     assert web.client.post("/api/hold/nope/release").status_code == 404
+
+
+def test_two_presses_at_once_start_one_action_and_the_dead_man_watches_it():
+    """Two buttons pressed together (two fingers, two tabs): the second is refused before anything is sent,
+    so every action that starts has a hold whose dead-man stops it."""
+    from firmware.web.holds import Holds
+    from tests.web_fakes import FakeControl
+
+    async def scenario():
+        control, gate = FakeControl(), asyncio.Event()
+        plain = control.begin
+
+        async def slow_begin(request, timeout_s=600.0):        # (the controller's answer takes a while)
+            await gate.wait()
+            return await plain(request, timeout_s)
+        control.begin = slow_begin
+        holds = Holds(control, deadman_s=0.5)
+        first = asyncio.ensure_future(holds.start("s1", "ana", {"cmd": "jog", "mechanism": "turntable"}, 0.0))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(holds.start("s2", "bo", {"cmd": "jog", "mechanism": "stacker0"}, 0.0))
+        await asyncio.sleep(0)
+        gate.set()
+        first, second = await first, await second
+        await holds.sweep(1.0)                                  # no keep-alive: the dead-man stops the jog
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return control, first, second
+
+    control, first, second = asyncio.run(scenario())
+    assert first["ok"] and not second["ok"] and "ana is starting a held action" in second["error"]
+    assert control.requests[0] == {"cmd": "jog", "mechanism": "turntable"} and len(control.helds) == 1
+    assert {"cmd": "stop"} in control.requests and control.helds[0].closed
 
 
 def test_pages_read_the_table_database_read_only(web, table_db):

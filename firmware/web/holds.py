@@ -51,6 +51,7 @@ class Holds:
     def __init__(self, control: Control, deadman_s: float = DEADMAN_S) -> None:
         self.control, self.deadman_s = control, deadman_s
         self.current: Hold | None = None
+        self.starting: str | None = None          # who is starting one (the slot is taken before the first await)
         self.finished: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @property
@@ -58,15 +59,22 @@ class Holds:
         return self.current is not None and self.current.answer is None
 
     async def start(self, session: str, user: str, request: dict[str, Any], now_s: float) -> dict[str, Any]:
-        """Start a held action (a ``jog`` or ``test`` request for the controller)."""
+        """Start a held action (a ``jog`` or ``test`` request for the controller).  Two presses at once (two
+        fingers, two tabs, two technicians): the second is refused before anything is sent, so no action can
+        start that no hold watches."""
         if self.running:
             assert self.current is not None
             return {"ok": False, "error": f"{self.current.what} is held by {self.current.user}: wait for it to end"}
+        if self.starting is not None:
+            return {"ok": False, "error": f"{self.starting} is starting a held action: wait for it to end"}
         what = f"{request['cmd']} {request.get('mechanism') or request.get('name')}"
+        self.starting = user
         try:
             held = await self.control.begin(request)
         except (ConnectionError, OSError) as exc:
             return {"ok": False, "error": str(exc)}
+        finally:
+            self.starting = None
         hold = Hold(secrets.token_urlsafe(12), session, user, what, now_s + self.deadman_s, held)
         self.current = hold
         held.answer.add_done_callback(lambda done: self._answered(hold, done))
