@@ -32,6 +32,8 @@ from firmware.web.sessions import IDLE_S
 from sim.table_run import SimRun
 from tests.web_fakes import STATUS, WebTable
 
+WAIT_S = 20.0           # the longest a test thread here waits for another (it never needs that long)
+
 
 @pytest.fixture(scope="module")
 def table_db(tmp_path_factory):
@@ -123,6 +125,44 @@ def test_login_throttling_and_the_session_cookie(web):
     assert page.status_code == 200 and "in_play" in page.text and "tech (technician)" in page.text
     unknown = web.client.post("/login", data={"user": "nobody", "password": "whatever-1234"})
     assert unknown.status_code == 401
+
+
+def test_parallel_wrong_logins_are_not_all_verified(web):
+    """Fifty wrong passwords posted at once: one is checked at a time per address and name, each counted
+    before it is checked, so at most the free failures are verified; the rest are refused (429)."""
+    import httpx
+
+    from firmware.web.sessions import FREE_FAILURES
+
+    users, verified, release = web.state.settings.users, [], threading.Event()
+    plain = users.verify
+
+    def counting_verify(name, password):
+        verified.append(name)
+        release.wait(WAIT_S)                         # (held until every request has been answered or queued)
+        return plain(name, password)
+    users.verify = counting_verify
+
+    async def fifty():
+        transport = httpx.ASGITransport(app=web.client.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver",
+                                     headers={"origin": "http://testserver"}) as client:
+            posts = [asyncio.ensure_future(client.post("/login", data={"user": "tech", "password": f"guess-{n}"}))
+                     for n in range(50)]
+            for _ in range(5000):                     # until each is answered or being checked
+                if sum(p.done() for p in posts) + len(verified) >= len(posts):
+                    break
+                await asyncio.sleep(0)
+            release.set()
+            return [(await p).status_code for p in posts]
+
+    try:
+        codes = web.client.portal.call(fifty)
+    finally:
+        release.set()
+        users.verify = plain
+    assert len(verified) <= FREE_FAILURES and codes.count(401) == len(verified)
+    assert codes.count(429) == 50 - len(verified)
 
 
 def test_sessions_end_idle_and_at_logout(web):
