@@ -54,7 +54,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, parse_request, reply_timeout_s
-from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed, parse_subscribe
+from hal.diag_socket_feed import FEED, FeedServing
+from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed
 from hal.socket_path import DiagSocketError, listening_socket, remove_own_socket
 
 __all__ = ["DiagSocketError", "DiagSocketServer"]
@@ -68,7 +69,6 @@ ACCEPT_BACKOFF_S = 0.1               # out of descriptors with nothing to spare:
 _RECV_BYTES = 64 * 1024
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 SUBSCRIBER_SNDBUF_BYTES = 64 * 1024  # what the kernel holds for a subscriber that does not read (then: stalled)
-_FEED = 0                            # the number under which the subscriptions' status requests are answered
 
 Reply = Callable[[dict[str, Any]], None]
 
@@ -89,7 +89,7 @@ class _Connection:
         self.closing = False                     # close once the outbox is written
 
 
-class DiagSocketServer:
+class DiagSocketServer(FeedServing):
     def __init__(self, path: str | Path, post: Callable[..., None],
                  handle: Callable[[dict[str, Any], Reply], None],
                  group: str | None = "mjtable-tech", mode: int = 0o660, *,
@@ -368,7 +368,7 @@ class DiagSocketServer:
                 number, request, answer = self._answers.get_nowait()
             except queue.Empty:
                 return
-            if number == _FEED:
+            if number == FEED:
                 self._feed.answered(answer if isinstance(answer, dict) else {}, time.monotonic())
                 continue
             conn = self._conns.get(number)
@@ -377,70 +377,6 @@ class DiagSocketServer:
             conn.waiting = None
             self._send(conn, answer)
             self._next_request(conn)
-
-    # -- subscriptions -------------------------------------------------------------------------------
-    def _subscription_request(self, conn: _Connection, request: dict[str, Any]) -> bool:
-        """Subscribe and unsubscribe are the server's own; a subscribed connection takes nothing else.
-        True when the request was handled here."""
-        cmd = request.get("cmd")
-        if conn.number in self._feed.subscribers:
-            if cmd == "unsubscribe":
-                self._feed.remove(conn.number)
-                self._count_changed_notify()
-                self._send(conn, {"ok": True, "unsubscribed": True})
-            else:
-                self._send(conn, {"ok": False, "error": "this connection is subscribed: it takes only "
-                                                        "unsubscribe (open another connection for requests)"})
-            return True
-        if cmd == "unsubscribe":
-            self._send(conn, {"ok": False, "error": "not subscribed"})
-            return True
-        if cmd != "subscribe":
-            return False
-        try:
-            tick_s, components = parse_subscribe(request)
-        except BadRequest as exc:
-            self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
-            return True
-        try:
-            conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.subscriber_sndbuf_bytes)
-        except OSError:
-            pass
-        self._feed.add(conn.number, tick_s, components, time.monotonic())
-        self._count_changed_notify()
-        return True
-
-    def _feed_tick(self) -> None:
-        """Ask the loop for the status when a tick is due; write each subscriber its line; drop the stalled."""
-        feed = self._feed
-        if not feed.subscribers:
-            return
-        now = time.monotonic()
-        if feed.should_ask(now):
-            feed.asked(now)
-            self._requests += 1
-            try:
-                self._post(self._handle, {"cmd": "status", "client": _FEED}, self._replier(_FEED, self._requests))
-            except Exception as exc:  # noqa: BLE001 - told to the subscribers in their heartbeats
-                log.exception("diag socket: asking for the status failed")
-                feed.answered({"ok": False, "error": f"the controller cannot take requests: {exc}"}, now)
-        waiting = {n for n in feed.subscribers if n in self._conns and self._conns[n].outbox}
-        lines, stalled = feed.lines(now, waiting)
-        for number, line in lines:
-            if number in self._conns:
-                self._send(self._conns[number], line)
-        for number in feed.refused():
-            feed.remove(number)
-            self._count_changed_notify()
-        for number in stalled:
-            feed.remove(number)
-            self._count_changed_notify()
-            conn = self._conns.get(number)
-            if conn is not None:
-                why = f"too slow: took no line for {feed.stalled_s:g} s; subscribe again"
-                log.warning("diag socket: subscriber %d dropped: %s", number, why)
-                self._send(conn, {"ok": False, "dropped": why, "error": f"dropped: {why}"})
-                self._finish(conn)
 
     def _give_up(self, conn: _Connection) -> None:
         """The request under way will not be answered to this client: stop what it started."""
