@@ -259,6 +259,18 @@ def test_hold_to_run_keepalives_release_and_the_dead_man(web):
     assert bad.status_code == 400 and "a hold is a jog of" in bad.json()["error"]
 
 
+def test_the_dead_man_stops_a_held_jog_when_the_hubs_tick_fails(web, monkeypatch):
+    web.login("tech")
+    assert web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()["ok"]
+
+    async def broken_tick(now_s):
+        raise RuntimeError("the hub is broken")
+    monkeypatch.setattr(web.state.hub, "tick", broken_tick)
+    web.tick(0.3)
+    web.tick(0.3)                                        # 0.6 s without a keep-alive, every hub tick failing
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
+
+
 async def _answer(held, answer) -> None:
     held.answer.set_result(answer)
 
