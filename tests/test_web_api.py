@@ -338,6 +338,28 @@ def test_pages_read_the_table_database_read_only(web, table_db):
         read_only_connect(str(table_db)).execute("DELETE FROM faults")
 
 
+def test_the_hand_page_reads_only_its_hand(table_db, monkeypatch):
+    """Hand 1 of a database of hands: its deal row, its result and its payments, none of the later hands'."""
+    statements: list[str] = []
+    plain = records.read_only_connect
+
+    def traced(path, **kwargs):
+        connection = plain(path, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+    monkeypatch.setattr(records, "read_only_connect", traced)
+    table = records.TableRecords(table_db)
+    try:
+        asyncio.run(table.read(lambda store: None))     # (opening checks the database: not the page's reads)
+        statements.clear()
+        dealt, result = asyncio.run(table.hand(1))
+    finally:
+        table.close()
+    assert dealt["hand"] == 1 and result["hand"] == 1 and len(results_of(table_db)) == 3
+    reads = [s for s in statements if any(t in s for t in (" hands ", "hand_results", "payments"))]
+    assert len(reads) == 3 and all("hand = 1" in s for s in reads), reads
+
+
 def test_payments_by_reason_and_the_hand_view():
     money = [{"event": 3, "seq": 0, "payer": 2, "payee": 1, "amount": 12, "reason": "melded_kong", "held": False},
              {"event": 9, "seq": 0, "payer": 0, "payee": 3, "amount": 8, "reason": "win", "held": False},
