@@ -271,6 +271,38 @@ def test_the_dead_man_stops_a_held_jog_when_the_hubs_tick_fails(web, monkeypatch
     assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
 
 
+def test_follow_reconnects_after_any_error_of_the_subscription():
+    from firmware.web.hub import Hub, follow
+
+    class Control:
+        subscriptions = 0
+
+        async def subscribe(self):
+            Control.subscriptions += 1
+            if Control.subscriptions == 1:
+                raise RuntimeError("a bug in the client")
+            yield {"ok": True, "snapshot": STATUS, "at_s": 1.0}
+            await asyncio.Event().wait()
+
+    async def scenario():
+        clock = [0.0]
+        hub = Hub(lambda: clock[0])
+        following = asyncio.ensure_future(follow(Control(), hub))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        lost = dict(hub.link)
+        clock[0] = 1.0
+        await hub.tick(clock[0])                          # the retry is due
+        for _ in range(5):
+            await asyncio.sleep(0)
+        following.cancel()
+        return lost, dict(hub.link), following
+
+    lost, back, following = asyncio.run(scenario())
+    assert not lost["up"] and "a bug in the client" in lost["reason"]
+    assert back == {"up": True, "reason": None} and Control.subscriptions == 2
+
+
 async def _answer(held, answer) -> None:
     held.answer.set_result(answer)
 
