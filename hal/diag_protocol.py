@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 REPLY_TIMEOUT_S = 60.0
 MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
+MIN_REPLY_TIMEOUT_S = 0.1            # (a shorter one only makes requests pile up on the loop)
 MAX_LINE_BYTES = 64 * 1024
 CONNECT_TIMEOUT_S = 10.0             # a client waits this long for the server to accept
 
@@ -45,7 +46,7 @@ def parse_request(line: bytes) -> dict[str, Any]:
 
 
 def reply_timeout_s(request: dict[str, Any]) -> float:
-    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), within 0..4 h."""
+    """How long the server waits for the loop: the request's ``timeout_s`` (long tests), within 0.1 s..4 h."""
     value = request.get("timeout_s", REPLY_TIMEOUT_S)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise BadRequest(f"timeout_s is a number of seconds, not {value!r:.40}")
@@ -53,16 +54,18 @@ def reply_timeout_s(request: dict[str, Any]) -> float:
         seconds = float(value)
     except OverflowError:
         seconds = math.inf
-    if not (math.isfinite(seconds) and 0 < seconds <= MAX_REPLY_TIMEOUT_S):
-        raise BadRequest(f"timeout_s between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {value!r:.40}")
+    if not (math.isfinite(seconds) and MIN_REPLY_TIMEOUT_S <= seconds <= MAX_REPLY_TIMEOUT_S):
+        raise BadRequest(f"timeout_s between {MIN_REPLY_TIMEOUT_S:g} and {MAX_REPLY_TIMEOUT_S:g} s, "
+                         f"not {value!r:.40}")
     return seconds
 
 
 def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
     """One request to a running controller's diag socket; the server waits as long as the client."""
     if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
-            and 0 < timeout_s <= MAX_REPLY_TIMEOUT_S):
-        raise ValueError(f"a timeout between 0 and {MAX_REPLY_TIMEOUT_S:g} s, not {timeout_s!r}")
+            and MIN_REPLY_TIMEOUT_S <= timeout_s <= MAX_REPLY_TIMEOUT_S):
+        raise ValueError(f"a timeout between {MIN_REPLY_TIMEOUT_S:g} and {MAX_REPLY_TIMEOUT_S:g} s, "
+                         f"not {timeout_s!r}")
     request = {**request, "timeout_s": timeout_s}
     with _connect(path) as sock:
         sock.settimeout(timeout_s + 5.0)

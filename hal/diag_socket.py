@@ -16,9 +16,14 @@ that no client, careless or hostile, can take the controller down:
   answered with an error and the connection closed (nothing longer is kept);
 * a connection that sends nothing for ``idle_timeout_s`` (60 s) while no
   request of its own is under way is told so and closed;
+* at most ``max_queued`` requests (64) of all clients together wait on the
+  loop (posted, not yet run): one more is answered ``{"ok": false, "error":
+  "busy ..."}``; a connection whose request timed out takes its next one
+  only once the loop has run that request, so a client that asks again and
+  again with short timeouts cannot fill the loop's queue;
 * every line that is not a request (not UTF-8, not JSON, nested too deep,
   not an object, a ``timeout_s`` that is not a number of seconds within
-  0..4 h) is answered with ``{"ok": false, "error": ...}``;
+  0.1 s..4 h) is answered with ``{"ok": false, "error": ...}``;
 * running out of file descriptors does not end the accept loop: the client
   is told, the server backs off briefly and goes on accepting.
 
@@ -54,7 +59,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, parse_request, reply_timeout_s
-from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed, parse_subscribe
+from hal.diag_socket_feed import FEED, FeedServing
+from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed
 from hal.socket_path import DiagSocketError, listening_socket, remove_own_socket
 
 __all__ = ["DiagSocketError", "DiagSocketServer"]
@@ -62,20 +68,21 @@ __all__ = ["DiagSocketError", "DiagSocketServer"]
 log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32
+MAX_QUEUED = 64                      # client requests posted to the loop and not yet run, all clients together
 IDLE_TIMEOUT_S = 60.0
 BACKLOG = 64
 ACCEPT_BACKOFF_S = 0.1               # out of descriptors with nothing to spare: try again after this
 _RECV_BYTES = 64 * 1024
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+_RAN = object()                      # on the answer queue: the loop has run this request (its answer may follow)
 SUBSCRIBER_SNDBUF_BYTES = 64 * 1024  # what the kernel holds for a subscriber that does not read (then: stalled)
-_FEED = 0                            # the number under which the subscriptions' status requests are answered
 
 Reply = Callable[[dict[str, Any]], None]
 
 
 class _Connection:
-    __slots__ = ("sock", "number", "inbox", "outbox", "waiting", "deadline", "timeout_s", "last_active",
-                 "closing")
+    __slots__ = ("sock", "number", "inbox", "outbox", "waiting", "queued", "deadline", "timeout_s",
+                 "last_active", "closing")
 
     def __init__(self, sock: socket.socket, number: int, now: float) -> None:
         self.sock = sock
@@ -83,17 +90,19 @@ class _Connection:
         self.inbox = bytearray()
         self.outbox = bytearray()
         self.waiting: int | None = None          # the request under way (its number), None: none
+        self.queued: int | None = None           # its request the loop has not run yet (even if timed out)
         self.deadline = 0.0                      # when the request under way is given up
         self.timeout_s = 0.0
         self.last_active = now
         self.closing = False                     # close once the outbox is written
 
 
-class DiagSocketServer:
+class DiagSocketServer(FeedServing):
     def __init__(self, path: str | Path, post: Callable[..., None],
                  handle: Callable[[dict[str, Any], Reply], None],
                  group: str | None = "mjtable-tech", mode: int = 0o660, *,
-                 max_connections: int = MAX_CONNECTIONS, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 max_connections: int = MAX_CONNECTIONS, max_queued: int = MAX_QUEUED,
+                 idle_timeout_s: float = IDLE_TIMEOUT_S,
                  max_line_bytes: int = MAX_LINE_BYTES, stalled_s: float = STALLED_S,
                  heartbeat_s: float = HEARTBEAT_S, subscriber_sndbuf_bytes: int = SUBSCRIBER_SNDBUF_BYTES) -> None:
         self.path = Path(path)
@@ -101,6 +110,7 @@ class DiagSocketServer:
         self._handle = handle
         self.group, self.mode = group, mode
         self.max_connections = max_connections
+        self.max_queued = max_queued
         self.idle_timeout_s = idle_timeout_s
         self.max_line_bytes = max_line_bytes
         self.subscriber_sndbuf_bytes = subscriber_sndbuf_bytes
@@ -117,6 +127,7 @@ class DiagSocketServer:
         self._conns: dict[int, _Connection] = {}
         self._numbers = 0
         self._requests = 0
+        self._queued: set[int] = set()             # the client requests posted to the loop and not run yet
         self._reserve: int | None = None         # a descriptor kept to refuse a client when there are none left
         self._accept_paused_until: float | None = None
         self._short_of_files = False               # (logged once until a client is accepted again)
@@ -322,7 +333,8 @@ class DiagSocketServer:
 
     def _next_request(self, conn: _Connection) -> None:
         """Take the next whole line as a request, one at a time, each once the last answer is written."""
-        while conn.waiting is None and not conn.outbox and not conn.closing and conn.number in self._conns:
+        while (conn.waiting is None and conn.queued is None and not conn.outbox and not conn.closing
+               and conn.number in self._conns):
             end = conn.inbox.find(b"\n", 0, self.max_line_bytes + 1)
             if end < 0:
                 if len(conn.inbox) > self.max_line_bytes:
@@ -343,17 +355,32 @@ class DiagSocketServer:
             return
         if self._subscription_request(conn, request):
             return
+        if len(self._queued) >= self.max_queued:
+            self._send(conn, {"ok": False, "error": f"busy: {len(self._queued)} requests wait for the controller's "
+                                                    f"loop; try again later"})
+            return
         request.pop("client_gone", None)
         request["client"] = conn.number
         self._requests += 1
-        conn.waiting, conn.timeout_s = self._requests, timeout_s
-        conn.deadline = time.monotonic() + timeout_s
+        number = self._requests
+        conn.waiting = conn.queued = number
+        conn.timeout_s, conn.deadline = timeout_s, time.monotonic() + timeout_s
+        self._queued.add(number)
         try:
-            self._post(self._handle, request, self._replier(conn.number, self._requests))
+            self._post(self._counted(conn.number, number), request, self._replier(conn.number, number))
         except Exception as exc:  # noqa: BLE001 - answered, never raised into the accept loop
             log.exception("diag socket: posting a request failed")
-            conn.waiting = None
+            conn.waiting = conn.queued = None
+            self._queued.discard(number)
             self._send(conn, {"ok": False, "error": f"the controller cannot take requests: {exc}"})
+
+    def _counted(self, number: int, request: int) -> Callable[[dict[str, Any], Reply], None]:
+        """The handler posted to the loop: tells this server the request is run (off the queue), then runs it."""
+        def run(body: dict[str, Any], reply: Reply) -> None:
+            self._answers.put((number, request, _RAN))
+            self._wake()
+            self._handle(body, reply)
+        return run
 
     def _replier(self, number: int, request: int) -> Reply:
         """The reply function handed to the loop: called on the loop's thread, at most once counts."""
@@ -368,79 +395,21 @@ class DiagSocketServer:
                 number, request, answer = self._answers.get_nowait()
             except queue.Empty:
                 return
-            if number == _FEED:
+            if number == FEED:
                 self._feed.answered(answer if isinstance(answer, dict) else {}, time.monotonic())
                 continue
             conn = self._conns.get(number)
+            if answer is _RAN:
+                self._queued.discard(request)
+                if conn is not None and conn.queued == request:
+                    conn.queued = None
+                    self._next_request(conn)
+                continue
             if conn is None or conn.waiting != request:
                 continue                               # its client went away, or was told it timed out
             conn.waiting = None
             self._send(conn, answer)
             self._next_request(conn)
-
-    # -- subscriptions -------------------------------------------------------------------------------
-    def _subscription_request(self, conn: _Connection, request: dict[str, Any]) -> bool:
-        """Subscribe and unsubscribe are the server's own; a subscribed connection takes nothing else.
-        True when the request was handled here."""
-        cmd = request.get("cmd")
-        if conn.number in self._feed.subscribers:
-            if cmd == "unsubscribe":
-                self._feed.remove(conn.number)
-                self._count_changed_notify()
-                self._send(conn, {"ok": True, "unsubscribed": True})
-            else:
-                self._send(conn, {"ok": False, "error": "this connection is subscribed: it takes only "
-                                                        "unsubscribe (open another connection for requests)"})
-            return True
-        if cmd == "unsubscribe":
-            self._send(conn, {"ok": False, "error": "not subscribed"})
-            return True
-        if cmd != "subscribe":
-            return False
-        try:
-            tick_s, components = parse_subscribe(request)
-        except BadRequest as exc:
-            self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
-            return True
-        try:
-            conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.subscriber_sndbuf_bytes)
-        except OSError:
-            pass
-        self._feed.add(conn.number, tick_s, components, time.monotonic())
-        self._count_changed_notify()
-        return True
-
-    def _feed_tick(self) -> None:
-        """Ask the loop for the status when a tick is due; write each subscriber its line; drop the stalled."""
-        feed = self._feed
-        if not feed.subscribers:
-            return
-        now = time.monotonic()
-        if feed.should_ask(now):
-            feed.asked(now)
-            self._requests += 1
-            try:
-                self._post(self._handle, {"cmd": "status", "client": _FEED}, self._replier(_FEED, self._requests))
-            except Exception as exc:  # noqa: BLE001 - told to the subscribers in their heartbeats
-                log.exception("diag socket: asking for the status failed")
-                feed.answered({"ok": False, "error": f"the controller cannot take requests: {exc}"}, now)
-        waiting = {n for n in feed.subscribers if n in self._conns and self._conns[n].outbox}
-        lines, stalled = feed.lines(now, waiting)
-        for number, line in lines:
-            if number in self._conns:
-                self._send(self._conns[number], line)
-        for number in feed.refused():
-            feed.remove(number)
-            self._count_changed_notify()
-        for number in stalled:
-            feed.remove(number)
-            self._count_changed_notify()
-            conn = self._conns.get(number)
-            if conn is not None:
-                why = f"too slow: took no line for {feed.stalled_s:g} s; subscribe again"
-                log.warning("diag socket: subscriber %d dropped: %s", number, why)
-                self._send(conn, {"ok": False, "dropped": why, "error": f"dropped: {why}"})
-                self._finish(conn)
 
     def _give_up(self, conn: _Connection) -> None:
         """The request under way will not be answered to this client: stop what it started."""

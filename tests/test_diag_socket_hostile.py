@@ -142,6 +142,7 @@ BAD_LINES = [
     (b"\n", "bad request"),
     (b'{"cmd": "state", "timeout_s": -5}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": 0}\n', "timeout_s"),
+    (b'{"cmd": "state", "timeout_s": 1e-9}\n', "between 0.1 and"),
     (b'{"cmd": "state", "timeout_s": NaN}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": 1e400}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": 1e9}\n', "timeout_s"),
@@ -282,6 +283,41 @@ def test_an_idle_connection_is_closed_but_a_waiting_request_is_not(table):
         waiting.sendall(b'{"cmd": "state", "timeout_s": 0.5}\n')
         answer = _lines(waiting, 1)[0]               # answered at its own timeout, not closed as idle
         assert not answer["ok"] and "did not answer within 0.5 s" in answer["error"]
+    assert table.ask({"cmd": "state"})["ok"]
+
+
+def _handed_over_now(table: Served, cmd: str) -> int:
+    """How many requests with this ``cmd`` the server has handed to the loop since the last count."""
+    count = 0
+    while not table.requests.empty():
+        count += table.requests.get_nowait().get("cmd") == cmd
+    return count
+
+
+def test_requests_with_tiny_timeouts_cannot_fill_the_loops_queue(table):
+    """A client that times out and asks again, and again: a connection takes its next request only once the
+    loop has run the last one, and all clients together have at most ``max_queued`` waiting on the loop."""
+    table.serve(max_queued=4)
+    hog = _connect(table.path)                       # the loop is not driven: nothing posted is run
+    hog.sendall(b'{"cmd": "state", "timeout_s": 0.1}\n' + b'{"cmd": "state", "timeout_s": 20}\n' * 2)
+    answer = _lines(hog, 1)[0]
+    assert not answer["ok"] and "did not answer within 0.1 s" in answer["error"]
+    assert "not subscribed" in _exchange(table.path, b'{"cmd": "unsubscribe"}\n')[0]["error"]   # (caught up)
+    assert _handed_over_now(table, "state") == 1     # its next line waits: the first is still on the loop's queue
+
+    others = [_connect(table.path) for _ in range(5)]
+    for sock in others:
+        sock.sendall(b'{"cmd": "state", "timeout_s": 0.1}\n')
+    answers = [_lines(sock, 1)[0] for sock in others]
+    busy = [a for a in answers if "busy" in a.get("error", "")]
+    assert len(busy) == 2 and "4 requests wait for the controller's loop" in busy[0]["error"]
+    assert sum("did not answer within 0.1 s" in a.get("error", "") for a in answers) == 3
+    assert _handed_over_now(table, "state") == 3     # 1 + 3: the cap
+
+    rest = table.while_running(lambda: _lines(hog, 2))   # the loop runs what waits: the hog's next lines go on
+    assert [a["ok"] for a in rest] == [True, True]
+    for sock in [hog, *others]:
+        sock.close()
     assert table.ask({"cmd": "state"})["ok"]
 
 

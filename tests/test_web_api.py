@@ -32,6 +32,8 @@ from firmware.web.sessions import IDLE_S
 from sim.table_run import SimRun
 from tests.web_fakes import STATUS, WebTable
 
+WAIT_S = 20.0           # the longest a test thread here waits for another (it never needs that long)
+
 
 @pytest.fixture(scope="module")
 def table_db(tmp_path_factory):
@@ -123,6 +125,44 @@ def test_login_throttling_and_the_session_cookie(web):
     assert page.status_code == 200 and "in_play" in page.text and "tech (technician)" in page.text
     unknown = web.client.post("/login", data={"user": "nobody", "password": "whatever-1234"})
     assert unknown.status_code == 401
+
+
+def test_parallel_wrong_logins_are_not_all_verified(web):
+    """Fifty wrong passwords posted at once: one is checked at a time per address and name, each counted
+    before it is checked, so at most the free failures are verified; the rest are refused (429)."""
+    import httpx
+
+    from firmware.web.sessions import FREE_FAILURES
+
+    users, verified, release = web.state.settings.users, [], threading.Event()
+    plain = users.verify
+
+    def counting_verify(name, password):
+        verified.append(name)
+        release.wait(WAIT_S)                         # (held until every request has been answered or queued)
+        return plain(name, password)
+    users.verify = counting_verify
+
+    async def fifty():
+        transport = httpx.ASGITransport(app=web.client.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver",
+                                     headers={"origin": "http://testserver"}) as client:
+            posts = [asyncio.ensure_future(client.post("/login", data={"user": "tech", "password": f"guess-{n}"}))
+                     for n in range(50)]
+            for _ in range(5000):                     # until each is answered or being checked
+                if sum(p.done() for p in posts) + len(verified) >= len(posts):
+                    break
+                await asyncio.sleep(0)
+            release.set()
+            return [(await p).status_code for p in posts]
+
+    try:
+        codes = web.client.portal.call(fifty)
+    finally:
+        release.set()
+        users.verify = plain
+    assert len(verified) <= FREE_FAILURES and codes.count(401) == len(verified)
+    assert codes.count(429) == 50 - len(verified)
 
 
 def test_sessions_end_idle_and_at_logout(web):
@@ -219,6 +259,50 @@ def test_hold_to_run_keepalives_release_and_the_dead_man(web):
     assert bad.status_code == 400 and "a hold is a jog of" in bad.json()["error"]
 
 
+def test_the_dead_man_stops_a_held_jog_when_the_hubs_tick_fails(web, monkeypatch):
+    web.login("tech")
+    assert web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()["ok"]
+
+    async def broken_tick(now_s):
+        raise RuntimeError("the hub is broken")
+    monkeypatch.setattr(web.state.hub, "tick", broken_tick)
+    web.tick(0.3)
+    web.tick(0.3)                                        # 0.6 s without a keep-alive, every hub tick failing
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
+
+
+def test_follow_reconnects_after_any_error_of_the_subscription():
+    from firmware.web.hub import Hub, follow
+
+    class Control:
+        subscriptions = 0
+
+        async def subscribe(self):
+            Control.subscriptions += 1
+            if Control.subscriptions == 1:
+                raise RuntimeError("a bug in the client")
+            yield {"ok": True, "snapshot": STATUS, "at_s": 1.0}
+            await asyncio.Event().wait()
+
+    async def scenario():
+        clock = [0.0]
+        hub = Hub(lambda: clock[0])
+        following = asyncio.ensure_future(follow(Control(), hub))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        lost = dict(hub.link)
+        clock[0] = 1.0
+        await hub.tick(clock[0])                          # the retry is due
+        for _ in range(5):
+            await asyncio.sleep(0)
+        following.cancel()
+        return lost, dict(hub.link), following
+
+    lost, back, following = asyncio.run(scenario())
+    assert not lost["up"] and "a bug in the client" in lost["reason"]
+    assert back == {"up": True, "reason": None} and Control.subscriptions == 2
+
+
 async def _answer(held, answer) -> None:
     held.answer.set_result(answer)
 
@@ -284,6 +368,28 @@ def test_pages_read_the_table_database_read_only(web, table_db):
     assert 'id="state-in_play"' in card and "E98" in card
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         read_only_connect(str(table_db)).execute("DELETE FROM faults")
+
+
+def test_the_hand_page_reads_only_its_hand(table_db, monkeypatch):
+    """Hand 1 of a database of hands: its deal row, its result and its payments, none of the later hands'."""
+    statements: list[str] = []
+    plain = records.read_only_connect
+
+    def traced(path, **kwargs):
+        connection = plain(path, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+    monkeypatch.setattr(records, "read_only_connect", traced)
+    table = records.TableRecords(table_db)
+    try:
+        asyncio.run(table.read(lambda store: None))     # (opening checks the database: not the page's reads)
+        statements.clear()
+        dealt, result = asyncio.run(table.hand(1))
+    finally:
+        table.close()
+    assert dealt["hand"] == 1 and result["hand"] == 1 and len(results_of(table_db)) == 3
+    reads = [s for s in statements if any(t in s for t in (" hands ", "hand_results", "payments"))]
+    assert len(reads) == 3 and all("hand = 1" in s for s in reads), reads
 
 
 def test_payments_by_reason_and_the_hand_view():

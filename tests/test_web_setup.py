@@ -66,6 +66,53 @@ def test_install_writes_the_web_unit_and_the_certificate_once(tmp_path, capsys):
     assert "no user yet" not in capsys.readouterr().out
 
 
+def _another_group() -> int:
+    """A group this process may give its files that is not its own (any, as root)."""
+    import grp
+
+    others = [g for g in os.getgroups() if g != os.getegid()]
+    if os.geteuid() == 0:
+        return next((g.gr_gid for g in grp.getgrall() if g.gr_gid != os.getegid()), 4242)
+    if not others:
+        pytest.skip("this user is in one group only: no other group to give a file")
+    return others[0]
+
+
+def test_install_force_keeps_the_web_files_group(tmp_path, monkeypatch):
+    """``--force`` copies the web folder aside and back: the users and the key keep their group (the web
+    page's user reads them through it), their owner and their modes."""
+    from firmware.cli import install_cmd
+
+    monkeypatch.setattr(install_cmd, "WEB_GROUP", "mjtable-web-not-on-this-system")
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0
+    web = tmp_path / "etc/mjtable/web"
+    Users.load(web / "users.json").set_password("ana", "a-long-password", Role.TECHNICIAN)
+    gid = _another_group()
+    for path in (web, web / "users.json", web / "tls.key", web / "tls.crt"):
+        os.chown(path, -1, gid)
+    before = {p.name: (os.stat(p).st_uid, stat.S_IMODE(os.stat(p).st_mode)) for p in web.iterdir()}
+    assert main(["install", "--config-only", "--root", str(tmp_path), "--force"]) == 0
+    assert all(os.stat(p).st_gid == gid for p in (web, web / "users.json", web / "tls.key", web / "tls.crt"))
+    assert {p.name: (os.stat(p).st_uid, stat.S_IMODE(os.stat(p).st_mode)) for p in web.iterdir()} == before
+
+
+def test_install_puts_the_web_files_in_the_web_group_when_it_exists(tmp_path, monkeypatch):
+    import grp
+
+    from firmware.cli import install_cmd
+
+    gid = _another_group()
+    try:
+        name = grp.getgrgid(gid).gr_name
+    except KeyError:
+        pytest.skip(f"group {gid} has no name here")
+    monkeypatch.setattr(install_cmd, "WEB_GROUP", name)
+    assert main(["install", "--config-only", "--root", str(tmp_path)]) == 0
+    web = tmp_path / "etc/mjtable/web"
+    assert os.stat(web).st_gid == gid and os.stat(web / "tls.key").st_gid == gid
+    assert stat.S_IMODE(os.stat(web / "tls.key").st_mode) == 0o640
+
+
 def test_passwd_writes_argon2id_hashes_only(tmp_path, monkeypatch, capsys):
     users = tmp_path / "users.json"
     monkeypatch.setattr(sys, "stdin", io.StringIO("correct-horse-1\n"))

@@ -33,6 +33,7 @@ UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
 WEB_UNIT = UNIT.with_name("mjtable-web.service")
 WEB_DIR = Path("etc") / "mjtable" / "web"
 TRUSTED_KEY = Path("etc") / "mjtable" / "release-key.pub"
+WEB_GROUP = "mjtable-web"            # the web page's user's group: reads the users and the TLS key
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -96,11 +97,22 @@ def write_config(root: Path, shipped: Path, table: Path | None, force: bool) -> 
     if keep_key is not None:
         (staging / "release-key.pub").write_bytes(keep_key)
     if web.is_dir():
-        shutil.copytree(web, staging / "web", symlinks=True)   # the page's users and the table's certificate
+        copy_keeping_owners(web, staging / "web")    # the page's users and the table's certificate, as they were
     if etc.exists():
         shutil.rmtree(etc)
     staging.rename(etc)
     return f"configuration written: {etc} (table model {etc / 'tables' / 'table.toml'})"
+
+
+def copy_keeping_owners(source: Path, target: Path) -> None:
+    """``shutil.copytree`` (modes and times kept, links copied as links) keeping each entry's owner and group
+    too: users.json and tls.key must stay readable by the web page's group."""
+    shutil.copytree(source, target, symlinks=True)
+    for folder, names, files in os.walk(source):
+        for name in [None, *names, *files]:
+            entry = Path(folder) / name if name else Path(folder)
+            info = entry.lstat()
+            os.chown(target / entry.relative_to(source), info.st_uid, info.st_gid, follow_symlinks=False)
 
 
 def table_model_text(text: str) -> str:
@@ -151,10 +163,29 @@ def write_web(root: Path, systemd_dir: Path) -> list[str]:
         print_fingerprint(make_certificate(cert, key, names + ["localhost"], datetime.date.today()), cert, names)
         lines.append(f"the table's TLS certificate made: {cert} (to use the parlour CA's instead, put its "
                      f"certificate and key there)")
+    lines += _web_group(folder, WEB_GROUP)
     if not (folder / "users.json").exists():
         lines.append("the web page has no user yet (there is no default password): "
                      "sudo mjtable web passwd NAME --role technician")
     return lines
+
+
+def _web_group(folder: Path, group: str) -> list[str]:
+    """The web folder, its certificate, key and users in ``group`` when the group exists (their owner kept);
+    a line when they cannot be."""
+    import grp
+
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        return []                                 # (not made yet: a system step left to the administrator)
+    for path in (folder, folder / "tls.crt", folder / "tls.key", folder / "users.json"):
+        try:
+            if path.exists() and path.stat().st_gid != gid:
+                os.chown(path, -1, gid)
+        except OSError as exc:
+            return [f"{path}: not put in group {group} ({exc.strerror or exc}): chgrp -R {group} {folder}"]
+    return []
 
 
 def link_command(root: Path) -> None:

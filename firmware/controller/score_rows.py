@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SIDES = 4
+_RESULT_COLUMNS = ("r.hand, r.game, r.dealer, r.winners, r.drawn, r.fans, r.note, r.round_wind, r.record, "
+                   "g.rules")
 PACK_OVER_BYTES = 256          # text longer than this is kept deflated (a hand's record: ~2.5 KB to ~0.7 KB)
 
 
@@ -190,24 +192,30 @@ class ScoreRows:
     def hand_results(self, game: int | None, since: int = 0, limit: int | None = None) -> list[dict]:
         """Recorded hands with their payments, oldest first."""
         rows = self.store.read(
-            "SELECT * FROM (SELECT r.hand, r.game, r.dealer, r.winners, r.drawn, r.fans, r.note, r.round_wind, "
-            "r.record, g.rules FROM hand_results r JOIN games g ON g.id = r.game WHERE (? IS NULL OR r.game = ?) "
-            "AND r.hand > ? ORDER BY r.hand DESC LIMIT ?) ORDER BY hand",
+            f"SELECT * FROM (SELECT {_RESULT_COLUMNS} FROM hand_results r JOIN games g ON g.id = r.game "
+            "WHERE (? IS NULL OR r.game = ?) AND r.hand > ? ORDER BY r.hand DESC LIMIT ?) ORDER BY hand",
             (game, game, since, -1 if limit is None else limit))
-        out = []
-        for hand, g, dealer, winners, drawn, fans, note, round_wind, record, rules in rows:
-            payments = self.payments_of(hand)
-            by_side = [0] * SIDES
-            for p in payments:
-                if not p["held"]:
-                    by_side[p["payer"]] -= p["amount"]
-                    by_side[p["payee"]] += p["amount"]
-            out.append({"hand": hand, "game": g, "dealer": dealer,
-                        "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
-                        "fans": [i.model_dump() for i in rec.from_json(rec.FANS, fans, f"hand {hand} fans")],
-                        "note": note, "round_wind": round_wind, "payments": by_side, "money": payments,
-                        "record": self._record_text(hand, record), "rules": rules})
-        return out
+        return [self._result(*row) for row in rows]
+
+    def hand_result(self, hand: int) -> dict | None:
+        """Hand ``hand``'s recorded result with its payments (as :meth:`hand_results` gives it), None: none."""
+        rows = self.store.read(f"SELECT {_RESULT_COLUMNS} FROM hand_results r JOIN games g ON g.id = r.game "
+                               "WHERE r.hand = ?", (hand,))
+        return self._result(*rows[0]) if rows else None
+
+    def _result(self, hand: int, g: int, dealer: int, winners: Any, drawn: Any, fans: Any, note: Any,
+                round_wind: Any, record: object, rules: str) -> dict:
+        payments = self.payments_of(hand)
+        by_side = [0] * SIDES
+        for p in payments:
+            if not p["held"]:
+                by_side[p["payer"]] -= p["amount"]
+                by_side[p["payee"]] += p["amount"]
+        return {"hand": hand, "game": g, "dealer": dealer,
+                "winners": rec.from_json(rec.SIDES, winners, f"hand {hand} winners"), "drawn": bool(drawn),
+                "fans": [i.model_dump() for i in rec.from_json(rec.FANS, fans, f"hand {hand} fans")],
+                "note": note, "round_wind": round_wind, "payments": by_side, "money": payments,
+                "record": self._record_text(hand, record), "rules": rules}
 
     @staticmethod
     def _record_text(hand: int, value: object) -> str:

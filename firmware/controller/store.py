@@ -355,10 +355,13 @@ class TableStore:
         rows = self._read("SELECT * FROM (SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands "
                           "WHERE hand > ? ORDER BY hand DESC LIMIT ?) ORDER BY hand",
                           (since, -1 if limit is None else limit))
-        return [{"hand": h, "set_id": s, "dealer": d, "dice": rec.from_json(rec.DICE, dice, f"hand {h} dice"),
-                 "started_s": st, "ended_s": en,
-                 "result": rec.from_json(rec.DETAIL, r, f"hand {h} result") if r else None}
-                for h, s, d, dice, st, en, r in rows]
+        return [_hand_row(*row) for row in rows]
+
+    def hand(self, number: int) -> dict | None:
+        """Hand ``number``'s deal row (as :meth:`hands` gives it), None when there is none."""
+        rows = self._read("SELECT hand, set_id, dealer, dice, started_s, ended_s, result FROM hands WHERE hand = ?",
+                          (number,))
+        return _hand_row(*rows[0]) if rows else None
 
     # -- a stacking cycle's progress: a tiny row per side (UIDs only from a first-release file) ------------------
     def save_side(self, cycle: int, side: int, stacked: int, counted: int) -> None:
@@ -450,3 +453,8 @@ def _move_aside(path: Path) -> Path:
         if companion.exists():
             os.replace(companion, target.with_name(target.name + suffix))
     return target
+
+
+def _hand_row(h: int, s: Any, d: Any, dice: Any, st: Any, en: Any, r: Any) -> dict:
+    return {"hand": h, "set_id": s, "dealer": d, "dice": rec.from_json(rec.DICE, dice, f"hand {h} dice"),
+            "started_s": st, "ended_s": en, "result": rec.from_json(rec.DETAIL, r, f"hand {h} result") if r else None}

@@ -61,8 +61,15 @@ class WebState:
         self.logins = asyncio.Semaphore(LOGINS_AT_ONCE)
 
     async def tick(self, now_s: float) -> None:
-        await self.hub.tick(now_s)
-        await self.holds.sweep(now_s)
+        """The dead-man sweep first, each part on its own: a failing hub never keeps a held jog running."""
+        try:
+            await self.holds.sweep(now_s)
+        except Exception:  # noqa: BLE001 - logged; the hub's tick still runs
+            log.exception("web: the holds' dead-man sweep failed")
+        try:
+            await self.hub.tick(now_s)
+        except Exception:  # noqa: BLE001 - logged; the next tick tries again
+            log.exception("web: the event hub's tick failed")
 
     def session(self, request: Any) -> Session | None:
         return self.sessions.get(request.cookies.get(COOKIE), self.now_s())

@@ -204,5 +204,8 @@ async def follow(control: Control, hub: Hub) -> None:
             reason = "the controller ended the subscription"
         except (ConnectionError, OSError, ValueError) as exc:
             reason = str(exc) or type(exc).__name__
+        except Exception as exc:  # noqa: BLE001 - never end silently: the page would say "up" forever
+            log.exception("controller link: unexpected error; reconnecting")
+            reason = f"unexpected error: {exc or type(exc).__name__}"
         hub.lost(reason)
         await hub.retry.wait()

@@ -96,12 +96,20 @@ async def login(request: Any) -> Any:
     keys = [f"ip:{address}", f"user:{name}"]
     wait_s = state.throttle.wait_s(keys, state.now_s())
     if wait_s > 0:
+        return _throttled(request, target, wait_s)
+    if not state.throttle.begin(keys):
         return render(request, "login.html", status_code=429, next=target,
-                      error=f"Too many failed logins: try again in {wait_s:.0f} s.")
-    async with state.logins:
-        user = await asyncio.to_thread(state.settings.users.verify, name, password)
+                      error="A login for this name or from this address is being checked: try again.")
+    try:
+        async with state.logins:
+            wait_s = state.throttle.wait_s(keys, state.now_s())     # (again: the wait for a turn may be long)
+            if wait_s > 0:
+                return _throttled(request, target, wait_s)
+            state.throttle.failed(keys, state.now_s())             # counted before it is checked
+            user = await asyncio.to_thread(state.settings.users.verify, name, password)
+    finally:
+        state.throttle.end(keys)
     if user is None:
-        state.throttle.failed(keys, state.now_s())
         log.warning("failed login for %r from %s", name, address)
         return render(request, "login.html", status_code=401, next=target, error="Wrong name or password.")
     state.throttle.succeeded(keys)
@@ -110,6 +118,11 @@ async def login(request: Any) -> Any:
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(**state.cookie(session.token))
     return response
+
+
+def _throttled(request: Any, target: str, wait_s: float) -> Any:
+    return render(request, "login.html", status_code=429, next=target,
+                  error=f"Too many failed logins: try again in {wait_s:.0f} s.")
 
 
 async def logout(request: Any) -> Any:

@@ -99,10 +99,7 @@ class TableRecords:
     async def hand(self, number: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """Hand ``number``'s deal row and its recorded result (None where there is none)."""
         def both(store: TableStore) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-            dealt = next((h for h in store.hands(since=number - 1, limit=None) if h["hand"] == number), None)
-            result = next((r for r in ScoreRows(store).hand_results(None, since=number - 1) if r["hand"] == number),
-                          None)
-            return dealt, result
+            return store.hand(number), ScoreRows(store).hand_result(number)
         return await self.read(both)
 
     async def settled(self, result: dict[str, Any]) -> dict[str, Any]:

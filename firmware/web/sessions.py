@@ -10,8 +10,11 @@ Logins are throttled per source address and per user name: after
 ``free_failures`` failures in a row, each further try is refused for a
 delay that doubles (1 s, 2 s, 4 s ... up to ``max_delay_s``), so guessing a
 password from a phone on the parlour Wi-Fi is slow, and one user cannot be
-locked out by someone else for long.  A success clears the user's and the
-address's count.  Both tables are bounded.
+locked out by someone else for long.  A try is counted as failed before its
+password is checked (a success clears the user's and the address's count),
+and only one try per address and per name is checked at a time, so
+parallel requests cannot all be checked before the first failure counts.
+Both tables are bounded.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class LoginThrottle:
                  max_keys: int = MAX_THROTTLED) -> None:
         self.free_failures, self.max_delay_s, self.max_keys = free_failures, max_delay_s, max_keys
         self._failures: OrderedDict[str, _Failures] = OrderedDict()
+        self._in_flight: set[str] = set()
 
     def wait_s(self, keys: list[str], now_s: float) -> float:
         """How long these keys (``ip:ADDRESS``, ``user:NAME``) must still wait before a try; 0: may try."""
@@ -93,6 +97,17 @@ class LoginThrottle:
                 delay = min(self.max_delay_s, 2.0 ** (entry.count - self.free_failures))
                 wait = max(wait, entry.last_s + delay - now_s)
         return max(wait, 0.0)
+
+    def begin(self, keys: list[str]) -> bool:
+        """Take the keys for one try being checked; False (nothing taken) when one of them is taken already."""
+        if any(key in self._in_flight for key in keys):
+            return False
+        self._in_flight.update(keys)
+        return True
+
+    def end(self, keys: list[str]) -> None:
+        """The try taken by :meth:`begin` is over (checked or not)."""
+        self._in_flight.difference_update(keys)
 
     def failed(self, keys: list[str], now_s: float) -> None:
         for key in keys:
