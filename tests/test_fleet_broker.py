@@ -246,3 +246,64 @@ def test_a_refused_connection_is_reported_once_not_again_as_dropped():
     adapter._on_connect(client, 1, None, ReasonCode(PacketTypes.CONNACK, "Not authorized"), None)
     adapter._on_disconnect(client, 1, None, ReasonCode(PacketTypes.DISCONNECT, "Protocol error"), None)
     assert reports == [(1, False, "Not authorized")]
+
+
+def _flooded_adapter(limits, clock: list[float]):
+    """A table's adapter on a connected (fake) client whose posts are kept, not run; the listener's messages."""
+    from hal.mqtt_paho import MqttNetwork
+
+    posted: list = []
+    heard: list = []
+
+    class Listener:
+        def on_message(self, session, message):
+            heard.append(message)
+
+    adapter = PahoAdapter(MqttNetwork("unstarted"), lambda fn, *args: posted.append((fn, args)),
+                          ClientSettings("t07", parse_broker_url("mqtt://127.0.0.1:1"), inbound=limits),
+                          clock_s=lambda: clock[0])
+    client = object()
+    adapter._client, adapter._listener = client, Listener()
+    return adapter, client, posted, heard
+
+
+def _flood(adapter, client, n: int) -> None:
+    from paho.mqtt.client import MQTTMessage
+
+    message = MQTTMessage(topic=b"mj/v1/hall1/tbl/t07/cmd/ack")
+    message.payload = b'{"v": 1}'
+    for _ in range(n):
+        adapter._on_message(client, 1, message)
+
+
+def test_a_flood_of_commands_posts_at_most_the_bound_into_the_loop_and_counts_the_rest(caplog):
+    """10,000 messages in no time: the bucket's burst is posted, the rest dropped on the network thread, counted and
+    said in one log line (not one per message); a minute later the bucket is full again."""
+    from hal.mqtt_paho import InboundLimits
+
+    clock = [1000.0]
+    adapter, client, posted, heard = _flooded_adapter(InboundLimits(max_pending=32, rate_per_s=5.0, burst=10), clock)
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 10 and adapter.inbound_dropped == 9_990
+    for fn, args in posted:                       # (the loop handles them)
+        fn(*args)
+    assert len(heard) == 10
+    assert len([r for r in caplog.records if "dropped" in r.getMessage()]) == 1
+    clock[0] += 60.0
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 20 and adapter.inbound_dropped == 19_980
+
+
+def test_the_loop_not_keeping_up_bounds_what_waits_for_it():
+    """However fast the bucket, at most max_pending wait in the loop; each one handled makes room for one more."""
+    from hal.mqtt_paho import InboundLimits
+
+    clock = [1000.0]
+    adapter, client, posted, heard = _flooded_adapter(InboundLimits(max_pending=32, rate_per_s=1e9, burst=10**9),
+                                                      clock)
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 32 and adapter.inbound_dropped == 10_000 - 32
+    fn, args = posted[0]
+    fn(*args)
+    _flood(adapter, client, 5)
+    assert len(heard) == 1 and len(posted) == 33 and adapter.inbound_dropped == 10_000 - 32 + 4

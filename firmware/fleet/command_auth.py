@@ -18,7 +18,8 @@ of tolerance), lives at most :data:`MAX_TTL_S`, its nonce was not seen
 before, and its arguments are valid for the verb: ``ack`` names a
 *recoverable* fault code (a latched or hold fault is acknowledged at the
 table, by its keys or the local diagnostics socket).  Every refusal is
-logged with its reason.  The replay cache holds the nonces of unexpired
+logged with its reason, a few lines a minute (a flood is summed up, not
+logged line by line).  The replay cache holds the nonces of unexpired
 commands only, at most :data:`REPLAY_CACHE_SIZE`; when it is full of live
 nonces new commands are refused rather than a nonce forgotten.
 
@@ -44,6 +45,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from firmware.faults import FaultCode, FaultTier
+from firmware.fleet.log_limit import LogLimiter
 from firmware.fleet.messages import MAX_COMMAND_BYTES, MessageError, decode, dumps
 from firmware.fleet.topics import Verb
 
@@ -216,13 +218,16 @@ class CommandVerifier:
     _seen: dict[str, float] = field(default_factory=dict)       # nonce -> expires_at
     refused: int = 0
 
+    def __post_init__(self) -> None:
+        self._refusals = LogLimiter(log, self.wall_clock_s, "command refusals")
+
     def verify(self, topic_verb: str, payload: bytes) -> Command:
         """The command, or CommandRefused (logged, and counted in ``refused``)."""
         try:
             return self._verify(topic_verb, payload)
         except CommandRefused as exc:
             self.refused += 1
-            log.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
+            self._refusals.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
             raise
 
     def _verify(self, topic_verb: str, payload: bytes) -> Command:
