@@ -8,7 +8,7 @@ import time
 
 from firmware.fleet import messages
 from firmware.fleet.adapter import WillMessage
-from firmware.fleet.topics import TableTopics
+from firmware.fleet.topics import Leaf, TableTopics
 from firmware.fleet.adapter import parse_broker_url
 from hal.mqtt_paho import ClientSettings, PahoAdapter
 from tests.fleet_rig import SITE, LoopThread, TableProcess, Watcher, wait_for
@@ -307,3 +307,33 @@ def test_the_loop_not_keeping_up_bounds_what_waits_for_it():
     fn(*args)
     _flood(adapter, client, 5)
     assert len(heard) == 1 and len(posted) == 33 and adapter.inbound_dropped == 10_000 - 32 + 4
+
+
+def test_a_recorder_away_is_queued_the_events_not_every_state(broker, tmp_path):  # noqa: F811
+    """A persistent session queues what it subscribed to at QoS 1: the events, not 50 states (which would fill the
+    broker's max_queued_messages and push events out); the last state comes back retained."""
+    from tests.fleet_rig import RawClient
+
+    recorder = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+    wait_for(lambda: recorder.client.subscribed, what="recorder subscribed")
+    recorder.close()                                   # away: the broker keeps its session
+    t01 = TableTopics(SITE, "t01")
+    source = messages.Source(SITE, "t01", "abc-1")
+    table = RawClient(broker.url, "t01")
+    try:
+        assert table.connect()[0]
+        for hand in range(50):
+            table.publish(t01.leaf(Leaf.STATE),
+                          messages.retained(source, "state", {"hand": hand}, time.time()), retain=True)
+        for seq in (1, 2, 3):
+            table.publish(t01.event("hand"), messages.event(source, "hand", seq, "abc", 1, "{}", time.time()))
+        back = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+        try:
+            wait_for(lambda: back.lt.call(lambda: back.consumer.unique) == 3, what="the 3 queued events")
+            wait_for(lambda: (v := back.view("t01")) and v.state == {"hand": 49}, what="the last state")
+            states = back.lt.call(lambda: [c for c in back.changes if c.what == "state"])
+            assert len(states) == 1
+        finally:
+            back.close()
+    finally:
+        table.close()

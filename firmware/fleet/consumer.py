@@ -24,7 +24,13 @@ starts the order again).
 :class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
 (``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
 same jittered backoff as a table; a broker refusing *who* connects (a wrong
-password, no account) is not tried again (``refused``).
+password, no account) is not tried again (``refused``).  It subscribes to
+the retained leaves at QoS 0 and to the events at QoS 1
+(:func:`~firmware.fleet.topics.site_subscriptions`): a recorder's persistent
+session has the broker queue, while it is away, the events it must not miss
+and not every table's state and counters (which would fill the broker's
+``max_queued_messages`` and push events out; the leaves are retained, so the
+next subscription delivers them anyway).
 """
 
 from __future__ import annotations
@@ -255,7 +261,7 @@ class ConsumerClient:
         self.subscribed = False
         self.last_error = ""
         self.refused = ""                 # the broker refused who connects (no retry: a person must mend it)
-        self._sub_token = -1
+        self._sub_tokens: dict[int, bool] = {}    # this connection's subscriptions: token -> granted
 
     def start(self) -> None:
         self._connect()
@@ -282,7 +288,8 @@ class ConsumerClient:
             self._retry(reason)
             return
         self.connected = True
-        self._sub_token = self.adapter.subscribe(topics.site_filter(self.consumer.site), 1)
+        self._sub_tokens = {self.adapter.subscribe(topic_filter, qos): False
+                            for topic_filter, qos in topics.site_subscriptions(self.consumer.site)}
 
     def on_connection_lost(self, session: int, reason: str) -> None:
         if session == self.session:
@@ -304,11 +311,12 @@ class ConsumerClient:
         pass
 
     def on_subscribed(self, session: int, token: int, granted: list[int]) -> None:
-        if session == self.session and token == self._sub_token:
-            self.subscribed = all(code < 0x80 for code in granted)
+        if session == self.session and token in self._sub_tokens:
+            self._sub_tokens[token] = ok = all(code < 0x80 for code in granted)
+            self.subscribed = all(self._sub_tokens.values())
             if self.subscribed:
                 self.backoff.reset()
-            else:
+            elif not ok:
                 self.last_error = f"subscription refused (codes {granted})"
                 log.error("consumer of %s: %s", self.consumer.site, self.last_error)
 
