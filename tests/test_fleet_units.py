@@ -437,3 +437,19 @@ def test_without_mosquitto_broker_tests_skip_but_fail_under_ci(monkeypatch, ci, 
     with pytest.raises(BaseException) as info:
         mosquitto_broker.mosquitto_binary()
     assert type(info.value).__name__ == outcome and "mosquitto" in str(info.value)
+
+
+def test_kept_nonces_are_pruned_when_expired_and_a_clock_set_back_cannot_revive_one(key):
+    box = outbox.SqliteOutbox(_db())
+    clock = [NOW]
+    v = CommandVerifier("hall1", "t07", [key.verify_key()], lambda: clock[0], boot_wall_s=NOW - 10, store=box)
+    first = _cmd(key, verb="rebirth", args={}, ttl_s=10)
+    v.verify("rebirth", first)
+    clock[0] = NOW + 100                                 # the first expired: forgotten at the next command
+    v.verify("rebirth", _cmd(key, verb="rebirth", args={}, issued_at=NOW + 99, ttl_s=10))
+    kept, forgotten_until = box.load_nonces()
+    assert len(kept) == 1 and forgotten_until == NOW + 9
+    clock[0] = NOW                                       # the clock set back (and a restart)
+    again = CommandVerifier("hall1", "t07", [key.verify_key()], lambda: clock[0], boot_wall_s=NOW - 10, store=box)
+    with pytest.raises(CommandRefused, match="before a command whose nonce it has forgotten expired"):
+        again.verify("rebirth", first)
