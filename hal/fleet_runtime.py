@@ -2,7 +2,8 @@
 
 :func:`client_settings` turns the section into the client's settings (the
 broker, the table id as client id and certificate CN, the TLS files
-relative to the table file's folder, the keepalive).  :func:`table_plug` is
+relative to the table file's folder, the keepalive, the bound on what its
+inbound messages may post into the loop).  :func:`table_plug` is
 what ``mjtable run`` (and ``run --sim``) hand to
 :func:`firmware.wiring.wire_table`: a network thread of the table's own,
 started here and ended when the link stops, and the host's wall clock for
@@ -21,7 +22,7 @@ from firmware.fleet.adapter import MqttAdapter, parse_broker_url
 from firmware.fleet.link import LinkSettings
 from firmware.fleet.table_link import FleetPlug
 from firmware.loop import Loop
-from hal.mqtt_paho import ClientSettings, MqttNetwork, PahoAdapter
+from hal.mqtt_paho import ClientSettings, InboundLimits, MqttNetwork, PahoAdapter
 from hal.runtime import wall_clock_s
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def client_settings(cfg: TableConfig) -> ClientSettings:
                           ca_file=str(files["ca_file"]) if files["ca_file"] else None,
                           cert_file=str(files["cert_file"]) if files["cert_file"] else None,
                           key_file=str(files["key_file"]) if files["key_file"] else None,
-                          keepalive_s=section.keepalive_s)
+                          keepalive_s=section.keepalive_s, inbound=InboundLimits())
 
 
 def table_plug() -> FleetPlug:

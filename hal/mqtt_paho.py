@@ -12,7 +12,13 @@ thread; the loop thread only queues work there (:meth:`MqttNetwork.call`).
 protocol).  Each connection is a new paho client with a clean start: the
 table's outbox, not paho's memory, decides what is sent again after a
 reconnect.  paho's callbacks only ``post()`` reports into the firmware's
-loop; they never act.
+loop; they never act.  A table's client (:class:`InboundLimits`) bounds what
+it posts of the messages it receives, so a flood on its ``cmd/+`` (a
+technician's account, a compromised broker) cannot starve the table's loop:
+at most ``max_pending`` posted and not yet handled, at most ``rate_per_s``
+(a token bucket of ``burst``); the excess is dropped on the network thread,
+counted (``inbound_dropped``, in the link's counters) and summed up in the
+log once a minute.
 """
 
 from __future__ import annotations
@@ -41,6 +47,16 @@ from firmware.fleet.adapter import AdapterListener, BrokerAddress, InboundMessag
 log = logging.getLogger(__name__)
 
 MISC_PERIOD_S = 0.5          # keepalive pings and their timeouts are checked this often
+DROPS_LOGGED_EVERY_S = 60.0  # dropped inbound messages are summed up in the log this often
+
+
+@dataclass(frozen=True)
+class InboundLimits:
+    """What a table's client lets into the loop of the messages it receives (see the module's docstring)."""
+
+    max_pending: int = 32        # posted into the loop and not yet handled
+    rate_per_s: float = 5.0      # the token bucket's refill
+    burst: int = 10              # and its size
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,7 @@ class ClientSettings:
     keepalive_s: int = 30
     connect_timeout_s: float = 10.0
     session_expiry_s: int = 0          # 0: a clean start each time (a table); above: the broker keeps the session
+    inbound: InboundLimits | None = None   # None: every message is posted (a consumer must not drop events)
 
 
 class MqttNetwork:
@@ -225,10 +242,19 @@ class PahoAdapter:
     ``post`` is the firmware loop's thread-safe ``post``: every report goes
     through it."""
 
-    def __init__(self, network: MqttNetwork, post: Callable[..., None], settings: ClientSettings) -> None:
+    def __init__(self, network: MqttNetwork, post: Callable[..., None], settings: ClientSettings,
+                 clock_s: Callable[[], float] = time.monotonic) -> None:
         self.network = network
         self.post = post
         self.settings = settings
+        self._clock_s = clock_s
+        self._gate = threading.Lock()                # (the inbound counters: network thread and loop thread)
+        self._pending = 0                            # inbound messages posted, not yet handled by the loop
+        self._bucket = float(settings.inbound.burst) if settings.inbound else 0.0
+        self._filled_at_s = clock_s()
+        self.inbound_dropped = 0                     # (read by the link's status from the loop thread)
+        self._drops_unsaid = 0
+        self._drops_said_at_s: float | None = None
         self._tokens = itertools.count(1)
         self._client: paho.Client | None = None      # (network thread only, from here on)
         self._session = 0
@@ -418,7 +444,38 @@ class PahoAdapter:
                                  response_topic=getattr(props, "ResponseTopic", None),
                                  correlation_data=bytes(correlation) if correlation is not None else None,
                                  message_expiry_s=getattr(props, "MessageExpiryInterval", None))
-        self.post(self._listener.on_message, session, inbound)
+        if self.settings.inbound is None:
+            self.post(self._listener.on_message, session, inbound)
+        elif self._admit(self.settings.inbound):
+            self.post(self._deliver, self._listener, session, inbound)
+
+    def _admit(self, limits: InboundLimits) -> bool:
+        """(network thread) Whether one more message may be posted: room in the loop and a token in the bucket;
+        else it is dropped, counted and (once a minute) summed up in the log."""
+        now_s = self._clock_s()
+        with self._gate:
+            self._bucket = min(float(limits.burst),
+                               self._bucket + max(0.0, now_s - self._filled_at_s) * limits.rate_per_s)
+            self._filled_at_s = now_s
+            if self._pending < limits.max_pending and self._bucket >= 1.0:
+                self._pending += 1
+                self._bucket -= 1.0
+                return True
+            self.inbound_dropped += 1
+        self._drops_unsaid += 1
+        if self._drops_said_at_s is None or not 0 <= now_s - self._drops_said_at_s < DROPS_LOGGED_EVERY_S:
+            log.warning("%s: %d inbound message(s) dropped (more than %g/s or %d waiting for the loop; %d dropped "
+                        "since start; summed up again in %g s while it goes on)", self.settings.client_id,
+                        self._drops_unsaid, limits.rate_per_s, limits.max_pending, self.inbound_dropped,
+                        DROPS_LOGGED_EVERY_S)
+            self._drops_said_at_s, self._drops_unsaid = now_s, 0
+        return False
+
+    def _deliver(self, listener: AdapterListener, session: int, inbound: InboundMessage) -> None:
+        """(loop thread) One admitted message handled: room for the next."""
+        with self._gate:
+            self._pending -= 1
+        listener.on_message(session, inbound)
 
 
 def _publish_properties(properties: PublishProperties | None) -> Properties | None:

@@ -8,7 +8,7 @@ import time
 
 from firmware.fleet import messages
 from firmware.fleet.adapter import WillMessage
-from firmware.fleet.topics import TableTopics
+from firmware.fleet.topics import Leaf, TableTopics
 from firmware.fleet.adapter import parse_broker_url
 from hal.mqtt_paho import ClientSettings, PahoAdapter
 from tests.fleet_rig import SITE, LoopThread, TableProcess, Watcher, wait_for
@@ -246,3 +246,94 @@ def test_a_refused_connection_is_reported_once_not_again_as_dropped():
     adapter._on_connect(client, 1, None, ReasonCode(PacketTypes.CONNACK, "Not authorized"), None)
     adapter._on_disconnect(client, 1, None, ReasonCode(PacketTypes.DISCONNECT, "Protocol error"), None)
     assert reports == [(1, False, "Not authorized")]
+
+
+def _flooded_adapter(limits, clock: list[float]):
+    """A table's adapter on a connected (fake) client whose posts are kept, not run; the listener's messages."""
+    from hal.mqtt_paho import MqttNetwork
+
+    posted: list = []
+    heard: list = []
+
+    class Listener:
+        def on_message(self, session, message):
+            heard.append(message)
+
+    adapter = PahoAdapter(MqttNetwork("unstarted"), lambda fn, *args: posted.append((fn, args)),
+                          ClientSettings("t07", parse_broker_url("mqtt://127.0.0.1:1"), inbound=limits),
+                          clock_s=lambda: clock[0])
+    client = object()
+    adapter._client, adapter._listener = client, Listener()
+    return adapter, client, posted, heard
+
+
+def _flood(adapter, client, n: int) -> None:
+    from paho.mqtt.client import MQTTMessage
+
+    message = MQTTMessage(topic=b"mj/v1/hall1/tbl/t07/cmd/ack")
+    message.payload = b'{"v": 1}'
+    for _ in range(n):
+        adapter._on_message(client, 1, message)
+
+
+def test_a_flood_of_commands_posts_at_most_the_bound_into_the_loop_and_counts_the_rest(caplog):
+    """10,000 messages in no time: the bucket's burst is posted, the rest dropped on the network thread, counted and
+    said in one log line (not one per message); a minute later the bucket is full again."""
+    from hal.mqtt_paho import InboundLimits
+
+    clock = [1000.0]
+    adapter, client, posted, heard = _flooded_adapter(InboundLimits(max_pending=32, rate_per_s=5.0, burst=10), clock)
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 10 and adapter.inbound_dropped == 9_990
+    for fn, args in posted:                       # (the loop handles them)
+        fn(*args)
+    assert len(heard) == 10
+    assert len([r for r in caplog.records if "dropped" in r.getMessage()]) == 1
+    clock[0] += 60.0
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 20 and adapter.inbound_dropped == 19_980
+
+
+def test_the_loop_not_keeping_up_bounds_what_waits_for_it():
+    """However fast the bucket, at most max_pending wait in the loop; each one handled makes room for one more."""
+    from hal.mqtt_paho import InboundLimits
+
+    clock = [1000.0]
+    adapter, client, posted, heard = _flooded_adapter(InboundLimits(max_pending=32, rate_per_s=1e9, burst=10**9),
+                                                      clock)
+    _flood(adapter, client, 10_000)
+    assert len(posted) == 32 and adapter.inbound_dropped == 10_000 - 32
+    fn, args = posted[0]
+    fn(*args)
+    _flood(adapter, client, 5)
+    assert len(heard) == 1 and len(posted) == 33 and adapter.inbound_dropped == 10_000 - 32 + 4
+
+
+def test_a_recorder_away_is_queued_the_events_not_every_state(broker, tmp_path):  # noqa: F811
+    """A persistent session queues what it subscribed to at QoS 1: the events, not 50 states (which would fill the
+    broker's max_queued_messages and push events out); the last state comes back retained."""
+    from tests.fleet_rig import RawClient
+
+    recorder = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+    wait_for(lambda: recorder.client.subscribed, what="recorder subscribed")
+    recorder.close()                                   # away: the broker keeps its session
+    t01 = TableTopics(SITE, "t01")
+    source = messages.Source(SITE, "t01", "abc-1")
+    table = RawClient(broker.url, "t01")
+    try:
+        assert table.connect()[0]
+        for hand in range(50):
+            table.publish(t01.leaf(Leaf.STATE),
+                          messages.retained(source, "state", {"hand": hand}, time.time()), retain=True)
+        for seq in (1, 2, 3):
+            table.publish(t01.event("hand"), messages.event(source, "hand", seq, "abc", 1, "{}", time.time()))
+        back = Watcher(broker.url, client_id="recorder", session_expiry_s=600)
+        try:
+            wait_for(lambda: back.lt.call(lambda: back.consumer.unique) == 3, what="the 3 queued events")
+            wait_for(lambda: (v := back.view("t01")) and v.state == {"hand": 49}, what="the last state")
+            states = back.lt.call(lambda: [c for c in back.changes if c.what == "state"])
+            assert len(states) == 1
+        finally:
+            back.close()
+    finally:
+        table.close()

@@ -367,3 +367,21 @@ def test_rebirth_and_resend_since(rig):
     assert answer["result"] == {"after": 2, "published": 3, "through": 5, "oldest_kept": 1, "last_seq": 5,
                                 "more": False}
     assert [e["body"]["seq"] for e in adapter.events()[before:]] == [3, 4, 5]
+
+
+def test_a_flood_of_refused_commands_logs_a_few_lines_and_a_summary_not_a_line_each(rig, caplog):
+    loop, adapter, box, table, link = _connected(rig)
+    flood = InboundMessage(T.command("ack"), b'{"not": "signed"}', False, RESPONSE, b"c", 30)
+    for _ in range(1000):
+        adapter.listener.on_message(adapter.session, flood)
+    assert link.status()["commands_refused"] == 1000
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= 30]
+    assert 1 <= len(lines) <= 10 and all("refused" in line for line in lines)
+    loop.run_for(61.0)
+    adapter.listener.on_message(adapter.session, flood)
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= 30]
+    assert any("995 more refused commands not logged" in line for line in lines)
+    assert len(lines) <= 14
+    adapter.inbound_dropped = 9_990                   # (what a table's paho adapter dropped of a flood)
+    link._publish_counters()
+    assert adapter.on("counters")[-1]["body"]["data"]["link"]["inbound_dropped"] == 9_990

@@ -147,3 +147,37 @@ def test_an_outbox_write_that_fails_is_the_results_failure_e98(tmp_path):
         assert not c.scoreboard.recorded(1)                         # the hand's result went with its event
     finally:
         run.close()
+
+
+def test_a_command_accepted_before_a_restart_is_refused_as_replayed_after_it(tmp_path):
+    """The accepted nonces live in the table database: the link of the next boot refuses the same command (issued
+    5 s before the restart, within the 30 s that the boot floor used to tolerate), takes a new one."""
+    from firmware.fleet.command_auth import hmac_key, sign_command
+
+    secret = b"r" * 32
+    (tmp_path / "cmd.key").write_text(f"hmac-sha256:{secret.hex()}\n")
+    section = SECTION.model_copy(update={"command_key_file": str(tmp_path / "cmd.key")})
+    cfg = load_table_config(default_table_path()).model_copy(update={"fleet": section})
+    clock = [1.75e9]
+    run = SimRun(cfg, rules="mcr", seed=3, hands=1, state_path=tmp_path / "table.db")
+    try:
+        def link() -> TableLink:
+            return TableLink(run.controller, run.cfg, FleetPlug(lambda cfg, post: NoAdapter(), lambda: clock[0]))
+
+        def command(verb: str = "rebirth") -> bytes:
+            return sign_command(hmac_key(secret), site="hall1", table="t07", verb=verb, args={}, issuer="anna",
+                                issued_at=clock[0], ttl_s=120)
+
+        before = link()
+        payload = command()
+        assert before.link.desk.verifier.verify("rebirth", payload).issuer == "anna"
+        before.detach()
+        clock[0] += 5.0                                   # the restart
+        after = link()
+        with pytest.raises(CommandRefused, match="replayed"):
+            after.link.desk.verifier.verify("rebirth", payload)
+        clock[0] += 5.0
+        assert after.link.desk.verifier.verify("rebirth", command()).verb.value == "rebirth"
+        after.detach()
+    finally:
+        run.close()

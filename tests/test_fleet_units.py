@@ -320,6 +320,23 @@ def test_events_are_counted_once_and_gaps_found():
     assert c.stats()["missing"] == 1 and c.tables["t07"].events == 5
 
 
+def test_a_table_cannot_have_another_tables_event_dropped_as_a_repeat(caplog):
+    """t07 publishes, in its own subtree (all the broker lets it write), events naming t08 (or another site):
+    refused and counted, logged once; t08's real event is then taken."""
+    c = FleetConsumer("hall1", keep_events=True)
+    t07, t08 = topics.TableTopics("hall1", "t07"), topics.TableTopics("hall1", "t08")
+    as_t08 = messages.Source("hall1", "t08", "abc-1")
+    forged = messages.event(as_t08, "hand", 1, "abc", 1, '{"hand": 666}', NOW)
+    assert c.feed(t07.event("hand"), forged, NOW).what == "misnamed"
+    body = json.loads(messages.event(messages.Source("hall1", "t07", "abc-1"), "hand", 2, "abc", 1, "{}", NOW))
+    for change in ({"msg_id": "t08:abc:2"}, {"site": "hall2"}, {"seq": 3}):
+        assert c.feed(t07.event("hand"), json.dumps({**body, **change}).encode(), NOW).what == "misnamed"
+    assert c.feed(t08.event("hand"), forged, NOW).what == "event"          # t08's own: not a repeat
+    assert (c.unique, c.duplicates, c.misnamed, c.stats()["misnamed"]) == (1, 0, 4, 4)
+    assert [e["data"] for e in c.events] == [{"hand": 666}] and c.tables["t07"].events == 0
+    assert len([r for r in caplog.records if "refused" in r.getMessage()]) == 1
+
+
 def test_a_late_will_does_not_mark_a_reconnected_table_offline():
     c = FleetConsumer("hall1")
     avail = topics.TableTopics("hall1", "t07").avail
@@ -420,3 +437,19 @@ def test_without_mosquitto_broker_tests_skip_but_fail_under_ci(monkeypatch, ci, 
     with pytest.raises(BaseException) as info:
         mosquitto_broker.mosquitto_binary()
     assert type(info.value).__name__ == outcome and "mosquitto" in str(info.value)
+
+
+def test_kept_nonces_are_pruned_when_expired_and_a_clock_set_back_cannot_revive_one(key):
+    box = outbox.SqliteOutbox(_db())
+    clock = [NOW]
+    v = CommandVerifier("hall1", "t07", [key.verify_key()], lambda: clock[0], boot_wall_s=NOW - 10, store=box)
+    first = _cmd(key, verb="rebirth", args={}, ttl_s=10)
+    v.verify("rebirth", first)
+    clock[0] = NOW + 100                                 # the first expired: forgotten at the next command
+    v.verify("rebirth", _cmd(key, verb="rebirth", args={}, issued_at=NOW + 99, ttl_s=10))
+    kept, forgotten_until = box.load_nonces()
+    assert len(kept) == 1 and forgotten_until == NOW + 9
+    clock[0] = NOW                                       # the clock set back (and a restart)
+    again = CommandVerifier("hall1", "t07", [key.verify_key()], lambda: clock[0], boot_wall_s=NOW - 10, store=box)
+    with pytest.raises(CommandRefused, match="before a command whose nonce it has forgotten expired"):
+        again.verify("rebirth", first)

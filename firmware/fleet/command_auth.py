@@ -13,14 +13,20 @@ A table accepts it only if, in this order: it decodes within the size limit,
 the fields have their types, the verb is on the allow-list and is the one of
 the topic, the site and table are this table's, the key is one of the
 table's keys and the signature verifies, it has not expired, was not issued
-in the future or before this boot started (both with :data:`CLOCK_SKEW_S`
-of tolerance), lives at most :data:`MAX_TTL_S`, its nonce was not seen
-before, and its arguments are valid for the verb: ``ack`` names a
+in the future (with :data:`CLOCK_SKEW_S` of tolerance) or before this boot
+started, lives at most :data:`MAX_TTL_S`, its nonce was not seen before,
+and its arguments are valid for the verb: ``ack`` names a
 *recoverable* fault code (a latched or hold fault is acknowledged at the
 table, by its keys or the local diagnostics socket).  Every refusal is
-logged with its reason.  The replay cache holds the nonces of unexpired
+logged with its reason, a few lines a minute (a flood is summed up, not
+logged line by line).  The replay cache holds the nonces of unexpired
 commands only, at most :data:`REPLAY_CACHE_SIZE`; when it is full of live
-nonces new commands are refused rather than a nonce forgotten.
+nonces new commands are refused rather than a nonce forgotten.  With a
+``store`` (the table database) each accepted nonce is written before the
+command is carried out and loaded at the next start, so a restart does not
+make a command replayable; a forgotten (expired) nonce raises the floor
+below which a command's ``issued_at`` is refused to its expiry, so a clock
+set back cannot revive it either.
 
 Ed25519 keys are the parlour's: tables hold only the public key, so a table
 broken into cannot sign commands for the others.  An HMAC key is a secret
@@ -37,13 +43,14 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from firmware.faults import FaultCode, FaultTier
+from firmware.fleet.log_limit import LogLimiter
 from firmware.fleet.messages import MAX_COMMAND_BYTES, MessageError, decode, dumps
 from firmware.fleet.topics import Verb
 
@@ -213,8 +220,17 @@ class CommandVerifier:
     wall_clock_s: Callable[[], float]
     boot_wall_s: float
     cache_size: int = REPLAY_CACHE_SIZE
+    store: NonceStore | None = None
     _seen: dict[str, float] = field(default_factory=dict)       # nonce -> expires_at
     refused: int = 0
+
+    def __post_init__(self) -> None:
+        self._refusals = LogLimiter(log, self.wall_clock_s, "command refusals")
+        self._floor_s = self.boot_wall_s          # commands issued before it are refused
+        if self.store is not None:
+            kept, forgotten_until = self.store.load_nonces()
+            self._seen.update(kept)
+            self._floor_s = max(self._floor_s, forgotten_until)
 
     def verify(self, topic_verb: str, payload: bytes) -> Command:
         """The command, or CommandRefused (logged, and counted in ``refused``)."""
@@ -222,7 +238,7 @@ class CommandVerifier:
             return self._verify(topic_verb, payload)
         except CommandRefused as exc:
             self.refused += 1
-            log.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
+            self._refusals.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
             raise
 
     def _verify(self, topic_verb: str, payload: bytes) -> Command:
@@ -256,31 +272,53 @@ class CommandVerifier:
             raise CommandRefused("bad signature (not base64)") from None
         if not key.verify(signed_bytes(body), signature):
             raise CommandRefused("bad signature")
+        if not ISSUER_RE.match(body["issuer"]) or not NONCE_RE.match(body["nonce"]):
+            raise CommandRefused("issuer or nonce of the wrong form")
+        if body["nonce"] in self._seen:
+            raise CommandRefused("replayed (this nonce was seen before)")
         now = self.wall_clock_s()
         issued, expires = float(body["issued_at"]), float(body["expires_at"])
         if expires < now - CLOCK_SKEW_S:
             raise CommandRefused(f"expired {now - expires:.0f} s ago")
         if issued > now + CLOCK_SKEW_S:
             raise CommandRefused(f"issued {issued - now:.0f} s in the future (clocks apart?)")
-        if issued < self.boot_wall_s - CLOCK_SKEW_S:
-            raise CommandRefused("issued before this table started")
+        if issued < self._floor_s:
+            raise CommandRefused("issued before this table started (or before a command whose nonce it has "
+                                 "forgotten expired)")
         if not 0 < expires - issued <= MAX_TTL_S:
             raise CommandRefused(f"lives {expires - issued:g} s (from 0 to {MAX_TTL_S:g} s allowed)")
-        if not ISSUER_RE.match(body["issuer"]) or not NONCE_RE.match(body["nonce"]):
-            raise CommandRefused("issuer or nonce of the wrong form")
         verb = Verb(body["verb"])
         args = _check_args(verb, body["args"])
         self._remember(body["nonce"], expires, now)
         return Command(verb, args, body["issuer"], body["nonce"], expires)
 
     def _remember(self, nonce: str, expires: float, now: float) -> None:
-        if nonce in self._seen:
-            raise CommandRefused("replayed (this nonce was seen before)")
-        for old in [n for n, until in self._seen.items() if until < now - CLOCK_SKEW_S]:
-            del self._seen[old]
-        if len(self._seen) >= self.cache_size:
+        """Keep an accepted command's nonce (in the store first: a restart must not forget it); the expired ones are
+        forgotten, and the floor rises to the latest expiry forgotten (a clock set back cannot revive them)."""
+        forget = [n for n, until in self._seen.items() if until < now - CLOCK_SKEW_S]
+        floor_s = max([self._floor_s] + [self._seen[n] for n in forget])
+        if len(self._seen) - len(forget) >= self.cache_size:
             raise CommandRefused(f"too many commands at once ({self.cache_size} unexpired); try again later")
+        if self.store is not None:
+            try:
+                self.store.save_nonce(nonce, expires, forget, floor_s)
+            except Exception as exc:                  # noqa: BLE001 (not carried out unless its nonce is kept)
+                raise CommandRefused(f"its nonce cannot be kept ({exc})") from None
+        for old in forget:
+            del self._seen[old]
+        self._floor_s = floor_s
         self._seen[nonce] = expires
+
+
+class NonceStore(Protocol):
+    """Where a table keeps its accepted commands' nonces across restarts (the table database's ``fleet_nonces``,
+    :class:`~firmware.fleet.outbox.SqliteOutbox`)."""
+
+    def load_nonces(self) -> tuple[dict[str, float], float]:
+        """(nonce -> expires_at of those kept, the latest expiry of those forgotten)."""
+
+    def save_nonce(self, nonce: str, expires_at: float, forget: list[str], forgotten_until: float) -> None:
+        """Keep one more nonce, forget ``forget``, raise the floor, in one write."""
 
 
 def _check_args(verb: Verb, args: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from firmware.fleet import messages
 from firmware.fleet.adapter import InboundMessage, MqttAdapter, PublishProperties
+from firmware.fleet.log_limit import LogLimiter
 from firmware.fleet.command_auth import Command, CommandRefused, CommandVerifier
 from firmware.fleet.outbox import OutboxRow
 from firmware.fleet.topics import TableTopics, Verb
@@ -39,11 +40,12 @@ class CommandDesk:
 
     ``rebirth()`` publishes the retained leaves; ``publish_event(row)``
     publishes one outbox row; ``outbox`` answers ``since``, ``oldest_kept``
-    and ``meta`` (the link's outbox)."""
+    and ``meta`` (the link's outbox); ``clock_s`` (the loop's ``now``) paces the log lines of refusals."""
 
     def __init__(self, topics: TableTopics, adapter: MqttAdapter, outbox: Any, verifier: CommandVerifier | None,
                  on_command: CommandHandler | None, rebirth: Callable[[], None],
-                 publish_event: Callable[[OutboxRow], None], resend_batch: int = 100) -> None:
+                 publish_event: Callable[[OutboxRow], None], resend_batch: int = 100,
+                 clock_s: Callable[[], float] | None = None) -> None:
         self.topics = topics
         self.adapter = adapter
         self.outbox = outbox
@@ -55,6 +57,7 @@ class CommandDesk:
         self.done = 0
         self.refused = 0
         self.resent = 0
+        self._refusals = LogLimiter(log, clock_s or (lambda: 0.0), "refused commands")
 
     def handle(self, verb: str, message: InboundMessage) -> None:
         try:
@@ -66,7 +69,7 @@ class CommandDesk:
             result = self._carry_out(command)
         except CommandRefused as exc:
             self.refused += 1
-            log.warning("fleet %s: cmd/%s refused: %s", self.topics.table, verb[:32], exc)
+            self._refusals.warning("fleet %s: cmd/%s refused: %s", self.topics.table, verb[:32], exc)
             self._respond(verb, message, False, str(exc), None)
             return
         self.done += 1
@@ -106,7 +109,8 @@ class CommandDesk:
         if not message.response_topic:
             return
         if not self.topics.owns_response_topic(message.response_topic):
-            log.warning("fleet %s: cmd/%s not answered: the response topic %r is outside %s", self.topics.table,
+            self._refusals.warning("fleet %s: cmd/%s not answered: the response topic %r is outside %s",
+                                   self.topics.table,
                         verb[:32], message.response_topic[:128], self.topics.response_prefix)
             return
         props = PublishProperties(correlation_data=message.correlation_data, message_expiry_s=RESPONSE_EXPIRY_S)

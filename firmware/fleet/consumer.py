@@ -9,6 +9,10 @@ did not acknowledge); the consumer makes that exactly once.  It also counts
 what a benchmark or a tournament desk needs: unique events by kind,
 duplicates dropped, end-to-end latency (the envelope's ``ts`` to receipt),
 and gaps in each table's ``seq`` (a gap is asked for with ``resend_since``).
+An event is taken only if its ``msg_id``'s table, its ``table``, its
+``site`` and its ``seq`` agree with its topic, and is de-duplicated by the
+topic's table: the broker lets a table write only in its own subtree, so no
+table can have another's event dropped as a repeat.
 
 ``avail`` follows the session it names: each names its boot and connection
 (session), and one about an older (boot, session) than the one the view
@@ -20,7 +24,13 @@ starts the order again).
 :class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
 (``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
 same jittered backoff as a table; a broker refusing *who* connects (a wrong
-password, no account) is not tried again (``refused``).
+password, no account) is not tried again (``refused``).  It subscribes to
+the retained leaves at QoS 0 and to the events at QoS 1
+(:func:`~firmware.fleet.topics.site_subscriptions`): a recorder's persistent
+session has the broker queue, while it is away, the events it must not miss
+and not every table's state and counters (which would fill the broker's
+``max_queued_messages`` and push events out; the leaves are retained, so the
+next subscription delivers them anyway).
 """
 
 from __future__ import annotations
@@ -68,8 +78,8 @@ class TableView:
 
 @dataclass(frozen=True)
 class Change:
-    """What one fed message changed: ``what`` is a leaf, ``event``, ``duplicate``, ``stale`` (an avail ignored) or
-    ``bad`` (not a valid message)."""
+    """What one fed message changed: ``what`` is a leaf, ``event``, ``duplicate``, ``stale`` (an avail ignored),
+    ``bad`` (not a valid message) or ``misnamed`` (an event naming another table or site than its topic's)."""
 
     table: str
     what: str
@@ -112,6 +122,8 @@ class FleetConsumer:
         self.unique = 0
         self.duplicates = 0
         self.bad = 0
+        self.misnamed = 0                     # events whose names disagree with their topic (refused)
+        self._misnamed_said: set[str] = set()
         self.by_kind: dict[str, int] = {}
         self.latencies_s: list[float] = []
         self._seen: dict[tuple[str, str], _SeqSet] = {}
@@ -132,7 +144,7 @@ class FleetConsumer:
         view = self.tables.setdefault(parsed.table, TableView(parsed.table))
         view.last_seen_s = max(view.last_seen_s, _heard_s(message, received_s, retained))
         if parsed.section == "evt":
-            return self._event(view, message, received_s)
+            return self._event(view, parsed, message, received_s)
         if parsed.section == topics.Leaf.AVAIL.value:
             return self._avail(view, message)
         data = message.get("data")
@@ -142,13 +154,16 @@ class FleetConsumer:
             setattr(view, parsed.section, data)
         return Change(view.table, parsed.section, message)
 
-    def _event(self, view: TableView, message: dict, received_s: float) -> Change:
+    def _event(self, view: TableView, parsed: topics.ParsedTopic, message: dict, received_s: float) -> Change:
         ident = messages.parse_msg_id(message.get("msg_id", ""))
         if ident is None:
             self.bad += 1
             return Change(view.table, "bad", message)
         table, db_id, seq = ident
-        if not self._seen.setdefault((table, db_id), _SeqSet()).add(seq):
+        if (table, message.get("table"), message.get("site"), message.get("seq")) != (parsed.table, parsed.table,
+                                                                                       parsed.site, seq):
+            return self._misnamed(view, message)
+        if not self._seen.setdefault((parsed.table, db_id), _SeqSet()).add(seq):
             self.duplicates += 1
             return Change(view.table, "duplicate", message)
         self.unique += 1
@@ -161,6 +176,18 @@ class FleetConsumer:
         if self.keep_events:
             self.events.append(message)
         return Change(view.table, "event", message)
+
+    def _misnamed(self, view: TableView, message: dict) -> Change:
+        """An event whose ``msg_id``, ``table``, ``site`` or ``seq`` disagree with its topic (a table publishing in
+        its own subtree an event that names another, to have the other's real event dropped as a repeat): refused,
+        counted, logged once per table."""
+        self.misnamed += 1
+        if view.table not in self._misnamed_said:
+            self._misnamed_said.add(view.table)
+            log.warning("%s: an event named %r (table %r, site %r) under table %s's topic: refused (further ones "
+                        "from this table are counted, not logged)", self.site, str(message.get("msg_id"))[:80],
+                        str(message.get("table"))[:64], str(message.get("site"))[:64], view.table)
+        return Change(view.table, "misnamed", message)
 
     def _avail(self, view: TableView, message: dict) -> Change:
         data = message.get("data") if isinstance(message.get("data"), dict) else {}
@@ -193,7 +220,8 @@ class FleetConsumer:
 
     def stats(self) -> dict[str, Any]:
         return {"tables": len(self.tables), "online": sum(1 for v in self.tables.values() if v.online),
-                "events": self.unique, "duplicates": self.duplicates, "bad": self.bad, "by_kind": dict(self.by_kind),
+                "events": self.unique, "duplicates": self.duplicates, "bad": self.bad,
+                "misnamed": self.misnamed, "by_kind": dict(self.by_kind),
                 "latency_p50_s": self.latency_s(0.5), "latency_p99_s": self.latency_s(0.99),
                 "missing": sum(len(g) for g in self.gaps().values())}
 
@@ -233,7 +261,7 @@ class ConsumerClient:
         self.subscribed = False
         self.last_error = ""
         self.refused = ""                 # the broker refused who connects (no retry: a person must mend it)
-        self._sub_token = -1
+        self._sub_tokens: dict[int, bool] = {}    # this connection's subscriptions: token -> granted
 
     def start(self) -> None:
         self._connect()
@@ -260,7 +288,8 @@ class ConsumerClient:
             self._retry(reason)
             return
         self.connected = True
-        self._sub_token = self.adapter.subscribe(topics.site_filter(self.consumer.site), 1)
+        self._sub_tokens = {self.adapter.subscribe(topic_filter, qos): False
+                            for topic_filter, qos in topics.site_subscriptions(self.consumer.site)}
 
     def on_connection_lost(self, session: int, reason: str) -> None:
         if session == self.session:
@@ -282,11 +311,12 @@ class ConsumerClient:
         pass
 
     def on_subscribed(self, session: int, token: int, granted: list[int]) -> None:
-        if session == self.session and token == self._sub_token:
-            self.subscribed = all(code < 0x80 for code in granted)
+        if session == self.session and token in self._sub_tokens:
+            self._sub_tokens[token] = ok = all(code < 0x80 for code in granted)
+            self.subscribed = all(self._sub_tokens.values())
             if self.subscribed:
                 self.backoff.reset()
-            else:
+            elif not ok:
                 self.last_error = f"subscription refused (codes {granted})"
                 log.error("consumer of %s: %s", self.consumer.site, self.last_error)
 

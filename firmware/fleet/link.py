@@ -145,7 +145,7 @@ class FleetLink:
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
         self.desk = CommandDesk(self.topics, adapter, outbox, verifier, on_command, self.rebirth, self._publish_row,
-                                settings.resend_batch)
+                                settings.resend_batch, clock_s=loop.now)
 
     # -- the owner's calls ----------------------------------------------------------------------------------
     @_guarded
@@ -208,8 +208,9 @@ class FleetLink:
             depth = -1
         return {"state": self.state.value, "outbox_depth": depth, "in_flight": len(self._in_flight),
                 "session": self.session, "boot_id": self.source.boot_id, "last_error": self.last_error,
-                "refusal": self.refusal,
-                "errors": self.errors, **self.counts, "commands_done": self.desk.done,
+                "refusal": self.refusal, "errors": self.errors,
+                "inbound_dropped": int(getattr(self.adapter, "inbound_dropped", 0)),   # (the adapter's bound)
+                **self.counts, "commands_done": self.desk.done,
                 "commands_refused": self.desk.refused, "resent": self.desk.resent}
 
     def status_line(self) -> str:

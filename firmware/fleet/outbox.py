@@ -47,6 +47,12 @@ CREATE TABLE outbox (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, boot INTEGER N
 CREATE TABLE outbox_unsent (seq INTEGER PRIMARY KEY);
 """
 OUTBOX_TABLES = ("fleet_meta", "outbox", "outbox_unsent")
+# The nonces of the fleet commands the table accepted, until they expire (a restart must not make them replayable);
+# the row of nonce '' (no nonce has that form) keeps the latest expiry of those forgotten.  Made when first used,
+# so that a table database of schema 2 made before it needs no migration.
+NONCES_SCHEMA = ("CREATE TABLE IF NOT EXISTS fleet_nonces (nonce TEXT PRIMARY KEY, expires_at REAL NOT NULL) "
+                 "WITHOUT ROWID")
+FORGOTTEN = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,8 @@ class Outbox(Protocol):
     def oldest_kept(self) -> int: ...
     def depth(self) -> int: ...
     def mark_sent(self, seqs: list[int]) -> None: ...
+    def load_nonces(self) -> tuple[dict[str, float], float]: ...
+    def save_nonce(self, nonce: str, expires_at: float, forget: list[str], forgotten_until: float) -> None: ...
 
 
 class SqliteOutbox:
@@ -214,6 +222,23 @@ class SqliteOutbox:
     def mark_sent(self, seqs: list[int]) -> None:
         with self._transaction():
             mark_sent(self.db, seqs)
+
+    def load_nonces(self) -> tuple[dict[str, float], float]:
+        """The accepted commands' nonces kept (nonce -> expires_at) and the latest expiry of those forgotten."""
+        with self._transaction():
+            self.db.execute(NONCES_SCHEMA)
+        rows = dict(self.db.execute("SELECT nonce, expires_at FROM fleet_nonces").fetchall())
+        return {str(n): float(e) for n, e in rows.items() if n != FORGOTTEN}, float(rows.get(FORGOTTEN, 0.0))
+
+    def save_nonce(self, nonce: str, expires_at: float, forget: list[str], forgotten_until: float) -> None:
+        """An accepted command's nonce, the expired ones forgotten and the latest expiry forgotten, in one write."""
+        with self._transaction():
+            self.db.execute(NONCES_SCHEMA)
+            self.db.executemany("DELETE FROM fleet_nonces WHERE nonce = ?", [(n,) for n in forget])
+            self.db.execute("INSERT OR REPLACE INTO fleet_nonces (nonce, expires_at) VALUES (?, ?)",
+                            (FORGOTTEN, forgotten_until))
+            self.db.execute("INSERT OR REPLACE INTO fleet_nonces (nonce, expires_at) VALUES (?, ?)",
+                            (nonce, expires_at))
 
     def add(self, kind: EventKind | str, payload: Any) -> int:
         """An event in a transaction of its own (tests, tools; the controller calls :func:`add` in its batch)."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from firmware.faults import ConfigError
 from firmware.fleet.adapter import MqttAdapter
-from firmware.fleet.command_auth import CommandRefused, CommandVerifier, load_verify_keys
+from firmware.fleet.command_auth import CommandRefused, CommandVerifier, NonceStore, load_verify_keys
 from firmware.fleet.link import FleetLink, LinkSettings
 from firmware.fleet.table_files import problem_lines
 from firmware.fleet.table_status import table_meta, table_status
@@ -68,9 +68,11 @@ def settings_of(section: "FleetSection") -> LinkSettings:
                         backoff_max_s=section.backoff_max_s)
 
 
-def verifier_of(cfg: "TableConfig", wall_clock_s: Callable[[], float]) -> CommandVerifier | None:
-    """The command verifier from ``command_key_file`` (None: the table takes no commands); ConfigError names
-    the file when its keys cannot be read."""
+def verifier_of(cfg: "TableConfig", wall_clock_s: Callable[[], float],
+                store: NonceStore | None = None) -> CommandVerifier | None:
+    """The command verifier from ``command_key_file`` (None: the table takes no commands), keeping the accepted
+    commands' nonces in ``store`` (the table database); ConfigError names the file when its keys cannot be
+    read."""
     section = cfg.fleet
     assert section is not None
     if section.command_key_file is None:
@@ -80,7 +82,8 @@ def verifier_of(cfg: "TableConfig", wall_clock_s: Callable[[], float]) -> Comman
         keys = load_verify_keys(path)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{cfg.source or 'the table model'}: table [fleet] key 'command_key_file': {exc}") from None
-    return CommandVerifier(section.site, section.table_id, keys, wall_clock_s, boot_wall_s=wall_clock_s())
+    return CommandVerifier(section.site, section.table_id, keys, wall_clock_s, boot_wall_s=wall_clock_s(),
+                           store=store)
 
 
 class TableLink:
@@ -93,9 +96,10 @@ class TableLink:
         self.c = controller
         self.plug = plug
         self.loop = plug.loop or controller.loop
-        verifier = verifier_of(cfg, plug.wall_clock_s)
+        events = controller.store.event_outbox()
+        verifier = verifier_of(cfg, plug.wall_clock_s, events)
         self.adapter = plug.adapter(cfg, self.loop.post)
-        self.link = FleetLink(self.loop, self.adapter, controller.store.event_outbox(), self._status,
+        self.link = FleetLink(self.loop, self.adapter, events, self._status,
                               self._command, site=section.site, table=section.table_id,
                               meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
                               verifier=verifier, settings=plug.settings or settings_of(section),

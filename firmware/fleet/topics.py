@@ -109,6 +109,13 @@ def site_filter(site: str) -> str:
     return f"{PREFIX}/{check_id(site, 'site')}/tbl/+/#"
 
 
+def site_subscriptions(site: str) -> list[tuple[str, int]]:
+    """A consumer's subscriptions (filter, QoS): every table's retained leaves at QoS 0 (never queued for a
+    persistent session that is away: the broker holds the last of each, retained) and its events at QoS 1."""
+    tables = f"{PREFIX}/{check_id(site, 'site')}/tbl/+"
+    return [(f"{tables}/+", 0), (f"{tables}/evt/+", 1)]
+
+
 @dataclass(frozen=True)
 class ParsedTopic:
     """A topic of the tree: ``section`` is a :class:`Leaf` value, ``evt``, ``cmd`` or ``resp``; ``name`` is the
