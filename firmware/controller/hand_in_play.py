@@ -75,6 +75,19 @@ class HandInPlay:
             return str(exc)
         return None
 
+    def take_all(self, hand: int, actions: list[Action]) -> str | None:
+        """Actions of hand ``hand`` taken together (``mjtable diag judge --record``): all, or none and why."""
+        if self.hand != hand:
+            return f"hand {hand} is not in play (the table is at hand {self.c.book.hand}, {self.c.state})"
+        if self.c.scoreboard.recorded(hand):
+            return f"hand {hand} is scored already"
+        try:
+            self.referee.take_all(actions)
+        except BadRecord as exc:
+            log.warning("hand %d: %s refused: %s", hand, "; ".join(a.text() for a in actions), exc)
+            return str(exc)
+        return None
+
     def penalty(self, side: int, kind: str, to: int | None = None) -> str | None:
         """A penalty the referee gives now (``mjtable diag penalty``), on the hand in play."""
         if self.hand is None:

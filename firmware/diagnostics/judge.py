@@ -27,6 +27,7 @@ from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standi
 from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb
 from firmware.rules.money import deltas
 from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
+from firmware.rules.win import MeldKind
 from firmware.tiles.tile import TileError, code, format_tiles, parse_one
 
 SIDES = 4
@@ -113,7 +114,7 @@ def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> Non
             reply({"ok": False, "error": str(exc)})
             return
         win = Action(Verb.WIN, side, tile, discarder, hand, flags, read.flowers)
-        actions = before + [win]
+        actions = _not_recorded(controller, before) + [win]
         in_play = controller.state == TableState.IN_PLAY.value and controller.hand.hand is not None
         if request.get("record") and in_play:
             reply(_record(controller, actions))
@@ -145,14 +146,53 @@ def _hand_so_far(controller, actions: list[Action]) -> HandRecord:
     return record
 
 
+SET_VERBS = frozenset({Verb.CHOW, Verb.PUNG, Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG})
+
+
+def _set_keys(melds) -> Counter[tuple[str, int, str | None]]:
+    """A side's sets in the record as the actions that make them ((verb, tile, the feeder's direction)): a pung
+    made a kong is its pung and its ``added_kong``."""
+    keys: Counter[tuple[str, int, str | None]] = Counter()
+    for m in melds:
+        if m.kind is MeldKind.KONG and m.added:
+            keys[(Verb.PUNG.value, m.tile, m.source)] += 1
+            keys[(Verb.ADDED_KONG.value, m.tile, None)] += 1
+        elif m.concealed:
+            keys[(Verb.CONCEALED_KONG.value, m.tile, None)] += 1
+        else:
+            keys[(m.kind.value, m.tile, m.source)] += 1
+    return keys
+
+
+def _not_recorded(controller, actions: list[Action]) -> list[Action]:
+    """``actions`` without the sets the hand in play's record has already for their side (taken by an earlier
+    declaration, a false win that let the hand go on, or ``mjtable diag kong`` when it happened): a set named
+    again is the same set, not another one (its kong money is not paid twice)."""
+    settler = controller.hand.referee.settler if controller.hand.hand is not None else None
+    if settler is None:
+        return list(actions)
+    facts = settler.facts
+    have = {side: _set_keys(facts.sides[side].melds) for side in range(SIDES)}
+    out: list[Action] = []
+    for a in actions:
+        if a.verb in SET_VERBS and a.side is not None and a.tile is not None:
+            source = facts.feeder_source(a.side, a.source) if a.source is not None else None
+            key = (a.verb.value, a.tile, source)
+            if have[a.side][key] > 0:
+                have[a.side][key] -= 1
+                continue
+        out.append(a)
+    return out
+
+
 def _record(controller, actions: list[Action]) -> dict[str, Any]:
-    """Take the judged actions into the hand in play; a legal win ends its scoring."""
+    """Take the judged actions into the hand in play, all of them or (one cannot have happened) none; a legal win
+    ends its scoring."""
     hand = controller.book.hand
     taken = len(controller.hand.referee.record.actions)
-    for action in actions:
-        why = controller.hand.take(hand, action)
-        if why is not None:
-            return {"ok": False, "error": f"not recorded: {action.text()}: {why}", "recorded": False}
+    why = controller.hand.take_all(hand, actions)
+    if why is not None:
+        return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
     settled = controller.hand.referee.settlement()
     assert settled is not None
     verdict = settled.verdicts[-1]

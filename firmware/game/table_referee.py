@@ -16,6 +16,7 @@ so that nothing is taken twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Callable
 
@@ -24,7 +25,7 @@ from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.rules.hand_record import Action, BadRecord, HandRecord, parse_action
 from firmware.rules.money import Payment
 from firmware.rules.ruleset import RuleSet
-from firmware.rules.settlement import HandSettlement, Settler, WinVerdict
+from firmware.rules.settlement import HandSettlement, Settler, WinVerdict, settle_hand
 
 log = logging.getLogger(__name__)
 Publish = Callable[..., None]
@@ -106,6 +107,20 @@ class TableReferee:
                 self.scoreboard.pay(self.record.hand, payments)
             self.publish("hand.money", hand=self.record.hand, event=event, action=action.text(),
                          payments=[p.to_json() for p in payments], chips=list(self.scoreboard.chips))
+        return payments
+
+    def take_all(self, actions: list[Action]) -> list[Payment]:
+        """Settle ``actions`` together, all of them or none: the hand's record so far with them is settled first
+        (on a copy), and when one of them cannot have happened (BadRecord) nothing is taken; else they are taken
+        in one transaction.  The payments they make."""
+        if self.settler is None or self.record is None:
+            raise BadRecord("no hand in play")
+        trial = dataclasses.replace(self.record, actions=list(self.record.actions) + list(actions))
+        settle_hand(self.rules, trial)
+        payments: list[Payment] = []
+        with self.store.batch(f"hand {self.record.hand} actions {len(self.record.actions)}.."):
+            for action in actions:
+                payments += self.take(action)
         return payments
 
     def _save(self) -> None:

@@ -1,0 +1,91 @@
+"""The real table's referee records a hand through the diagnostics socket: ``diag judge --record`` takes all of
+a declaration or nothing, and takes nothing twice (a set already in the hand's record is not taken again)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firmware.diagnostics.commands import DiagCommands
+from sim.table_run import SimRun
+
+
+def _lay(run: SimRun, side: int, text: str) -> None:
+    from firmware.tiles.tile import parse
+    from sim.tileset import SimTile
+
+    on_pads = {t.uid for pad in run.world.pads for t in pad}
+    free: dict[int, list] = {}
+    for entry in run.world.registry.sets["A"]:
+        if entry.uid not in on_pads:
+            free.setdefault(entry.kind, []).append(entry)
+    run.world.lay_on_pad(side, [SimTile(e.uid, "A", e.kind) for e in (free[k].pop() for k in parse(text))])
+
+
+def _ask(run: SimRun, request: dict[str, Any]) -> dict[str, Any]:
+    answers: list[dict] = []
+    DiagCommands(run.controller).handle(request, answers.append)
+    run.run_until(lambda: bool(answers), 10)
+    return answers[0]
+
+
+def _in_play(rules: str = "competition") -> SimRun:
+    """A real table's hand (no simulated players): in play until the referee ends it."""
+    run = SimRun(rules=rules, hands=1, hand_s=3000.0)
+    run.run_until(lambda: run.state is not None and run.state.value == "in_play", 600)
+    return run
+
+
+def _kong_rows(run: SimRun) -> list[tuple[int, int, int, str]]:
+    settled = run.controller.hand.referee.settlement()
+    return [(p.payer, p.payee, p.amount, p.reason.key) for p in settled.payments if "kong" in p.reason.key]
+
+
+def test_a_failed_recorded_judge_takes_nothing_and_a_corrected_one_scores() -> None:
+    run = _in_play()
+    try:
+        c = run.controller
+        dealer = c.book.dealer
+        winner, other = (dealer + 2) % 4, (dealer + 1) % 4
+        request = {"cmd": "judge", "side": winner, "tile": "E", "discarder": dealer, "melds": f"c123m@{other}",
+                   "seat_melds": {str(other): f"k9p@{dealer}"}, "open": [], "record": True}
+        _lay(run, winner, "123m456p789s123sE")            # one E short: 9 standing tiles beside the chow
+        chips, actions = list(c.scoreboard.chips), list(c.hand.referee.record.actions)
+        failed = _ask(run, request)
+        assert not failed["ok"] and "standing tiles" in failed["error"] and not failed.get("recorded"), failed
+        assert c.hand.referee.record.actions == actions and c.scoreboard.chips == chips
+        assert _kong_rows(run) == []
+        _lay(run, winner, "E")                            # the referee finds the tile: the same request again
+        scored = _ask(run, request)
+        assert scored["ok"] and scored["legal"] and scored["recorded"], scored
+        kong = [m for m in scored["money"] if m["reason"] == "melded_kong"]
+        assert [(m["payer"], m["payee"], m["amount"]) for m in kong] == [(dealer, other, 12)]
+        history = c.scoreboard.hands()
+        assert history[-1].winners == [winner]
+        assert history[-1].by_side == [scored["payments"][f"side{s}"] for s in range(4)]
+        assert sum(c.scoreboard.chips) == sum(chips)
+    finally:
+        run.close()
+
+
+def test_a_declaration_after_a_false_win_pays_no_kong_twice() -> None:
+    run = _in_play()
+    try:
+        c = run.controller
+        dealer = c.book.dealer
+        first, second, other = (dealer + 2) % 4, (dealer + 3) % 4, (dealer + 1) % 4
+        seat_melds = {str(other): f"k9p@{dealer} p5s@{first}"}
+        _lay(run, first, "123m456p789s123sE5m")           # not a winning hand: 诈和, the hand goes on
+        false = _ask(run, {"cmd": "judge", "side": first, "tile": "E", "discarder": dealer, "open": [],
+                           "seat_melds": seat_melds, "record": True})
+        assert false["ok"] and not false["legal"] and false["recorded"] and "note" in false, false
+        assert _kong_rows(run) == [(dealer, other, 12, "melded_kong")]
+        _lay(run, second, "123m456p789s123sEE")
+        won = _ask(run, {"cmd": "judge", "side": second, "tile": "E", "discarder": dealer, "open": [],
+                         "seat_melds": seat_melds, "record": True})
+        assert won["ok"] and won["legal"] and won["recorded"], won
+        assert _kong_rows(run) == [(dealer, other, 12, "melded_kong")]
+        assert [m["reason"] for m in won["money"]] == ["win"] * len(won["money"])
+        record = c.scoreboard.hands()[-1].record
+        assert record.count(f"{other} kong 9p from {dealer}") == 1 and record.count(f"{other} pung 5s") == 1
+    finally:
+        run.close()
