@@ -89,3 +89,25 @@ def test_a_declaration_after_a_false_win_pays_no_kong_twice() -> None:
         assert record.count(f"{other} kong 9p from {dealer}") == 1 and record.count(f"{other} pung 5s") == 1
     finally:
         run.close()
+
+
+def test_a_northeastern_judge_is_told_who_had_opened_not_left_to_guess() -> None:
+    """辽宁 / 锦州: a payer's share depends on whether it was closed; as ``mjtable score``, the judge asks."""
+    run = _in_play("liaoning")
+    try:
+        c = run.controller
+        dealer = c.book.dealer
+        winner = (dealer + 2) % 4
+        _lay(run, winner, "123m456p789s555s99m")
+        request = {"cmd": "judge", "side": winner, "tile": "9m", "discarder": dealer, "melds": "c123m",
+                   "record": True}
+        chips = list(c.scoreboard.chips)
+        refused = _ask(run, request)
+        assert not refused["ok"] and "'open', [] for none" in refused["error"], refused
+        assert c.scoreboard.chips == chips and c.hand.referee.record.actions == []
+        closed = _ask(run, {**request, "record": False, "open": []})
+        opened = _ask(run, {**request, "record": False, "open": [s for s in range(4) if s != winner]})
+        assert closed["ok"] and opened["ok"], (closed, opened)
+        assert closed["payments"][f"side{dealer}"] < opened["payments"][f"side{dealer}"] < 0
+    finally:
+        run.close()

@@ -108,8 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "(default: the one to the left)")
     judge.add_argument("--seat-melds", action="append", default=[], metavar="SIDE=SETS", type=_seat_melds,
                        help="another side's exposed sets, as --melds (repeatable): who opened, who fed what, kongs")
-    judge.add_argument("--open", metavar="SIDES", type=_sides,
-                       help="sides that had opened when their sets are not given, e.g. 1,3")
+    judge.add_argument("--open", metavar="SIDES", type=_sides, nargs="?", const=[],
+                       help="sides that had opened when their sets are not given, e.g. 1,3; 'none' (or --open "
+                            "alone): nobody had, every other side was closed (辽宁 / 锦州 need it or --seat-melds)")
     judge.add_argument("--kong-win", action="store_true",
                        help="self-drawn on a kong replacement (杠上开花); on a discard: robbing a kong (抢杠)")
     judge.add_argument("--last-tile", action="store_true", help="the wall's last tile (妙手回春 / 海底捞月)")
@@ -239,9 +240,12 @@ def _seat_melds(text: str) -> tuple[str, str]:
 
 
 def _sides(text: str) -> list[int]:
+    """Sides 0..3 separated by commas; ``none``: no side."""
+    if text.strip().lower() == "none":
+        return []
     sides = [s.strip() for s in text.split(",") if s.strip()]
     if not sides or any(s not in ("0", "1", "2", "3") for s in sides):
-        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3")
+        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3 (or none)")
     return sorted({int(s) for s in sides})
 
 

@@ -84,9 +84,17 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
         own = parse_melds(str(request.get("melds") or ""), side)
     except ValueError as exc:
         raise BadJudgeRequest(str(exc)) from None
-    opened = request.get("open") or []
-    if not isinstance(opened, list) or any(type(s) is not int or s not in range(SIDES) for s in opened):
-        raise BadJudgeRequest("'open' lists the sides that had opened (0..3)")
+    opened = request.get("open")
+    if opened is not None and (not isinstance(opened, list)
+                               or any(type(s) is not int or s not in range(SIDES) for s in opened)):
+        raise BadJudgeRequest("'open' lists the sides that had opened (0..3; [] for none)")
+    if controller.rules.needs_open_seats and opened is None and not seat_melds:
+        # (as mjtable score: a side not named would be taken as closed, its 闭门 items and share a guess)
+        raise BadJudgeRequest(f"rule set {controller.rules.name}: what each payer pays depends on whether it had "
+                              "opened; say who had: --open 1,3 (the sides that chowed, punged or exposed a kong), "
+                              "--open none (nobody had: every other side closed) or --seat-melds SIDE=SETS "
+                              "(over the socket: 'open', [] for none, or 'seat_melds')")
+    opened = opened or []
     before += [Action(Verb.OPENED, s) for s in sorted(set(opened)) if s != side]
     if request.get("followed"):
         before.append(Action(Verb.FOLLOW))
