@@ -111,3 +111,110 @@ def test_a_northeastern_judge_is_told_who_had_opened_not_left_to_guess() -> None
         assert closed["payments"][f"side{dealer}"] < opened["payments"][f"side{dealer}"] < 0
     finally:
         run.close()
+
+
+def _over_the_socket(run: SimRun, tmp_path, request: dict[str, Any]) -> dict[str, Any]:
+    """One request through the diagnostics socket (the client in a thread, this thread drives the loop)."""
+    import threading
+
+    from hal.diag_protocol import ask
+    from hal.diag_socket import DiagSocketServer
+
+    path = tmp_path / "diag.sock"
+    server = DiagSocketServer(path, run.fw_loop.post, DiagCommands(run.controller).handle, group=None)
+    server.start()
+    try:
+        answers: list[dict] = []
+        thread = threading.Thread(target=lambda: answers.append(ask(path, request, timeout_s=10)))
+        thread.start()
+        while thread.is_alive():
+            run.loop.run_for(0.05)
+            thread.join(timeout=0.001)
+        return answers[0]
+    finally:
+        server.stop()
+
+
+def test_a_kong_is_paid_when_it_is_made_and_not_again_when_the_win_names_it(tmp_path) -> None:
+    run = _in_play()
+    try:
+        c = run.controller
+        dealer = c.book.dealer
+        maker, winner, third = (dealer + 1) % 4, (dealer + 2) % 4, (dealer + 3) % 4
+        chips = list(c.scoreboard.chips)
+        melded = _over_the_socket(run, tmp_path, {"cmd": "kong", "side": maker, "tile": "9p", "from": dealer})
+        assert melded["ok"] and melded["kind"] == "melded", melded
+        assert melded["payments"][f"side{dealer}"] == -12 and melded["payments"][f"side{maker}"] == 12
+        assert c.scoreboard.chips[dealer] == chips[dealer] - 12 and c.scoreboard.chips[maker] == chips[maker] + 12
+        concealed = _ask(run, {"cmd": "kong", "side": third, "tile": "7s", "concealed": True})
+        assert concealed["ok"] and concealed["payments"][f"side{third}"] == 18, concealed
+        no_pung = _ask(run, {"cmd": "kong", "side": third, "tile": "2m", "added": True})
+        assert not no_pung["ok"] and "no pung of 2m" in no_pung["error"] and "from" in no_pung["error"]
+        added = _ask(run, {"cmd": "kong", "side": third, "tile": "2m", "added": True, "from": dealer})
+        assert added["ok"] and added["actions"] == [f"{third} pung 2m from {dealer}", f"{third} added_kong 2m"]
+        assert added["payments"][f"side{third}"] == 12, added
+        for bad, words in (({"side": maker, "tile": "5s"}, "say which kong"),
+                           ({"side": maker, "tile": "5s", "from": maker}, "another side"),
+                           ({"side": maker, "tile": "5s", "concealed": True, "from": dealer}, "say which kong"),
+                           ({"side": maker, "tile": "1f", "concealed": True}, "flower")):
+            refused = _ask(run, {"cmd": "kong", **bad})
+            assert not refused["ok"] and words in refused["error"], (bad, refused)
+        kongs = _kong_rows(run)
+        _lay(run, winner, "123m456p789s123sEE")
+        won = _ask(run, {"cmd": "judge", "side": winner, "tile": "E", "discarder": dealer, "open": [],
+                         "seat_melds": {str(maker): f"k9p@{dealer}", str(third): f"K7s a2m@{dealer}"},
+                         "record": True})
+        assert won["ok"] and won["legal"] and won["recorded"], won
+        assert _kong_rows(run) == kongs and {m["reason"] for m in won["money"]} == {"win"}
+        assert c.scoreboard.conserved()
+    finally:
+        run.close()
+
+
+def test_the_wall_s_end_pays_its_money_and_writes_a_drawn_hand(tmp_path) -> None:
+    """锦州 黄庄: the dealer pays each 2; the result is a drawn hand, the dealer moves on; once only."""
+    run = _in_play("jinzhou")
+    try:
+        c = run.controller
+        dealer, hand = c.book.dealer, c.book.hand
+        a = _over_the_socket(run, tmp_path, {"cmd": "drawn"})
+        assert a["ok"] and a["drawn"] and a["recorded"], a
+        assert a["payments"] == {f"side{s}": (-6 if s == dealer else 2) for s in range(4)}
+        row = c.scoreboard.hands()[-1]
+        assert row.hand == hand and row.drawn and row.winners == []
+        assert row.by_side == [a["payments"][f"side{s}"] for s in range(4)]
+        assert c.hand.outcome().drawn and c.book.last_winner is None
+        again = _ask(run, {"cmd": "drawn"})
+        assert not again["ok"] and "scored already" in again["error"]
+        assert c.scoreboard.hands()[-1].by_side == row.by_side
+        late = _ask(run, {"cmd": "kong", "side": dealer, "tile": "7s", "concealed": True})
+        assert not late["ok"] and "scored already" in late["error"]
+    finally:
+        run.close()
+
+
+def test_the_wall_s_end_asked_again_before_its_result_is_written_pays_once() -> None:
+    """(A power cut between the wall's end and the hand's result: the record has ``wall_end`` already.)"""
+    from firmware.rules.hand_record import Action, Verb
+
+    run = _in_play("jinzhou")
+    try:
+        c = run.controller
+        assert c.hand.take(c.book.hand, Action(Verb.WALL_END)) is None
+        chips = list(c.scoreboard.chips)
+        a = _ask(run, {"cmd": "drawn"})
+        assert a["ok"] and a["recorded"] and sum(1 for m in a["money"] if m["reason"] == "draw") == 3, a
+        assert c.scoreboard.chips == chips and c.scoreboard.hands()[-1].drawn
+    finally:
+        run.close()
+
+
+def test_the_kong_and_drawn_tools_from_the_cli(capsys) -> None:
+    from firmware.cli.main import main
+
+    assert main(["diag", "--sim", "kong", "1", "7s"]) == 2                 # which kong is not guessed
+    assert "--from SIDE" in capsys.readouterr().err
+    assert main(["diag", "--sim", "--json", "kong", "1", "7s", "--from", "0"]) == 1
+    assert "no hand in play" in capsys.readouterr().out                     # (--sim deals no hand)
+    assert main(["diag", "--sim", "drawn"]) == 1
+    assert "FAILED: no hand in play" in capsys.readouterr().out

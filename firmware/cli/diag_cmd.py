@@ -133,6 +133,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     penalty.add_argument("kind", help="the penalty's kind (the rule set's [penalties], e.g. wrong_claim, early_draw)")
     penalty.add_argument("--to", type=int, choices=range(4), help="all of it to this harmed side (default: to each "
                                                                   "other side)")
+    kong_tool = controller_tool("kong", "a kong on the hand in play when it is made, its money paid now (a later "
+                                        "judge naming it again does not take it twice)")
+    kong_tool.add_argument("side", type=int, choices=range(4), help="the side that made the kong")
+    kong_tool.add_argument("tile", help="the kong's tile, e.g. 7s")
+    kong_tool.add_argument("--from", dest="from_side", type=int, choices=range(4), metavar="SIDE",
+                           help="on this side's discard (明杠); with --added: who fed the pung, when the hand's "
+                                "record does not have it")
+    kong_tool.add_argument("--added", action="store_true", help="a drawn tile added to an exposed pung (加杠)")
+    kong_tool.add_argument("--concealed", action="store_true", help="four drawn tiles (暗杠)")
+    controller_tool("drawn", "the live wall ran out with no win (黄庄): its money where the rule set has it, "
+                             "and the hand's result (the dealer rotation follows)")
     hand_tool = controller_tool("hand", "a hand's record and its money by reason (default: the hand in play, else the "
                                         "last scored); --json gives the record judge --hand-record reads")
     hand_tool.add_argument("hand", nargs="?", type=count(1, 10**9), help="the hand's number")
@@ -206,6 +217,12 @@ def _request(args: argparse.Namespace) -> dict:
             request[key] = getattr(args, key)
     if args.command_name == "judge":
         _judge_request(args, request)
+    if args.command_name == "kong":
+        if not (args.from_side is not None or args.added or args.concealed):
+            raise ValueError("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
+                             "(暗杠)")
+        request.update({"added": args.added, "concealed": args.concealed},
+                       **({"from": args.from_side} if args.from_side is not None else {}))
     return request
 
 

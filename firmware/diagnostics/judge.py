@@ -1,4 +1,5 @@
-"""The real table's referee on request: a declared win judged from the winner's seat pad, and penalties.
+"""The real table's referee on request: a declared win judged from the winner's seat pad, penalties, kongs and
+the wall's end.
 
 The player lays the hand on the pad in front of their seat; the referee says
 which side won, on which tile, from whose discard (none: self-drawn), which
@@ -328,3 +329,79 @@ def hand(controller, request: dict[str, Any], reply: Reply) -> None:
            "note": row["note"], "fans": row["fans"], "record": record,
            "money": [dict(p, name=board.reason(p["reason"]).name) for p in row["money"]],
            "payments": {f"side{s}": d for s, d in enumerate(row["payments"])}})
+
+
+def _money(controller, taken: int) -> dict[str, Any]:
+    """The hand in play's money from action ``taken`` on, and the chips now."""
+    settled = controller.hand.referee.settlement()
+    assert settled is not None
+    money = [p for p in settled.payments if p.event >= taken]
+    return {"money": [p.to_json() for p in money],
+            "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
+            "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}}
+
+
+def kong(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag kong SIDE TILE --from SIDE | --added | --concealed``: a kong when it is made, its money paid
+    now (a later ``judge`` that names it again does not take it twice).  ``added`` with ``from``: the pung it
+    was added to, fed by that side, when the hand's record does not have it yet."""
+    try:
+        side = _side(request, "side")
+        source = _side(request, "from", required=False)
+        assert side is not None
+        tile = parse_one(str(request.get("tile", "")))
+        if tile >= 34:
+            raise BadJudgeRequest(f"{code(tile)} is a flower (a set of four flowers is a 花杠, paid when shown)")
+        added, concealed = request.get("added", False), request.get("concealed", False)
+        if not isinstance(added, bool) or not isinstance(concealed, bool):
+            raise BadJudgeRequest("'added' and 'concealed' are true or false")
+        if source == side:
+            raise BadJudgeRequest("'from': a kong on a discard is fed by another side")
+        if (source is None and not added and not concealed) or (added and concealed) \
+                or (concealed and source is not None):
+            raise BadJudgeRequest("say which kong: 'from' SIDE (on that side's discard, 明杠), 'added' (a pung made "
+                                  "a kong, 加杠) or 'concealed' (暗杠)")
+    except TileError as exc:
+        reply({"ok": False, "error": f"tile: {exc}"})
+        return
+    except BadJudgeRequest as exc:
+        reply({"ok": False, "error": str(exc)})
+        return
+    if controller.hand.hand is None:
+        reply({"ok": False, "error": f"no hand in play (the table is {controller.state})"})
+        return
+    referee = controller.hand.referee
+    if concealed:
+        actions, kind = [Action(Verb.CONCEALED_KONG, side, tile)], "concealed"
+    elif added:
+        kind = "added"
+        punged = any(m.kind is MeldKind.PUNG and m.tile == tile for m in referee.settler.facts.sides[side].melds)
+        if not punged and source is None:
+            reply({"ok": False, "error": f"side {side} has no pung of {code(tile)} in the hand's record: say who fed "
+                                         "it ('from' SIDE, --from SIDE)"})
+            return
+        actions = ([] if punged else [Action(Verb.PUNG, side, tile, source)]) + [Action(Verb.ADDED_KONG, side, tile)]
+    else:
+        actions, kind = [Action(Verb.KONG, side, tile, source)], "melded"
+    taken = len(referee.record.actions)
+    why = controller.hand.take_all(controller.book.hand, actions)
+    if why is not None:
+        reply({"ok": False, "error": why})
+        return
+    reply({"ok": True, "hand": controller.book.hand, "side": side, "tile": code(tile), "kind": kind,
+           "actions": [a.text() for a in actions], **_money(controller, taken)})
+
+
+def drawn(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag drawn``: the live wall ran out with no win (黄庄): its money where the rule set has it, and
+    the hand's result (a drawn hand: the dealer rotation and the scoreboard follow)."""
+    hand = controller.book.hand
+    record = controller.hand.referee.record if controller.hand.hand is not None else None
+    ends = [i for i, a in enumerate(record.actions) if a.verb is Verb.WALL_END] if record is not None else []
+    taken = ends[0] if ends else len(record.actions) if record is not None else 0    # (asked again: its money)
+    why = controller.hand.wall_end()
+    if why is not None:
+        reply({"ok": False, "error": why})
+        return
+    reply({"ok": True, "hand": hand, "drawn": True, "recorded": controller.scoreboard.recorded(hand)
+           and not controller.store.failing, **_money(controller, taken)})

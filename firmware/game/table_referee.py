@@ -3,8 +3,9 @@
 Whoever knows what happened at the table tells the referee, one action of
 the hand's record at a time (:mod:`firmware.rules.hand_record`): the
 simulated players every draw, discard and claim; a person at a real table
-what the table cannot see (``mjtable diag judge`` the sets and the win,
-``mjtable diag penalty`` a penalty).  Each action is settled at once
+what the table cannot see (``mjtable diag judge`` the sets and the win, taken all
+together or not at all, ``penalty`` a penalty, ``kong`` a kong when it is
+made, ``drawn`` the wall's end).  Each action is settled at once
 (:class:`~firmware.rules.settlement.Settler`); money paid on the spot
 (kongs, 追牌, 跟庄, penalties) is written to the scoreboard in the same
 transaction as the record's rows so far, the other rows wait for the next
