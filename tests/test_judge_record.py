@@ -218,3 +218,37 @@ def test_the_kong_and_drawn_tools_from_the_cli(capsys) -> None:
     assert "no hand in play" in capsys.readouterr().out                     # (--sim deals no hand)
     assert main(["diag", "--sim", "drawn"]) == 1
     assert "FAILED: no hand in play" in capsys.readouterr().out
+
+
+def test_two_winners_on_one_discard() -> None:
+    """竞技麻将 一炮多响: the first winner recorded with ``more``, the hand waits for the second, who ends it."""
+    run = _in_play()
+    try:
+        c = run.controller
+        dealer, hand = c.book.dealer, c.book.hand
+        first, second = (dealer + 1) % 4, (dealer + 2) % 4
+        _lay(run, first, "123m456p789s123sEE")
+        _lay(run, second, "123456789m456pEE")                # 清龙
+        declared = {"cmd": "judge", "tile": "E", "discarder": dealer, "open": [], "record": True}
+        a = _ask(run, {**declared, "side": first, "more": True})
+        assert a["ok"] and a["legal"] and a["recorded"] and "another winner" in a["note"], a
+        assert not c.scoreboard.recorded(hand)
+        assert "not a drawn hand" in _ask(run, {"cmd": "drawn"})["error"]
+        elsewhere = _ask(run, {**declared, "side": second, "tile": "5m"})
+        assert not elsewhere["ok"] and "only another winner on that discard" in elsewhere["error"], elsewhere
+        b = _ask(run, {**declared, "side": second})
+        assert b["ok"] and b["legal"] and b["recorded"], b
+        row = c.scoreboard.hands()[-1]
+        assert row.hand == hand and sorted(row.winners) == sorted([first, second])
+        assert c.scoreboard.conserved()
+    finally:
+        run.close()
+
+
+def test_more_winners_only_where_the_rule_set_has_them() -> None:
+    run = _in_play("mcr")
+    try:
+        a = _ask(run, {"cmd": "judge", "side": 1, "tile": "E", "discarder": 0, "more": True, "record": True})
+        assert not a["ok"] and "one winner per discard" in a["error"], a
+    finally:
+        run.close()

@@ -126,6 +126,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     judge.add_argument("--check-pad", action="store_true",
                        help="with --hand-record: the winner's pad must show the tiles the record declares")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
+    judge.add_argument("--more", action="store_true",
+                       help="with --record: another winner on this discard follows (竞技麻将 一炮多响): the hand "
+                            "goes on to their judge; the last one without --more ends it")
     judge.add_argument("--lay", metavar="TILES",
                        help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
     penalty = controller_tool("penalty", "a referee's penalty on the hand in play, paid now (e.g. early_draw)")
@@ -212,7 +215,7 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "status" and getattr(args, "component", None):
         request["components"] = args.component
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
-                "reset", "kind", "open", "liable", "followed", "check_pad", "hand"):
+                "reset", "kind", "open", "liable", "followed", "check_pad", "hand", "more"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     if args.command_name == "judge":

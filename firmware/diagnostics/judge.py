@@ -105,7 +105,28 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
     flags = request.get("flags") or []
     if not isinstance(flags, list) or any(f not in WIN_FLAGS for f in flags):
         raise BadJudgeRequest(f"'flags' are some of {', '.join(WIN_FLAGS)}")
+    more = request.get("more", False)
+    if not isinstance(more, bool):
+        raise BadJudgeRequest("'more' is true or false")
+    if more and not controller.rules.several_winners:
+        raise BadJudgeRequest(f"rule set {controller.rules.name}: one winner per discard (no --more)")
+    if more and discarder is None:
+        raise BadJudgeRequest("--more: another winner on the same discard; a self-drawn win has none")
+    pending = _pending_win(controller)
+    if pending is not None and (pending.tile, pending.discarder) != (tile, discarder):
+        raise BadJudgeRequest(f"side {pending.side} won on side {pending.discarder}'s {code(pending.tile)} (--more): "
+                              f"only another winner on that discard may be judged now (--tile {code(pending.tile)} "
+                              f"--discarder {pending.discarder}; the last without --more ends the hand)")
     return side, tile, discarder, own, before + own, frozenset(flags)
+
+
+def _pending_win(controller) -> WinVerdict | None:
+    """The hand in play's legal win recorded with ``more`` (another winner on that discard follows), if any."""
+    if controller.hand.hand is None or controller.scoreboard.recorded(controller.hand.hand):
+        return None
+    settled = controller.hand.referee.settlement()
+    legal = [v for v in settled.verdicts if v.legal] if settled is not None else []
+    return legal[-1] if legal else None
 
 
 def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> None:
@@ -126,7 +147,7 @@ def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> Non
         actions = _not_recorded(controller, before) + [win]
         in_play = controller.state == TableState.IN_PLAY.value and controller.hand.hand is not None
         if request.get("record") and in_play:
-            reply(_record(controller, actions))
+            reply(_record(controller, actions, more=bool(request.get("more"))))
             return
         try:
             settled = settle_hand(controller.rules, _hand_so_far(controller, actions))
@@ -194,9 +215,9 @@ def _not_recorded(controller, actions: list[Action]) -> list[Action]:
     return out
 
 
-def _record(controller, actions: list[Action]) -> dict[str, Any]:
+def _record(controller, actions: list[Action], more: bool = False) -> dict[str, Any]:
     """Take the judged actions into the hand in play, all of them or (one cannot have happened) none; a legal win
-    ends its scoring."""
+    ends its scoring (``more``: unless another winner on the same discard follows)."""
     hand = controller.book.hand
     taken = len(controller.hand.referee.record.actions)
     why = controller.hand.take_all(hand, actions)
@@ -205,13 +226,19 @@ def _record(controller, actions: list[Action]) -> dict[str, Any]:
     settled = controller.hand.referee.settlement()
     assert settled is not None
     verdict = settled.verdicts[-1]
-    if verdict.legal:
+    finished = bool(settled.winners) and not more   # (a win, or the last declaration on a discard won with more)
+    if finished:
         why = controller.hand.finish(hand)
         if why is not None:
             return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
     out = answer(settled, recorded=not controller.store.failing, since=taken)
     if not verdict.legal:
-        out["note"] = "a false win: paid now; the hand goes on and the declarer may not win it"
+        out["note"] = "a false win: paid now; " + (
+            f"the hand's result is written with the win of side {', '.join(map(str, settled.winners))}" if finished
+            else "the hand goes on and the declarer may not win it")
+    elif more:
+        out["note"] = ("paid now; the hand waits for another winner on this discard: judge their hand with --record "
+                       "(the last one without --more writes the hand's result)")
     return out
 
 
