@@ -413,8 +413,13 @@ def test_judge_with_every_side_s_sets_and_the_way_of_winning(capsys):
     """The referee names who opened and fed what: the northeastern payers' shares follow (锦州 一家炮)."""
     argv = ["diag", "--sim", "--rules", "jinzhou", "--json", "judge", "--side", "0", "--tile", "6p", "--discarder", "2",
             "--melds", "c123m@3", "--lay", "123m45p6p789s555s99m"]
-    assert main(argv) == 0
+    assert main(argv) == 1                      # who was closed is not guessed (as mjtable score)
+    refused = json.loads(capsys.readouterr().out)
+    assert not refused["ok"] and "--open none" in refused["error"] and "jinzhou" in refused["error"]
+    assert main([*argv, "--open", "none"]) == 0
     closed = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--open"]) == 0         # (--open alone: nobody had opened)
+    assert json.loads(capsys.readouterr().out)["breakdown"] == closed["breakdown"]
     assert main([*argv, "--open", "1,2,3"]) == 0
     opened = json.loads(capsys.readouterr().out)
     shares = lambda a: {b["payer"]: b["amount"] for b in a["breakdown"]}     # noqa: E731

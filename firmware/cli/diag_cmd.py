@@ -108,8 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "(default: the one to the left)")
     judge.add_argument("--seat-melds", action="append", default=[], metavar="SIDE=SETS", type=_seat_melds,
                        help="another side's exposed sets, as --melds (repeatable): who opened, who fed what, kongs")
-    judge.add_argument("--open", metavar="SIDES", type=_sides,
-                       help="sides that had opened when their sets are not given, e.g. 1,3")
+    judge.add_argument("--open", metavar="SIDES", type=_sides, nargs="?", const=[],
+                       help="sides that had opened when their sets are not given, e.g. 1,3; 'none' (or --open "
+                            "alone): nobody had, every other side was closed (辽宁 / 锦州 need it or --seat-melds)")
     judge.add_argument("--kong-win", action="store_true",
                        help="self-drawn on a kong replacement (杠上开花); on a discard: robbing a kong (抢杠)")
     judge.add_argument("--last-tile", action="store_true", help="the wall's last tile (妙手回春 / 海底捞月)")
@@ -125,6 +126,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     judge.add_argument("--check-pad", action="store_true",
                        help="with --hand-record: the winner's pad must show the tiles the record declares")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
+    judge.add_argument("--more", action="store_true",
+                       help="with --record: another winner on this discard follows (竞技麻将 一炮多响): the hand "
+                            "goes on to their judge; the last one without --more ends it")
     judge.add_argument("--lay", metavar="TILES",
                        help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
     penalty = controller_tool("penalty", "a referee's penalty on the hand in play, paid now (e.g. early_draw)")
@@ -132,6 +136,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     penalty.add_argument("kind", help="the penalty's kind (the rule set's [penalties], e.g. wrong_claim, early_draw)")
     penalty.add_argument("--to", type=int, choices=range(4), help="all of it to this harmed side (default: to each "
                                                                   "other side)")
+    kong_tool = controller_tool("kong", "a kong on the hand in play when it is made, its money paid now (a later "
+                                        "judge naming it again does not take it twice)")
+    kong_tool.add_argument("side", type=int, choices=range(4), help="the side that made the kong")
+    kong_tool.add_argument("tile", help="the kong's tile, e.g. 7s")
+    kong_tool.add_argument("--from", dest="from_side", type=int, choices=range(4), metavar="SIDE",
+                           help="on this side's discard (明杠); with --added: who fed the pung, when the hand's "
+                                "record does not have it")
+    kong_tool.add_argument("--added", action="store_true", help="a drawn tile added to an exposed pung (加杠)")
+    kong_tool.add_argument("--concealed", action="store_true", help="four drawn tiles (暗杠)")
+    controller_tool("drawn", "the live wall ran out with no win (黄庄): its money where the rule set has it, "
+                             "and the hand's result (the dealer rotation follows)")
     hand_tool = controller_tool("hand", "a hand's record and its money by reason (default: the hand in play, else the "
                                         "last scored); --json gives the record judge --hand-record reads")
     hand_tool.add_argument("hand", nargs="?", type=count(1, 10**9), help="the hand's number")
@@ -200,11 +215,17 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "status" and getattr(args, "component", None):
         request["components"] = args.component
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
-                "reset", "kind", "open", "liable", "followed", "check_pad", "hand"):
+                "reset", "kind", "open", "liable", "followed", "check_pad", "hand", "more"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     if args.command_name == "judge":
         _judge_request(args, request)
+    if args.command_name == "kong":
+        if not (args.from_side is not None or args.added or args.concealed):
+            raise ValueError("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
+                             "(暗杠)")
+        request.update({"added": args.added, "concealed": args.concealed},
+                       **({"from": args.from_side} if args.from_side is not None else {}))
     return request
 
 
@@ -239,9 +260,12 @@ def _seat_melds(text: str) -> tuple[str, str]:
 
 
 def _sides(text: str) -> list[int]:
+    """Sides 0..3 separated by commas; ``none``: no side."""
+    if text.strip().lower() == "none":
+        return []
     sides = [s.strip() for s in text.split(",") if s.strip()]
     if not sides or any(s not in ("0", "1", "2", "3") for s in sides):
-        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3")
+        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3 (or none)")
     return sorted({int(s) for s in sides})
 
 

@@ -3,7 +3,7 @@
 At the deal the controller opens the hand's record (:class:`TableReferee`)
 with its context; after a power cut it reads the record back.  Actions come
 in as inputs on the controller's loop (the simulated players, ``mjtable diag
-judge`` and ``penalty``); money paid on the spot goes to the scoreboard at
+judge``, ``penalty``, ``kong`` and ``drawn``); money paid on the spot goes to the scoreboard at
 once.  The hand's result (winners, items, the record, the rest of its money)
 is written in the same transaction as the bookkeeping that says who won; a
 result that ends the game (局结) starts the next, in the same transaction,
@@ -75,11 +75,43 @@ class HandInPlay:
             return str(exc)
         return None
 
+    def take_all(self, hand: int, actions: list[Action]) -> str | None:
+        """Actions of hand ``hand`` taken together (``mjtable diag judge --record``): all, or none and why."""
+        if self.hand != hand:
+            return f"hand {hand} is not in play (the table is at hand {self.c.book.hand}, {self.c.state})"
+        if self.c.scoreboard.recorded(hand):
+            return f"hand {hand} is scored already"
+        try:
+            self.referee.take_all(actions)
+        except BadRecord as exc:
+            log.warning("hand %d: %s refused: %s", hand, "; ".join(a.text() for a in actions), exc)
+            return str(exc)
+        return None
+
     def penalty(self, side: int, kind: str, to: int | None = None) -> str | None:
         """A penalty the referee gives now (``mjtable diag penalty``), on the hand in play."""
         if self.hand is None:
             return f"no hand in play (the table is {self.c.state})"
         return self.take(self.c.book.hand, Action(Verb.PENALTY, side, kind=kind, to=to))
+
+    def wall_end(self) -> str | None:
+        """The live wall ran out with no win (``mjtable diag drawn``): ``wall_end`` taken (黄庄 money where the rule
+        set has it) and the hand's result written; why not (None: done).  Asked again (its result not written,
+        e.g. a power cut between the two), the ``wall_end`` taken before is not taken again."""
+        if self.hand is None:
+            return f"no hand in play (the table is {self.c.state})"
+        hand = self.c.book.hand
+        if self.c.scoreboard.recorded(hand):
+            return f"hand {hand} is scored already"
+        settled = self.referee.settlement()
+        assert settled is not None
+        if settled.winners:
+            return f"hand {hand} has a winner (side {settled.winners[0]}): it is not a drawn hand"
+        if not settled.drawn:
+            why = self.take(hand, Action(Verb.WALL_END))
+            if why is not None:
+                return why
+        return self.finish(hand)
 
     def finish(self, hand: int, note: str = "") -> str | None:
         """Hand ``hand`` is over (its win or ``wall_end`` taken): write its result; why not (None: written)."""

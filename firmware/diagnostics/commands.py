@@ -43,7 +43,7 @@ from firmware.controller.states import SetLocation, TableState
 from firmware.controller.status import get_status
 from firmware.faults import FaultCode
 from firmware.diagnostics.edge_log import EdgeLog, table_inputs
-from firmware.diagnostics.judge import hand, judge_from_pad, penalty
+from firmware.diagnostics.judge import drawn, hand, judge_from_pad, kong, penalty
 from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_MAX_S, DISK_JOG_S, GROUP_TESTS,
                                                 LEARN_RUNS, ServiceTests, slower_than_design)
@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
-COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, hand, ack, test, jog, learn, "
-            "burn-in, stop")
+COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, kong, drawn, hand, ack, test, "
+            "jog, learn, burn-in, stop")
 
 
 class BadField(ValueError):
@@ -169,6 +169,14 @@ class DiagCommands:
     def _cmd_penalty(self, request: dict, reply: Reply) -> None:
         """A referee's penalty on the hand in play (paid now, kept on the scoreboard)."""
         penalty(self.controller, request, reply)
+
+    def _cmd_kong(self, request: dict, reply: Reply) -> None:
+        """A kong on the hand in play, when it is made (its money paid now)."""
+        kong(self.controller, request, reply)
+
+    def _cmd_drawn(self, request: dict, reply: Reply) -> None:
+        """The wall's end with no win (黄庄): its money, and the hand's result."""
+        drawn(self.controller, request, reply)
 
     def _cmd_hand(self, request: dict, reply: Reply) -> None:
         """A hand's record and money (the hand in play, or a recorded one)."""

@@ -1,4 +1,5 @@
-"""The real table's referee on request: a declared win judged from the winner's seat pad, and penalties.
+"""The real table's referee on request: a declared win judged from the winner's seat pad, penalties, kongs and
+the wall's end.
 
 The player lays the hand on the pad in front of their seat; the referee says
 which side won, on which tile, from whose discard (none: self-drawn), which
@@ -27,6 +28,7 @@ from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standi
 from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb
 from firmware.rules.money import deltas
 from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
+from firmware.rules.win import MeldKind
 from firmware.tiles.tile import TileError, code, format_tiles, parse_one
 
 SIDES = 4
@@ -83,9 +85,17 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
         own = parse_melds(str(request.get("melds") or ""), side)
     except ValueError as exc:
         raise BadJudgeRequest(str(exc)) from None
-    opened = request.get("open") or []
-    if not isinstance(opened, list) or any(type(s) is not int or s not in range(SIDES) for s in opened):
-        raise BadJudgeRequest("'open' lists the sides that had opened (0..3)")
+    opened = request.get("open")
+    if opened is not None and (not isinstance(opened, list)
+                               or any(type(s) is not int or s not in range(SIDES) for s in opened)):
+        raise BadJudgeRequest("'open' lists the sides that had opened (0..3; [] for none)")
+    if controller.rules.needs_open_seats and opened is None and not seat_melds:
+        # (as mjtable score: a side not named would be taken as closed, its 闭门 items and share a guess)
+        raise BadJudgeRequest(f"rule set {controller.rules.name}: what each payer pays depends on whether it had "
+                              "opened; say who had: --open 1,3 (the sides that chowed, punged or exposed a kong), "
+                              "--open none (nobody had: every other side closed) or --seat-melds SIDE=SETS "
+                              "(over the socket: 'open', [] for none, or 'seat_melds')")
+    opened = opened or []
     before += [Action(Verb.OPENED, s) for s in sorted(set(opened)) if s != side]
     if request.get("followed"):
         before.append(Action(Verb.FOLLOW))
@@ -95,7 +105,28 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
     flags = request.get("flags") or []
     if not isinstance(flags, list) or any(f not in WIN_FLAGS for f in flags):
         raise BadJudgeRequest(f"'flags' are some of {', '.join(WIN_FLAGS)}")
+    more = request.get("more", False)
+    if not isinstance(more, bool):
+        raise BadJudgeRequest("'more' is true or false")
+    if more and not controller.rules.several_winners:
+        raise BadJudgeRequest(f"rule set {controller.rules.name}: one winner per discard (no --more)")
+    if more and discarder is None:
+        raise BadJudgeRequest("--more: another winner on the same discard; a self-drawn win has none")
+    pending = _pending_win(controller)
+    if pending is not None and (pending.tile, pending.discarder) != (tile, discarder):
+        raise BadJudgeRequest(f"side {pending.side} won on side {pending.discarder}'s {code(pending.tile)} (--more): "
+                              f"only another winner on that discard may be judged now (--tile {code(pending.tile)} "
+                              f"--discarder {pending.discarder}; the last without --more ends the hand)")
     return side, tile, discarder, own, before + own, frozenset(flags)
+
+
+def _pending_win(controller) -> WinVerdict | None:
+    """The hand in play's legal win recorded with ``more`` (another winner on that discard follows), if any."""
+    if controller.hand.hand is None or controller.scoreboard.recorded(controller.hand.hand):
+        return None
+    settled = controller.hand.referee.settlement()
+    legal = [v for v in settled.verdicts if v.legal] if settled is not None else []
+    return legal[-1] if legal else None
 
 
 def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> None:
@@ -113,10 +144,10 @@ def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> Non
             reply({"ok": False, "error": str(exc)})
             return
         win = Action(Verb.WIN, side, tile, discarder, hand, flags, read.flowers)
-        actions = before + [win]
+        actions = _not_recorded(controller, before) + [win]
         in_play = controller.state == TableState.IN_PLAY.value and controller.hand.hand is not None
         if request.get("record") and in_play:
-            reply(_record(controller, actions))
+            reply(_record(controller, actions, more=bool(request.get("more"))))
             return
         try:
             settled = settle_hand(controller.rules, _hand_so_far(controller, actions))
@@ -145,24 +176,69 @@ def _hand_so_far(controller, actions: list[Action]) -> HandRecord:
     return record
 
 
-def _record(controller, actions: list[Action]) -> dict[str, Any]:
-    """Take the judged actions into the hand in play; a legal win ends its scoring."""
+SET_VERBS = frozenset({Verb.CHOW, Verb.PUNG, Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG})
+
+
+def _set_keys(melds) -> Counter[tuple[str, int, str | None]]:
+    """A side's sets in the record as the actions that make them ((verb, tile, the feeder's direction)): a pung
+    made a kong is its pung and its ``added_kong``."""
+    keys: Counter[tuple[str, int, str | None]] = Counter()
+    for m in melds:
+        if m.kind is MeldKind.KONG and m.added:
+            keys[(Verb.PUNG.value, m.tile, m.source)] += 1
+            keys[(Verb.ADDED_KONG.value, m.tile, None)] += 1
+        elif m.concealed:
+            keys[(Verb.CONCEALED_KONG.value, m.tile, None)] += 1
+        else:
+            keys[(m.kind.value, m.tile, m.source)] += 1
+    return keys
+
+
+def _not_recorded(controller, actions: list[Action]) -> list[Action]:
+    """``actions`` without the sets the hand in play's record has already for their side (taken by an earlier
+    declaration, a false win that let the hand go on, or ``mjtable diag kong`` when it happened): a set named
+    again is the same set, not another one (its kong money is not paid twice)."""
+    settler = controller.hand.referee.settler if controller.hand.hand is not None else None
+    if settler is None:
+        return list(actions)
+    facts = settler.facts
+    have = {side: _set_keys(facts.sides[side].melds) for side in range(SIDES)}
+    out: list[Action] = []
+    for a in actions:
+        if a.verb in SET_VERBS and a.side is not None and a.tile is not None:
+            source = facts.feeder_source(a.side, a.source) if a.source is not None else None
+            key = (a.verb.value, a.tile, source)
+            if have[a.side][key] > 0:
+                have[a.side][key] -= 1
+                continue
+        out.append(a)
+    return out
+
+
+def _record(controller, actions: list[Action], more: bool = False) -> dict[str, Any]:
+    """Take the judged actions into the hand in play, all of them or (one cannot have happened) none; a legal win
+    ends its scoring (``more``: unless another winner on the same discard follows)."""
     hand = controller.book.hand
     taken = len(controller.hand.referee.record.actions)
-    for action in actions:
-        why = controller.hand.take(hand, action)
-        if why is not None:
-            return {"ok": False, "error": f"not recorded: {action.text()}: {why}", "recorded": False}
+    why = controller.hand.take_all(hand, actions)
+    if why is not None:
+        return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
     settled = controller.hand.referee.settlement()
     assert settled is not None
     verdict = settled.verdicts[-1]
-    if verdict.legal:
+    finished = bool(settled.winners) and not more   # (a win, or the last declaration on a discard won with more)
+    if finished:
         why = controller.hand.finish(hand)
         if why is not None:
             return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
     out = answer(settled, recorded=not controller.store.failing, since=taken)
     if not verdict.legal:
-        out["note"] = "a false win: paid now; the hand goes on and the declarer may not win it"
+        out["note"] = "a false win: paid now; " + (
+            f"the hand's result is written with the win of side {', '.join(map(str, settled.winners))}" if finished
+            else "the hand goes on and the declarer may not win it")
+    elif more:
+        out["note"] = ("paid now; the hand waits for another winner on this discard: judge their hand with --record "
+                       "(the last one without --more writes the hand's result)")
     return out
 
 
@@ -280,3 +356,79 @@ def hand(controller, request: dict[str, Any], reply: Reply) -> None:
            "note": row["note"], "fans": row["fans"], "record": record,
            "money": [dict(p, name=board.reason(p["reason"]).name) for p in row["money"]],
            "payments": {f"side{s}": d for s, d in enumerate(row["payments"])}})
+
+
+def _money(controller, taken: int) -> dict[str, Any]:
+    """The hand in play's money from action ``taken`` on, and the chips now."""
+    settled = controller.hand.referee.settlement()
+    assert settled is not None
+    money = [p for p in settled.payments if p.event >= taken]
+    return {"money": [p.to_json() for p in money],
+            "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
+            "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}}
+
+
+def kong(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag kong SIDE TILE --from SIDE | --added | --concealed``: a kong when it is made, its money paid
+    now (a later ``judge`` that names it again does not take it twice).  ``added`` with ``from``: the pung it
+    was added to, fed by that side, when the hand's record does not have it yet."""
+    try:
+        side = _side(request, "side")
+        source = _side(request, "from", required=False)
+        assert side is not None
+        tile = parse_one(str(request.get("tile", "")))
+        if tile >= 34:
+            raise BadJudgeRequest(f"{code(tile)} is a flower (a set of four flowers is a 花杠, paid when shown)")
+        added, concealed = request.get("added", False), request.get("concealed", False)
+        if not isinstance(added, bool) or not isinstance(concealed, bool):
+            raise BadJudgeRequest("'added' and 'concealed' are true or false")
+        if source == side:
+            raise BadJudgeRequest("'from': a kong on a discard is fed by another side")
+        if (source is None and not added and not concealed) or (added and concealed) \
+                or (concealed and source is not None):
+            raise BadJudgeRequest("say which kong: 'from' SIDE (on that side's discard, 明杠), 'added' (a pung made "
+                                  "a kong, 加杠) or 'concealed' (暗杠)")
+    except TileError as exc:
+        reply({"ok": False, "error": f"tile: {exc}"})
+        return
+    except BadJudgeRequest as exc:
+        reply({"ok": False, "error": str(exc)})
+        return
+    if controller.hand.hand is None:
+        reply({"ok": False, "error": f"no hand in play (the table is {controller.state})"})
+        return
+    referee = controller.hand.referee
+    if concealed:
+        actions, kind = [Action(Verb.CONCEALED_KONG, side, tile)], "concealed"
+    elif added:
+        kind = "added"
+        punged = any(m.kind is MeldKind.PUNG and m.tile == tile for m in referee.settler.facts.sides[side].melds)
+        if not punged and source is None:
+            reply({"ok": False, "error": f"side {side} has no pung of {code(tile)} in the hand's record: say who fed "
+                                         "it ('from' SIDE, --from SIDE)"})
+            return
+        actions = ([] if punged else [Action(Verb.PUNG, side, tile, source)]) + [Action(Verb.ADDED_KONG, side, tile)]
+    else:
+        actions, kind = [Action(Verb.KONG, side, tile, source)], "melded"
+    taken = len(referee.record.actions)
+    why = controller.hand.take_all(controller.book.hand, actions)
+    if why is not None:
+        reply({"ok": False, "error": why})
+        return
+    reply({"ok": True, "hand": controller.book.hand, "side": side, "tile": code(tile), "kind": kind,
+           "actions": [a.text() for a in actions], **_money(controller, taken)})
+
+
+def drawn(controller, request: dict[str, Any], reply: Reply) -> None:
+    """``mjtable diag drawn``: the live wall ran out with no win (黄庄): its money where the rule set has it, and
+    the hand's result (a drawn hand: the dealer rotation and the scoreboard follow)."""
+    hand = controller.book.hand
+    record = controller.hand.referee.record if controller.hand.hand is not None else None
+    ends = [i for i, a in enumerate(record.actions) if a.verb is Verb.WALL_END] if record is not None else []
+    taken = ends[0] if ends else len(record.actions) if record is not None else 0    # (asked again: its money)
+    why = controller.hand.wall_end()
+    if why is not None:
+        reply({"ok": False, "error": why})
+        return
+    reply({"ok": True, "hand": hand, "drawn": True, "recorded": controller.scoreboard.recorded(hand)
+           and not controller.store.failing, **_money(controller, taken)})

@@ -3,8 +3,9 @@
 Whoever knows what happened at the table tells the referee, one action of
 the hand's record at a time (:mod:`firmware.rules.hand_record`): the
 simulated players every draw, discard and claim; a person at a real table
-what the table cannot see (``mjtable diag judge`` the sets and the win,
-``mjtable diag penalty`` a penalty).  Each action is settled at once
+what the table cannot see (``mjtable diag judge`` the sets and the win, taken all
+together or not at all, ``penalty`` a penalty, ``kong`` a kong when it is
+made, ``drawn`` the wall's end).  Each action is settled at once
 (:class:`~firmware.rules.settlement.Settler`); money paid on the spot
 (kongs, 追牌, 跟庄, penalties) is written to the scoreboard in the same
 transaction as the record's rows so far, the other rows wait for the next
@@ -16,6 +17,7 @@ so that nothing is taken twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Callable
 
@@ -24,7 +26,7 @@ from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.rules.hand_record import Action, BadRecord, HandRecord, parse_action
 from firmware.rules.money import Payment
 from firmware.rules.ruleset import RuleSet
-from firmware.rules.settlement import HandSettlement, Settler, WinVerdict
+from firmware.rules.settlement import HandSettlement, Settler, WinVerdict, settle_hand
 
 log = logging.getLogger(__name__)
 Publish = Callable[..., None]
@@ -106,6 +108,20 @@ class TableReferee:
                 self.scoreboard.pay(self.record.hand, payments)
             self.publish("hand.money", hand=self.record.hand, event=event, action=action.text(),
                          payments=[p.to_json() for p in payments], chips=list(self.scoreboard.chips))
+        return payments
+
+    def take_all(self, actions: list[Action]) -> list[Payment]:
+        """Settle ``actions`` together, all of them or none: the hand's record so far with them is settled first
+        (on a copy), and when one of them cannot have happened (BadRecord) nothing is taken; else they are taken
+        in one transaction.  The payments they make."""
+        if self.settler is None or self.record is None:
+            raise BadRecord("no hand in play")
+        trial = dataclasses.replace(self.record, actions=list(self.record.actions) + list(actions))
+        settle_hand(self.rules, trial)
+        payments: list[Payment] = []
+        with self.store.batch(f"hand {self.record.hand} actions {len(self.record.actions)}.."):
+            for action in actions:
+                payments += self.take(action)
         return payments
 
     def _save(self) -> None:
