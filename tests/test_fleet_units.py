@@ -127,6 +127,47 @@ def test_an_event_is_kept_only_with_the_transaction_it_reports():
         box.add("nonsense", {})
 
 
+def test_the_outbox_is_bounded_in_bytes_too_and_drops_faults_before_hands(caplog):
+    """A broker gone for months: past a bound the oldest faults go first (a flapping sensor's reports), then
+    the oldest of any kind, down to nine tenths; the bytes are counted as rows come and go."""
+    db = _db()
+    db.execute("BEGIN IMMEDIATE")
+    hand = {"hand": 0, "record": "x" * 900}                # ~920 bytes of data each
+    for i in range(20):
+        outbox.add(db, "hand" if i % 4 == 0 else "fault", dict(hand, hand=i), max_bytes=50_000)
+    db.execute("COMMIT")
+    assert outbox.unsent_bytes(db) == outbox.unsent_bytes(db, counted=False) > 18_000
+    db.execute("BEGIN IMMEDIATE")
+    for i in range(20, 60):
+        outbox.add(db, "hand", dict(hand, hand=i), max_bytes=50_000)
+    db.execute("COMMIT")
+    kept = outbox.pending(db, 0, 1000)
+    assert outbox.unsent_bytes(db) == outbox.unsent_bytes(db, counted=False) <= 50_000
+    hands = [i for i in range(60) if i % 4 == 0 or i >= 20]
+    assert [json.loads(r.payload)["hand"] for r in kept if r.kind == "hand"] == hands     # every hand is kept
+    faults = [json.loads(r.payload)["hand"] for r in kept if r.kind == "fault"]
+    assert faults and faults == [i for i in range(20) if i % 4][-len(faults):]          # the oldest faults went
+    assert outbox.meta(db).dropped == 60 - len(kept) and "the oldest faults first" in caplog.text
+    db.execute("BEGIN IMMEDIATE")
+    outbox.mark_sent(db, [r.seq for r in kept[:10]] + [kept[0].seq])           # (one marked twice counts once)
+    db.execute("COMMIT")
+    assert outbox.unsent_bytes(db) == outbox.unsent_bytes(db, counted=False)
+
+
+def test_a_database_made_before_the_bytes_were_counted_gets_them_counted():
+    db = _db()
+    db.execute("BEGIN IMMEDIATE")
+    outbox.add(db, "hand", {"hand": 1, "record": "y" * 500})
+    db.execute("COMMIT")
+    db.execute("ALTER TABLE fleet_meta DROP COLUMN unsent_bytes")         # (as made by the earlier release)
+    before = outbox.unsent_bytes(db)
+    assert before == outbox.unsent_bytes(db, counted=False) > 500
+    db.execute("BEGIN IMMEDIATE")
+    outbox.add(db, "fault", {"code": "E41"})
+    db.execute("COMMIT")
+    assert outbox.unsent_bytes(db) == outbox.unsent_bytes(db, counted=False) > before
+
+
 def test_rows_drain_in_order_and_marked_rows_are_not_pending():
     box = outbox.SqliteOutbox(_db())
     seqs = [box.add("hand", {"hand": i}) for i in range(1, 11)]
@@ -160,8 +201,8 @@ def test_unsent_rows_are_bounded_the_oldest_dropped_and_counted(caplog):
         db.execute("BEGIN")
         outbox.add(db, "hand", {"hand": i}, max_unsent=5)
         db.execute("COMMIT")
-    assert [r.seq for r in outbox.pending(db)] == [4, 5, 6, 7, 8]
-    assert outbox.meta(db).dropped == 3
+    assert [r.seq for r in outbox.pending(db)] == [5, 6, 7, 8]      # (past 5: down to 4, nine tenths)
+    assert outbox.meta(db).dropped == 4
     assert "dropped" in caplog.text
 
 

@@ -13,8 +13,12 @@ it is still to be sent is a tiny row of its own (``outbox_unsent``), deleted
 on its PUBACK, so marking never rewrites the payload's pages.  The table is
 bounded: sent rows older than the newest :data:`KEEP_SENT` are pruned a few
 at a time as rows are marked (they serve ``resend_since``); unsent rows are
-kept up to :data:`MAX_UNSENT` (months of play with the broker gone), past
-which the oldest are dropped, logged and counted in ``fleet_meta.dropped``.
+kept up to :data:`MAX_UNSENT` rows and :data:`MAX_UNSENT_BYTES` of data
+(months of play with the broker gone; the bytes kept in
+``fleet_meta.unsent_bytes``), past which the oldest fault events are dropped
+first, then the oldest of any kind (a hand's money outlives a flapping
+sensor's reports), down to nine tenths of the bounds (one scan now and then,
+not one per event), logged and counted in ``fleet_meta.dropped``.
 
 ``fleet_meta`` keeps the persisted counters: the last ``seq`` (never
 reused, even when every row is pruned), the boot counter and the
@@ -35,7 +39,9 @@ from firmware.fleet.topics import EventKind
 log = logging.getLogger(__name__)
 
 KEEP_SENT = 1000            # sent rows kept for resend_since
-MAX_UNSENT = 50_000         # unsent rows kept while the broker is away (about 100 MB of hands at most)
+MAX_UNSENT = 50_000         # unsent rows kept while the broker is away (a hand's event is 3-6 KB)
+MAX_UNSENT_BYTES = 64 * 1024 * 1024     # and their data (an SD card's share for a broker gone for months)
+EVICT_TO = 0.9              # past a bound, the oldest are dropped down to this share of it
 PRUNE_STEP = 8              # sent rows pruned per mark_sent (small steps: a few pages per write)
 
 # (statements without ';' inside: the table database's migrations run them one by one)
@@ -83,7 +89,8 @@ def ensure_schema(db: sqlite3.Connection) -> None:
                 db.execute(statement)
 
 
-def add(db: sqlite3.Connection, kind: EventKind | str, payload: Any, *, max_unsent: int = MAX_UNSENT) -> int:
+def add(db: sqlite3.Connection, kind: EventKind | str, payload: Any, *, max_unsent: int = MAX_UNSENT,
+        max_bytes: int = MAX_UNSENT_BYTES) -> int:
     """Queue an event in the caller's open transaction; returns its ``seq``.
 
     Never refuses the data (it would abort the caller's scoreboard write):
@@ -99,14 +106,62 @@ def add(db: sqlite3.Connection, kind: EventKind | str, payload: Any, *, max_unse
     db.execute("INSERT INTO outbox_unsent (seq) VALUES (?)", (seq,))
     if text.startswith('{"truncated"') or text.startswith('{"unencodable"'):
         log.error("outbox: the %s event %d could not be kept whole: %s", kind, seq, text)
-    over = db.execute("SELECT count(*) FROM outbox_unsent").fetchone()[0] - max_unsent
-    if over > 0:
-        oldest = [r[0] for r in db.execute("SELECT seq FROM outbox_unsent ORDER BY seq LIMIT ?", (over,))]
-        db.executemany("DELETE FROM outbox_unsent WHERE seq = ?", [(s,) for s in oldest])
-        db.executemany("DELETE FROM outbox WHERE seq = ?", [(s,) for s in oldest])
-        db.execute("UPDATE fleet_meta SET dropped = dropped + ? WHERE id = 1", (len(oldest),))
-        log.warning("outbox: %d unsent events kept, the oldest (seq %d) dropped", max_unsent, oldest[0])
+    size = _add_unsent_bytes(db, len(text.encode()))
+    count = db.execute("SELECT count(*) FROM outbox_unsent").fetchone()[0]
+    if count > max_unsent or size > max_bytes:
+        _evict(db, count, size, int(max_unsent * EVICT_TO), int(max_bytes * EVICT_TO))
     return int(seq)
+
+
+_PAYLOAD_BYTES = "length(CAST(o.payload AS BLOB))"
+
+
+def _add_unsent_bytes(db: sqlite3.Connection, delta: int) -> int:
+    """Count ``delta`` more bytes of unsent data; the total.  A table database whose ``fleet_meta`` has no
+    ``unsent_bytes`` yet (made before it was kept) gets the column, counted from its unsent rows."""
+    try:
+        return int(db.execute("UPDATE fleet_meta SET unsent_bytes = unsent_bytes + ? WHERE id = 1 "
+                              "RETURNING unsent_bytes", (delta,)).fetchone()[0])
+    except sqlite3.OperationalError as exc:
+        if "no such column" not in str(exc):
+            raise
+    db.execute("ALTER TABLE fleet_meta ADD COLUMN unsent_bytes INTEGER NOT NULL DEFAULT 0")
+    return int(db.execute(f"UPDATE fleet_meta SET unsent_bytes = (SELECT coalesce(sum({_PAYLOAD_BYTES}), 0) "
+                          "FROM outbox o JOIN outbox_unsent u ON u.seq = o.seq) WHERE id = 1 "
+                          "RETURNING unsent_bytes").fetchone()[0])
+
+
+def unsent_bytes(db: sqlite3.Connection, counted: bool = True) -> int:
+    """The data of the rows not yet acknowledged, in bytes: as counted (``fleet_meta.unsent_bytes``; before
+    the first event of a database made without it, summed), or summed from the rows (``counted=False``)."""
+    if counted:
+        try:
+            return int(db.execute("SELECT unsent_bytes FROM fleet_meta WHERE id = 1").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "no such column" not in str(exc):
+                raise
+    return int(db.execute(f"SELECT coalesce(sum({_PAYLOAD_BYTES}), 0) FROM outbox o JOIN outbox_unsent u "
+                          "ON u.seq = o.seq").fetchone()[0])
+
+
+def _evict(db: sqlite3.Connection, count: int, size: int, keep_rows: int, keep_bytes: int) -> None:
+    """Drop unsent rows, the oldest faults first, then the oldest of any kind, until both bounds hold."""
+    dropped: dict[int, int] = {}
+    for where in ("WHERE o.kind = 'fault' ", ""):
+        rows = db.execute(f"SELECT u.seq, {_PAYLOAD_BYTES} FROM outbox_unsent u JOIN outbox o ON o.seq = u.seq "
+                          f"{where}ORDER BY u.seq").fetchall() if count > keep_rows or size > keep_bytes else []
+        for seq, n in rows:
+            if count <= keep_rows and size <= keep_bytes:
+                break
+            if seq not in dropped:
+                dropped[seq] = n
+                count, size = count - 1, size - n
+    db.executemany("DELETE FROM outbox_unsent WHERE seq = ?", [(s,) for s in dropped])
+    db.executemany("DELETE FROM outbox WHERE seq = ?", [(s,) for s in dropped])
+    db.execute("UPDATE fleet_meta SET dropped = dropped + ? WHERE id = 1", (len(dropped),))
+    _add_unsent_bytes(db, -sum(dropped.values()))
+    log.warning("outbox: past its bounds; %d unsent events dropped (the oldest faults first), %d kept (%d KB)",
+                len(dropped), count, size // 1024)
 
 
 def pending(db: sqlite3.Connection, after: int = 0, limit: int = 100) -> list[OutboxRow]:
@@ -136,7 +191,13 @@ def depth(db: sqlite3.Connection) -> int:
 def mark_sent(db: sqlite3.Connection, seqs: list[int], *, keep_sent: int = KEEP_SENT,
               prune_step: int = PRUNE_STEP) -> None:
     """The broker acknowledged these rows (in the caller's transaction); a few old sent rows are pruned."""
-    db.executemany("DELETE FROM outbox_unsent WHERE seq = ?", [(int(s),) for s in seqs])
+    gone = [int(s) for s in seqs
+            if db.execute("DELETE FROM outbox_unsent WHERE seq = ? RETURNING seq", (int(s),)).fetchone()]
+    if gone:
+        marks = ",".join("?" * len(gone))
+        size = db.execute(f"SELECT coalesce(sum({_PAYLOAD_BYTES}), 0) FROM outbox o WHERE o.seq IN ({marks})",
+                          gone).fetchone()[0]
+        _add_unsent_bytes(db, -int(size))
     last = db.execute("SELECT last_seq FROM fleet_meta WHERE id = 1").fetchone()[0]
     db.execute("DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE seq <= ? AND seq NOT IN "
                "(SELECT seq FROM outbox_unsent) ORDER BY seq LIMIT ?)", (last - keep_sent, prune_step))
