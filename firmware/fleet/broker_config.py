@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware.fleet.topics import PREFIX, check_id
+from firmware.private_files import write_private
 
 PBKDF2_ITERATIONS = 101        # mosquitto_passwd's default for $7$
 SALT_BYTES = 12
@@ -178,7 +179,4 @@ def _copy_in(source: Path, target: Path, secret: bool) -> None:
 
 
 def _secret(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(path, 0o600)
+    write_private(path, text.encode("utf-8"))

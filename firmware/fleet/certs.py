@@ -19,7 +19,6 @@ caller passes (the firmware reads no clock): ``hal.runtime.utc_now()``.
 from __future__ import annotations
 
 import ipaddress
-import os
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from firmware.fleet.topics import check_id
+from firmware.private_files import write_private
 
 CA_DAYS = 3650
 LEAF_DAYS = 825
@@ -46,15 +46,7 @@ class Issued:
 def _write(path: Path, data: bytes, secret: bool, replace: bool) -> None:
     """Write a file; a secret with mode 0600.  Without ``replace`` an existing file is an error naming it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
-    try:
-        fd = os.open(path, flags, 0o600 if secret else 0o644)
-    except FileExistsError:
-        raise FileExistsError(f"{path} exists (not replaced)") from None
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    if secret:
-        os.chmod(path, 0o600)
+    write_private(path, data, mode=0o600 if secret else 0o644, replace=replace)
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:

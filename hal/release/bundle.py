@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware.faults import TableError
+from firmware.private_files import write_private
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +181,8 @@ def make_key_pair(private: Path, public: Path) -> None:
             raise TableError(f"{path} exists: a new key would lock every table that trusts the old one out; "
                              "choose another name")
     key = Ed25519PrivateKey.generate()
-    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
-    private.chmod(0o600)
+    write_private(private, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.NoEncryption()), replace=False)
     public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
 
