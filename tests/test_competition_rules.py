@@ -138,6 +138,21 @@ def test_several_winners_on_one_discard_are_paid_in_turn():
     assert s.deltas() == [0, 12, -60, 48]                # 2·24 to side 3, then what is left (12) to side 1
 
 
+def test_a_later_winner_on_one_discard_is_judged_by_the_chips_at_the_discard():
+    # side 2 holds 48 when it discards: side 3 takes all of it (2·24); side 1 may still win on the same discard
+    # ("数家同时和牌，点炮方按逆时针顺序付分"): it gets what is left (nothing, "盘面100分付完为止"), and is not
+    # punished for winning off a player with no points (side 2 had points when it discarded)
+    s = settle("competition", "3 pung E from 0", "1 pung W from 0",
+               "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 48, 100))
+    assert [v.side for v in s.verdicts if v.legal] == [3, 1]
+    assert s.deltas() == [0, 0, -48, 48] and s.verdicts[1].payments == []
+    # a discarder with no points before the discard is still refused, for every winner on it
+    broke = settle("competition", "3 pung E from 0", "1 pung W from 0",
+                   "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 0, 100))
+    assert [v.legal for v in broke.verdicts] == [False, False]
+    assert all(p.reason.key == "refused_win" for p in broke.payments)
+
+
 def test_penalties_from_the_rules_text():
     base = ("0 pung E from 1",)
     wrong = settle("competition", *base, "2 pung W from 1", "2 penalty wrong_claim",

@@ -95,7 +95,8 @@ class WinSituation:
     liable: int | None = None          # a seat a referee named liable (包付)
     streak: int = 0
     long_hair: int = 0
-    chips: list[int] | None = None     # each side's chips now (None: not known)
+    chips: list[int] | None = None     # each side's chips when the tile won on was discarded, before any win on
+    #                                    it was paid (self-drawn: now); None: not known
     event: int = 0
 
 

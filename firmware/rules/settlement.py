@@ -99,6 +99,8 @@ class Settler:
         self.chips = list(record.chips) if record.chips is not None else None
         self.payments: list[Payment] = []
         self.verdicts: list[WinVerdict] = []
+        # the discard the last action won on, and the chips when it was discarded (before any win on it)
+        self._discard_wins: tuple[tuple[int, int], list[int]] | None = None
 
     def add(self, action: Action) -> list[Payment]:
         """Record ``action`` in the hand's record and settle it: the payments it makes now."""
@@ -132,6 +134,8 @@ class Settler:
             out += self._pay(self.rules.draw_payments(self.record.dealer, event), None)
         for d in derived:
             out += self._derived(d, event)
+        if v is not Verb.WIN:
+            self._discard_wins = None                  # (another action: the next win is on another tile)
         return out
 
     def _check_tiles(self, action: Action, event: int) -> None:
@@ -224,8 +228,8 @@ class Settler:
             return verdict, self.rules.false_win_payments(side, situation)
         refused = self.rules.refusal(score, situation)
         money = self.rules.win_payments(win, score, situation) if refused is None else None
-        if money is not None and self.chips is not None and self.rules.ends_match_badly(
-                self._preview(money.payments), side):
+        after = self._preview(money.payments) if money is not None and self.chips is not None else None
+        if after is not None and after != self.chips and self.rules.ends_match_badly(after, side):
             refused = "局结: a win that ends the 局 with another player first is not allowed (禁止非胜式局结)"
         if refused is not None or money is None:
             verdict.reason = refused or "refused"
@@ -237,10 +241,13 @@ class Settler:
         return verdict, money.payments
 
     def _win(self, action: Action, event: int) -> list[Payment]:
-        assert action.side is not None
+        assert action.side is not None and action.tile is not None
+        before = self._chips_at_discard(action)
         verdict, money = self._verdict(action, event)
         self.verdicts.append(verdict)
         verdict.payments = self._pay(money, None, on_the_spot=False)
+        self._discard_wins = ((action.source, action.tile), before) \
+            if action.source is not None and before is not None else None
         if verdict.legal:
             self.facts.liable_next = None
         else:
@@ -268,6 +275,16 @@ class Settler:
                    "last_of_kind" in flags, "kong_win" in flags, "last_tile" in flags, self.record.seat_wind(side),
                    self.record.round_wind, min(flowers, 8), flower_win="flower_win" in flags)
 
+    def _chips_at_discard(self, action: Action) -> list[int] | None:
+        """The chips as they stood when the tile won on was discarded: a later winner on one discard is judged
+        (盘面无分者点炮) against the chips before the first win on it was paid, not after (数家同时和牌)."""
+        if self.chips is None:
+            return None
+        if action.source is not None and self._discard_wins is not None \
+                and self._discard_wins[0] == (action.source, action.tile):
+            return list(self._discard_wins[1])
+        return list(self.chips)
+
     def situation(self, action: Action, event: int) -> WinSituation:
         assert action.side is not None and action.tile is not None
         facts = self.facts
@@ -285,7 +302,7 @@ class Settler:
             feeders_by_side=[s.claimed for s in facts.sides],
             hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),
             liable=facts.liable_next, streak=self.record.streak, long_hair=self.record.long_hair,
-            chips=list(self.chips) if self.chips is not None else None, event=event)
+            chips=self._chips_at_discard(action), event=event)
 
     def result(self) -> HandSettlement:
         return HandSettlement(self.record, list(self.payments), list(self.verdicts), self.facts.drawn,

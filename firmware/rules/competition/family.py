@@ -8,7 +8,9 @@ win pays S (fans plus extra points, flowers included): the discarder alone
 dealer streak every gain and loss is doubled (倍打, never more).  Several may
 win on one discard; the discarder pays them in turn.  Nobody pays more than
 they hold (``[scoreboard] floor``), and winning off a player with no points
-is refused: the winner pays that player S and 10 to each of the three.
+is refused: the winner pays that player S and 10 to each of the three (the
+points are those at the discard, so a later winner on one discard is not
+refused because an earlier one took the rest: it gets what is left).
 Kong money is paid on the spot (点杠 12 from the feeder, 加杠 4 and 暗杠 6
 from each, 花杠 8 from each), so is 追牌 (the first of four discards of one
 tile pays each other seat 4).  A 局 ends (局结) when two players have no
