@@ -151,6 +151,11 @@ def test_a_later_winner_on_one_discard_is_judged_by_the_chips_at_the_discard():
                    "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 0, 100))
     assert [v.legal for v in broke.verdicts] == [False, False]
     assert all(p.reason.key == "refused_win" for p in broke.payments)
+    # side 3's win ends the 局 with side 3 first (sides 1 and 2 have no points); side 0's win on the same
+    # discard moves nothing, so it ends nothing the wrong way (禁止非胜式局结) and costs side 0 nothing
+    ended = settle("competition", "3 pung E from 1", "0 pung W from 1",
+                   "3 win N from 2 hand 123345678mN", "0 win N from 2 hand 123456789pN", chips=(100, 0, 48, 100))
+    assert [v.legal for v in ended.verdicts] == [True, True] and ended.deltas() == [0, 0, -48, 48]
 
 
 def test_penalties_from_the_rules_text():
