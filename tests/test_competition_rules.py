@@ -257,3 +257,30 @@ def test_a_dead_hand_may_not_win():
     result = json.loads(out.getvalue())
     assert result["meets_minimum"] is True and "相公" in result["reason"]
     assert result["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}
+
+
+def test_an_amount_of_zero_pays_nothing():
+    import tomllib
+    from pathlib import Path
+
+    from firmware.config_paths import rules_file
+    from firmware.rules.config import parse_ruleset_config
+    from firmware.rules.registry import from_config
+
+    data = tomllib.loads(rules_file("competition", None).read_text(encoding="utf-8"))
+    zero = ("melded_kong_from_discard", "added_kong_each", "concealed_kong_each", "flower_kong_each", "chase_each",
+            "false_win_each", "refused_win_each")
+    data["competition"]["settlement"].update({k: 0 for k in zero})
+    data["competition"]["extras"]["flower"] = 0
+    rules = from_config(parse_ruleset_config(data, Path("competition.toml")))
+    lines = ("1 kong 5m from 3", "2 concealed_kong 9p", "0 pung E from 3", "0 added_kong E",
+             *[f"3 flower {k}f" for k in (1, 2, 3, 4)], "1 discard 2s", "2 discard 2s", "3 discard 2s",
+             "0 discard 2s", "2 win 1m from 1 hand 1358m2468p13s")
+    s = settle_hand(rules, record("competition", *lines, chips=FULL, streak=1))
+    assert s.payments == [] and not s.verdicts[0].legal                 # no kong money, 追牌 or 诈和 penalty
+    flowers = settle_hand(rules, record("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2",
+                                        chips=FULL))
+    assert flowers.verdicts[0].score.total == 24 and flowers.deltas() == [48, 0, -48, 0]   # no flower points
+    refused = settle_hand(rules, record("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN",
+                                        chips=(100, 100, 0, 100)))
+    assert refused.deltas() == [-24, 0, 24, 0]          # S to the player with no points, no 10 to each

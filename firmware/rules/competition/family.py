@@ -25,7 +25,8 @@ from firmware.rules.competition.liability import liable_for
 from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, CompetitionScore, score_competition
 from firmware.rules.config import RuleSetConfig
 from firmware.rules.money import (ADDED_KONG, CHASE, CONCEALED_KONG, FLOWER_KONG, LIABLE_WIN, MELDED_KONG,
-                                  REFUSED_WIN, SEATS, WIN, FALSE_WIN, Item, Payment, each_pays_one, one_pays_each)
+                                  REFUSED_WIN, SEATS, WIN, FALSE_WIN, Item, Payment, each_pays_one, one_pays_each,
+                                  one_pays_one)
 from firmware.rules.ruleset import Aims, RuleSet, Score, WinMoney, WinSituation
 from firmware.rules.win import Win
 
@@ -94,14 +95,14 @@ class CompetitionRules(RuleSet):
             return self.false_win_payments(situation.winner, situation)
         each = self.doubled(self.pay.refused_win_each, situation.streak)
         out = one_pays_each(situation.winner, each, REFUSED_WIN, situation.event)
-        return out + [Payment(situation.winner, d, self.doubled(score.total, situation.streak), REFUSED_WIN,
-                              situation.event)]
+        return out + one_pays_one(situation.winner, d, self.doubled(score.total, situation.streak), REFUSED_WIN,
+                                  situation.event)
 
     # -- on the spot (现场汇) --------------------------------------------------------------------------------
     def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
         if kind == "melded":
             assert feeder is not None                   # (a kong on a discard always names its feeder)
-            return [Payment(feeder, maker, self.pay.melded_kong_from_discard, MELDED_KONG, event)]
+            return one_pays_one(feeder, maker, self.pay.melded_kong_from_discard, MELDED_KONG, event)
         if kind == "added":
             return each_pays_one(maker, self.pay.added_kong_each, ADDED_KONG, event)
         return each_pays_one(maker, self.pay.concealed_kong_each, CONCEALED_KONG, event)
