@@ -44,7 +44,20 @@ def test_liaoning_example_3_all_pungs_last_single_from_the_dealer_hits_the_cap()
     s = settle("liaoning", "0 pung 1m from 3", "0 pung 5p from 3", "0 pung 9s from 2", "0 pung E from 1",
                "1 opened", "2 opened", "3 opened", "0 win N from 1 hand N", dealer=1)
     assert s.deltas() == [64, -64, 0, 0]
-    assert {"all_pungs", "last_single", "discard", "dealer"} <= set(items(s.verdicts[0].breakdown[0]))
+    assert items(s.verdicts[0].breakdown[0]) == {"all_pungs": 3, "last_single": 1, "discard": 1, "dealer": 1}
+
+
+def test_liaoning_last_single_is_not_also_a_single_wait():
+    # 飘 3 + 手把一 1 + 点炮 1 = 5 off a discarder who is not the dealer: 32 (一口听 too would make 6, 64)
+    lines = ("0 pung 1m from 3", "0 pung 5p from 3", "0 pung 9s from 2", "0 pung E from 1", "1 opened", "2 opened",
+             "3 opened", "0 win N from 2 hand N")
+    s = settle("liaoning", *lines, dealer=1)
+    assert s.deltas() == [32, 0, -32, 0]
+    assert items(s.verdicts[0].breakdown[0]) == {"all_pungs": 3, "last_single": 1, "discard": 1}
+    # where 手把一 is not scored, the single wait still is
+    no_last = variant(LN, items={**LN.config.doubling.items, "last_single": 0})
+    assert items(settle_hand(no_last, record("liaoning", *lines, dealer=1)).verdicts[0].breakdown[0]) == \
+        {"all_pungs": 3, "single_wait": 1, "discard": 1}
 
 
 def test_liaoning_example_4_pet_style_base_two():

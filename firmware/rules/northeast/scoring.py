@@ -142,14 +142,16 @@ def _items(win: Win, counts: list[int], seven: bool, cond: ConditionsSection,
         all_pungs = any(all(kind == "pung" for kind, _ in d.sets) for d in readings) and \
             all(m.kind is not MeldKind.CHOW for m in win.melds)
     lou = all_pungs and single and win.hand.count(win.win_tile) == 1 and values.get("all_pungs_single", 0) > 0
+    last_single = False
     if lou:
         found.append("all_pungs_single")                 # 楼: 飘 won on a single (单骑) wait
     elif all_pungs:
         found.append("all_pungs")                        # 飘
         if len([m for m in win.melds if not m.concealed]) == 4:
             found.append("last_single")                  # 手把一
-    if single and not lou and not seven:
-        found.append("single_wait")
+            last_single = values.get("last_single", 0) > 0
+    if single and not lou and not seven and not last_single:
+        found.append("single_wait")                      # (手把一 is its own single wait: not 一口听 too, §C.6 ex. 3)
     if win.self_drawn:
         found.append("self_drawn")
     red_kong = any(m.kind is MeldKind.KONG and m.tile == RED_DRAGON for m in win.melds)
