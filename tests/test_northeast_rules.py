@@ -134,6 +134,17 @@ def test_jinzhou_example_2_the_dealer_s_closed_self_drawn_lou_after_a_red_dragon
     assert all(sum(i.points * i.count for i in b.items) == 10 for b in s.verdicts[0].breakdown)
 
 
+def test_jinzhou_red_dragon_kong_replacement_is_the_kong_whose_replacement_won():
+    # a 红中 暗杠, then a 5m 暗杠: the win on the 5m kong's replacement is a plain 杠开 (+1), not 红中杠开 (+2)
+    plain = settle("jinzhou", "0 concealed_kong C", "0 concealed_kong 5m", "0 win 8s hand 111m555p8s kong_win")
+    assert {i.key: i.count for i in plain.verdicts[0].items}["kong_replacement"] == 1
+    # 楼 3 + 庄, 自摸, 杠开, 闭门, 对方闭门, 四清 1 each: N = 9
+    assert by_reason(plain)["win"] == [3 * 512, -512, -512, -512]
+    red = settle("jinzhou", "0 concealed_kong 5m", "0 concealed_kong C", "0 win 8s hand 111m555p8s kong_win")
+    assert {i.key: i.count for i in red.verdicts[0].items}["kong_replacement"] == 2
+    assert by_reason(red)["win"] == [3 * 1024, -1024, -1024, -1024]
+
+
 def test_jinzhou_one_family_pays_for_all_and_the_breakdown_names_every_share():
     s = settle("jinzhou", "0 chow 123m from 3", *OPEN, "0 win 6p from 2 hand 45p789s555s99m", dealer=1)
     # the discarder pays its own 2 (点炮), the dealer's 2 (庄) and the third seat's 1

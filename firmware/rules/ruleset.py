@@ -88,6 +88,7 @@ class WinSituation:
     robbed: bool = False               # 抢杠和: ``discarder`` is the kong's owner
     kong_discard: bool = False         # 杠流泪: won on the discard made right after a kong
     kong_discard_tile: int | None = None     # ... of this tile (None: not in the record)
+    winner_last_kong: int | None = None      # the tile of the winner's last kong (杠开: the one it replaced)
     open_sides: frozenset[int] = frozenset()     # sides with a chow, pung or melded kong
     melds_by_side: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
     feeders_by_side: list[list[int]] = field(default_factory=lambda: [[] for _ in range(SEATS)])

@@ -54,8 +54,16 @@ class WinVerdict:
 
     @property
     def items(self) -> list[Item]:
-        """Every item the win scored, the situation's included."""
-        return (list(self.score.items) if self.score is not None else []) + list(self.context_items)
+        """Every item the win scored, the situation's included (an item the situation adds again, 红中杠开's second
+        杠开, is counted once more)."""
+        out: list[Item] = []
+        for i in (list(self.score.items) if self.score is not None else []) + list(self.context_items):
+            same = next((j for j, o in enumerate(out) if (o.key, o.points) == (i.key, i.points)), None)
+            if same is None:
+                out.append(i)
+            else:
+                out[same] = Item(i.key, i.name, i.en, i.points, out[same].count + i.count)
+        return out
 
     @property
     def total(self) -> int:
@@ -297,7 +305,7 @@ class Settler:
             facts.sides[discarder].last_kong if kong_discard and discarder is not None else None)
         return WinSituation(
             action.side, discarder, self.record.dealer, robbed=robbed, kong_discard=kong_discard,
-            kong_discard_tile=kong_tile,
+            kong_discard_tile=kong_tile, winner_last_kong=facts.sides[action.side].last_kong,
             open_sides=facts.open_sides(), melds_by_side=facts.melds_by_side(),
             feeders_by_side=[s.claimed for s in facts.sides],
             hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),

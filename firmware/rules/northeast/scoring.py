@@ -21,7 +21,7 @@ from firmware.hands.analysis import STANDARD_AND_PAIRS, STANDARD_ONLY, decomposi
 from firmware.rules.config import ConditionsSection, DoublingSection
 from firmware.rules.money import Item
 from firmware.rules.win import MeldKind, Win
-from firmware.tiles.tile import DRAGONS, RED_DRAGON, TERMINALS_AND_HONOURS
+from firmware.tiles.tile import DRAGONS, TERMINALS_AND_HONOURS
 
 ITEM_NAMES: dict[str, tuple[str, str]] = {
     "discard": ("点炮", "discarder"), "self_drawn": ("自摸", "self-drawn"), "dealer": ("庄", "dealer"),
@@ -154,11 +154,8 @@ def _items(win: Win, counts: list[int], seven: bool, cond: ConditionsSection,
         found.append("single_wait")                      # (手把一 is its own single wait: not 一口听 too, §C.6 ex. 3)
     if win.self_drawn:
         found.append("self_drawn")
-    red_kong = any(m.kind is MeldKind.KONG and m.tile == RED_DRAGON for m in win.melds)
     if win.kong_win and win.self_drawn:
-        found.append("kong_replacement")
-        if red_kong and dbl.red_dragon_kong_factor > 1:
-            found.append("kong_replacement")             # 红中杠开 doubles again
+        found.append("kong_replacement")                 # (红中杠开's +1 more: the settlement knows which kong)
     elif win.kong_win:
         found.append("robbed_kong")
     if win.last_tile:
