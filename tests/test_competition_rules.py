@@ -216,6 +216,29 @@ def test_the_match_ends_when_two_players_have_no_points_and_may_not_end_the_wron
     assert held.deltas(include_held=True) == [12, 0, -12, 0]
 
 
+def test_a_false_win_penalty_that_would_end_the_match_the_wrong_way_is_held():
+    # side 1 has no points; side 2 (5 left) declares a false win: paying it would leave two players with no
+    # points and side 3 first, a 非胜式局结 "任何杠牌或处罚而导致分数变化": held off the board (挂于盘外),
+    # and floored like any payment (side 2 holds 5: 5 to side 0, nothing to the others)
+    s = settle("competition", "2 win 1m from 0 hand 1358m2468p1357s9p", chips=(40, 0, 5, 355))
+    assert not s.verdicts[0].legal and s.payments and all(p.held for p in s.payments)
+    assert s.deltas() == [0, 0, 0, 0] and s.deltas(include_held=True) == [5, 0, -5, 0]
+    # with the 局 not at stake it is paid on the board
+    paid = settle("competition", "2 win 1m from 0 hand 1358m2468p1357s9p", chips=(40, 20, 5, 335))
+    assert not any(p.held for p in paid.payments) and paid.deltas() == [5, 0, -5, 0]
+
+
+def test_held_money_is_floored_by_the_chips():
+    # 点杠 12 from side 2, who holds 8: held (it would end the 局 with side 3 first), and only 8 of it
+    held = settle("competition", "0 kong 5m from 2", chips=(10, 0, 8, 382))
+    assert all(p.held for p in held.payments) and held.deltas(include_held=True) == [8, 0, -8, 0]
+    # a second held payment from the same side counts what is held already: side 2 has nothing more to give
+    twice = settle("competition", "0 kong 5m from 2", "0 kong 6m from 2", chips=(10, 0, 8, 382))
+    assert twice.deltas() == [0, 0, 0, 0]
+    after = [c + d for c, d in zip((10, 0, 8, 382), twice.deltas(include_held=True))]
+    assert min(after) >= 0 and after[2] == 0
+
+
 def test_random_legal_hands_settle_to_zero_and_respect_the_chips_floor():
     from bench.mcr_hands import generated_wins
     from firmware.rules.hand_record import Action, Verb

@@ -168,46 +168,50 @@ class Settler:
             return self._pay(self.rules.follow_payments(d.side, event), None)
         return self._pay(self.rules.flower_kong_payments(d.side, event), d.side)
 
-    def _pay(self, payments: list[Payment], gainer: int | None, *, on_the_spot: bool = True,
-             floor: bool = True) -> list[Payment]:
-        """Apply ``payments`` to the chips in turn.  On-the-spot money (``on_the_spot``: kongs, 追牌, 跟庄,
-        黄庄, penalties) is doubled during a dealer streak where the rule set says so (a win's money comes
-        doubled already) and held off the board when it would end the 局 the way the rule set forbids
-        (``gainer``: the one side it is for, None when no single side gains it); under a chips floor nobody
-        pays more than they hold."""
-        if on_the_spot:
+    def _pay(self, payments: list[Payment], gainer: int | None, *, double: bool = True,
+             hold: bool = True) -> list[Payment]:
+        """Apply ``payments`` to the chips in turn; under a chips floor nobody pays more than they hold.
+
+        ``double``: on-the-spot money (kongs, 追牌, 跟庄, 黄庄, penalties) is doubled during a dealer streak
+        where the rule set says so (a win's money, a false or refused win's included, comes doubled already).
+        ``hold``: money that would end the 局 the way the rule set forbids is held off the board (挂于盘外;
+        ``gainer``: the one side it is for, None when no single side gains it): every payment but a legal
+        win's, which is refused instead.  A held payment is floored too, against the chips with what is held
+        already, so the 局's final scores never take a payer below nothing."""
+        if double:
             payments = [p if self.rules.doubled(p.amount, self.record.streak) == p.amount else
                         Payment(p.payer, p.payee, self.rules.doubled(p.amount, self.record.streak), p.reason,
                                 p.event) for p in payments]
-            if self.chips is not None and payments \
-                    and self.rules.ends_match_badly(self._preview(payments), gainer):
-                held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True) for p in payments]
-                self.payments += held
-                return held
+        if hold and self.chips is not None and payments \
+                and self.rules.ends_match_badly(self._preview(payments), gainer):
+            owed = deltas([p for p in self.payments if p.held], include_held=True)
+            counted = [c + d for c, d in zip(self.chips, owed)]
+            held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True)
+                    for p in self._floored(payments, counted)]
+            self.payments += held
+            return held
+        out = self._floored(payments, self.chips) if self.chips is not None else list(payments)
+        self.payments += out
+        return out
+
+    def _floored(self, payments: list[Payment], chips: list[int]) -> list[Payment]:
+        """``payments`` made in turn from ``chips`` (changed in place): under the floor each is cut to what its
+        payer holds then, and one cut to nothing is left out."""
         out: list[Payment] = []
-        chips = self.chips
         for p in payments:
-            amount = p.amount
-            if chips is not None and floor and self.rules.floor:
-                amount = min(amount, max(0, chips[p.payer]))
+            amount = min(p.amount, max(0, chips[p.payer])) if self.rules.floor else p.amount
             if amount <= 0:
                 continue
-            paid = p if amount == p.amount else Payment(p.payer, p.payee, amount, p.reason, p.event)
-            if chips is not None:
-                chips[p.payer] -= amount
-                chips[p.payee] += amount
-            out.append(paid)
-        self.payments += out
+            chips[p.payer] -= amount
+            chips[p.payee] += amount
+            out.append(p if amount == p.amount else Payment(p.payer, p.payee, amount, p.reason, p.event))
         return out
 
     def _preview(self, payments: list[Payment]) -> list[int]:
         """The chips after ``payments``, under the floor (nothing is applied)."""
         assert self.chips is not None
         chips = list(self.chips)
-        for p in payments:
-            amount = min(p.amount, max(0, chips[p.payer])) if self.rules.floor else p.amount
-            chips[p.payer] -= amount
-            chips[p.payee] += amount
+        self._floored(payments, chips)
         return chips
 
     # -- a declared win --------------------------------------------------------------------------------------
@@ -253,7 +257,7 @@ class Settler:
         before = self._chips_at_discard(action)
         verdict, money = self._verdict(action, event)
         self.verdicts.append(verdict)
-        verdict.payments = self._pay(money, None, on_the_spot=False)
+        verdict.payments = self._pay(money, None, double=False, hold=not verdict.legal)
         self._discard_wins = ((action.source, action.tile), before) \
             if action.source is not None and before is not None else None
         if verdict.legal:

@@ -16,7 +16,8 @@ from each, 花杠 8 from each), so is 追牌 (the first of four discards of one
 tile pays each other seat 4).  A 局 ends (局结) when two players have no
 points or its 圈 are dealt (the base class, from ``[match]``); a win that
 would end it with another player first is not allowed, and kong money or a
-penalty that would is held off the board until the 局 ends.
+penalty (a false or refused win's too) that would is held off the board
+until the 局 ends.
 """
 
 from __future__ import annotations
