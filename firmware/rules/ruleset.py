@@ -91,7 +91,6 @@ class WinSituation:
     winner_last_kong: int | None = None      # the tile of the winner's last kong (杠开: the one it replaced)
     open_sides: frozenset[int] = frozenset()     # sides with a chow, pung or melded kong
     melds_by_side: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
-    feeders_by_side: list[list[int]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
     hung_unchanged: bool = False       # 全求独钓 won on its hung tile, never swapped
     liable: int | None = None          # a seat a referee named liable (包付)
     streak: int = 0

@@ -81,7 +81,6 @@ class HandSettlement:
     verdicts: list[WinVerdict]
     drawn: bool = False
     followed: bool = False
-    chases: list[int] = field(default_factory=list)
     dead: frozenset[int] = frozenset()
 
     @property
@@ -311,15 +310,13 @@ class Settler:
             action.side, discarder, self.record.dealer, robbed=robbed, kong_discard=kong_discard,
             kong_discard_tile=kong_tile, winner_last_kong=facts.sides[action.side].last_kong,
             open_sides=facts.open_sides(), melds_by_side=facts.melds_by_side(),
-            feeders_by_side=[s.claimed for s in facts.sides],
             hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),
             liable=facts.liable_next, streak=self.record.streak, long_hair=self.record.long_hair,
             chips=self._chips_at_discard(action), event=event)
 
     def result(self) -> HandSettlement:
         return HandSettlement(self.record, list(self.payments), list(self.verdicts), self.facts.drawn,
-                              self.facts.followed, list(self.facts.chases),
-                              frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
+                              self.facts.followed, frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
 
 
 def settle_hand(ruleset: RuleSet, record: HandRecord) -> HandSettlement:
