@@ -66,7 +66,7 @@ def test_example_5_kong_money_and_chase_on_the_spot():
 
 def test_a_claim_breaks_a_run_of_discards():
     s = settle("competition", "1 discard 7s", "2 discard 7s", "3 pung 7s from 2", "3 discard 7s", "0 discard 7s")
-    assert s.payments == [] and s.chases == []
+    assert s.payments == []                                        # no 追牌
 
 
 def test_kong_money_doubles_in_a_streak():
@@ -138,6 +138,26 @@ def test_several_winners_on_one_discard_are_paid_in_turn():
     assert s.deltas() == [0, 12, -60, 48]                # 2·24 to side 3, then what is left (12) to side 1
 
 
+def test_a_later_winner_on_one_discard_is_judged_by_the_chips_at_the_discard():
+    # side 2 holds 48 when it discards: side 3 takes all of it (2·24); side 1 may still win on the same discard
+    # ("数家同时和牌，点炮方按逆时针顺序付分"): it gets what is left (nothing, "盘面100分付完为止"), and is not
+    # punished for winning off a player with no points (side 2 had points when it discarded)
+    s = settle("competition", "3 pung E from 0", "1 pung W from 0",
+               "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 48, 100))
+    assert [v.side for v in s.verdicts if v.legal] == [3, 1]
+    assert s.deltas() == [0, 0, -48, 48] and s.verdicts[1].payments == []
+    # a discarder with no points before the discard is still refused, for every winner on it
+    broke = settle("competition", "3 pung E from 0", "1 pung W from 0",
+                   "3 win N from 2 hand 123345678mN", "1 win N from 2 hand 123456789pN", chips=(100, 100, 0, 100))
+    assert [v.legal for v in broke.verdicts] == [False, False]
+    assert all(p.reason.key == "refused_win" for p in broke.payments)
+    # side 3's win ends the 局 with side 3 first (sides 1 and 2 have no points); side 0's win on the same
+    # discard moves nothing, so it ends nothing the wrong way (禁止非胜式局结) and costs side 0 nothing
+    ended = settle("competition", "3 pung E from 1", "0 pung W from 1",
+                   "3 win N from 2 hand 123345678mN", "0 win N from 2 hand 123456789pN", chips=(100, 0, 48, 100))
+    assert [v.legal for v in ended.verdicts] == [True, True] and ended.deltas() == [0, 0, -48, 48]
+
+
 def test_penalties_from_the_rules_text():
     base = ("0 pung E from 1",)
     wrong = settle("competition", *base, "2 pung W from 1", "2 penalty wrong_claim",
@@ -196,6 +216,29 @@ def test_the_match_ends_when_two_players_have_no_points_and_may_not_end_the_wron
     assert held.deltas(include_held=True) == [12, 0, -12, 0]
 
 
+def test_a_false_win_penalty_that_would_end_the_match_the_wrong_way_is_held():
+    # side 1 has no points; side 2 (5 left) declares a false win: paying it would leave two players with no
+    # points and side 3 first, a 非胜式局结 "任何杠牌或处罚而导致分数变化": held off the board (挂于盘外),
+    # and floored like any payment (side 2 holds 5: 5 to side 0, nothing to the others)
+    s = settle("competition", "2 win 1m from 0 hand 1358m2468p1357s9p", chips=(40, 0, 5, 355))
+    assert not s.verdicts[0].legal and s.payments and all(p.held for p in s.payments)
+    assert s.deltas() == [0, 0, 0, 0] and s.deltas(include_held=True) == [5, 0, -5, 0]
+    # with the 局 not at stake it is paid on the board
+    paid = settle("competition", "2 win 1m from 0 hand 1358m2468p1357s9p", chips=(40, 20, 5, 335))
+    assert not any(p.held for p in paid.payments) and paid.deltas() == [5, 0, -5, 0]
+
+
+def test_held_money_is_floored_by_the_chips():
+    # 点杠 12 from side 2, who holds 8: held (it would end the 局 with side 3 first), and only 8 of it
+    held = settle("competition", "0 kong 5m from 2", chips=(10, 0, 8, 382))
+    assert all(p.held for p in held.payments) and held.deltas(include_held=True) == [8, 0, -8, 0]
+    # a second held payment from the same side counts what is held already: side 2 has nothing more to give
+    twice = settle("competition", "0 kong 5m from 2", "0 kong 6m from 2", chips=(10, 0, 8, 382))
+    assert twice.deltas() == [0, 0, 0, 0]
+    after = [c + d for c, d in zip((10, 0, 8, 382), twice.deltas(include_held=True))]
+    assert min(after) >= 0 and after[2] == 0
+
+
 def test_random_legal_hands_settle_to_zero_and_respect_the_chips_floor():
     from bench.mcr_hands import generated_wins
     from firmware.rules.hand_record import Action, Verb
@@ -237,3 +280,30 @@ def test_a_dead_hand_may_not_win():
     result = json.loads(out.getvalue())
     assert result["meets_minimum"] is True and "相公" in result["reason"]
     assert result["payments"] == {"E": -30, "S": 10, "W": 10, "N": 10}
+
+
+def test_an_amount_of_zero_pays_nothing():
+    import tomllib
+    from pathlib import Path
+
+    from firmware.config_paths import rules_file
+    from firmware.rules.config import parse_ruleset_config
+    from firmware.rules.registry import from_config
+
+    data = tomllib.loads(rules_file("competition", None).read_text(encoding="utf-8"))
+    zero = ("melded_kong_from_discard", "added_kong_each", "concealed_kong_each", "flower_kong_each", "chase_each",
+            "false_win_each", "refused_win_each")
+    data["competition"]["settlement"].update({k: 0 for k in zero})
+    data["competition"]["extras"]["flower"] = 0
+    rules = from_config(parse_ruleset_config(data, Path("competition.toml")))
+    lines = ("1 kong 5m from 3", "2 concealed_kong 9p", "0 pung E from 3", "0 added_kong E",
+             *[f"3 flower {k}f" for k in (1, 2, 3, 4)], "1 discard 2s", "2 discard 2s", "3 discard 2s",
+             "0 discard 2s", "2 win 1m from 1 hand 1358m2468p13s")
+    s = settle_hand(rules, record("competition", *lines, chips=FULL, streak=1))
+    assert s.payments == [] and not s.verdicts[0].legal                 # no kong money, 追牌 or 诈和 penalty
+    flowers = settle_hand(rules, record("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN flowers 2",
+                                        chips=FULL))
+    assert flowers.verdicts[0].score.total == 24 and flowers.deltas() == [48, 0, -48, 0]   # no flower points
+    refused = settle_hand(rules, record("competition", *HALF_FLUSH, "0 win N from 2 hand 123345678mN",
+                                        chips=(100, 100, 0, 100)))
+    assert refused.deltas() == [-24, 0, 24, 0]          # S to the player with no points, no 10 to each

@@ -112,3 +112,44 @@ def test_a_table_without_expanders_may_free_the_i2c_lines():
     data["center_lift"]["up_motor_pin"] = "GPIO2"
     data["dice"]["motor_pin"] = "GPIO3"
     parse_table_config(data, Path("t.toml"))
+
+
+# -- rule sets (config/rules/*.toml) ------------------------------------------------------------------------
+def _rules_data(name: str) -> dict:
+    from firmware.config_paths import rules_file
+
+    return tomllib.loads(rules_file(name, None).read_text(encoding="utf-8"))
+
+
+def _rules_error(data: dict) -> str:
+    from firmware.rules.config import parse_ruleset_config
+
+    with pytest.raises(ConfigError) as info:
+        parse_ruleset_config(data, Path("r.toml"))
+    return str(info.value)
+
+
+@pytest.mark.parametrize("key", ["flower", "single_wait", "flower_replacement_win", "kong_replacement_win",
+                                 "last_claim", "last_draw", "concealed"])
+def test_every_competition_extra_is_required(key):
+    data = _rules_data("competition")
+    del data["competition"]["extras"][key]
+    assert _rules_error(data) == f"r.toml: table [competition] key 'extras.{key}': missing key"
+
+
+@pytest.mark.parametrize("key", ["discard_multiplier", "self_drawn_multiplier", "robbed_kong_multiplier",
+                                 "liable_multiplier", "double_factor"])
+def test_competition_multipliers_are_at_least_one(key):
+    data = _rules_data("competition")
+    data["competition"]["settlement"][key] = 0
+    message = _rules_error(data)
+    assert message.startswith(f"r.toml: table [competition] key 'settlement.{key}': ") and "(got 0)" in message
+
+
+@pytest.mark.parametrize("name, key", [("liaoning", "base"), ("jinzhou", "base"),
+                                       ("jinzhou", "red_dragon_kong_factor")])
+def test_the_doubling_base_and_factor_are_at_least_one(name, key):
+    data = _rules_data(name)
+    data["doubling"][key] = 0
+    message = _rules_error(data)
+    assert message.startswith(f"r.toml: table [doubling] key '{key}': ") and "(got 0)" in message

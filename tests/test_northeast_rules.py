@@ -44,7 +44,20 @@ def test_liaoning_example_3_all_pungs_last_single_from_the_dealer_hits_the_cap()
     s = settle("liaoning", "0 pung 1m from 3", "0 pung 5p from 3", "0 pung 9s from 2", "0 pung E from 1",
                "1 opened", "2 opened", "3 opened", "0 win N from 1 hand N", dealer=1)
     assert s.deltas() == [64, -64, 0, 0]
-    assert {"all_pungs", "last_single", "discard", "dealer"} <= set(items(s.verdicts[0].breakdown[0]))
+    assert items(s.verdicts[0].breakdown[0]) == {"all_pungs": 3, "last_single": 1, "discard": 1, "dealer": 1}
+
+
+def test_liaoning_last_single_is_not_also_a_single_wait():
+    # 飘 3 + 手把一 1 + 点炮 1 = 5 off a discarder who is not the dealer: 32 (一口听 too would make 6, 64)
+    lines = ("0 pung 1m from 3", "0 pung 5p from 3", "0 pung 9s from 2", "0 pung E from 1", "1 opened", "2 opened",
+             "3 opened", "0 win N from 2 hand N")
+    s = settle("liaoning", *lines, dealer=1)
+    assert s.deltas() == [32, 0, -32, 0]
+    assert items(s.verdicts[0].breakdown[0]) == {"all_pungs": 3, "last_single": 1, "discard": 1}
+    # where 手把一 is not scored, the single wait still is
+    no_last = variant(LN, items={**LN.config.doubling.items, "last_single": 0})
+    assert items(settle_hand(no_last, record("liaoning", *lines, dealer=1)).verdicts[0].breakdown[0]) == \
+        {"all_pungs": 3, "single_wait": 1, "discard": 1}
 
 
 def test_liaoning_example_4_pet_style_base_two():
@@ -119,6 +132,17 @@ def test_jinzhou_example_2_the_dealer_s_closed_self_drawn_lou_after_a_red_dragon
     assert by_reason(s)["concealed_kong"] == [24, -8, -8, -8]
     assert s.deltas() == [3 * 1032, -1032, -1032, -1032]
     assert all(sum(i.points * i.count for i in b.items) == 10 for b in s.verdicts[0].breakdown)
+
+
+def test_jinzhou_red_dragon_kong_replacement_is_the_kong_whose_replacement_won():
+    # a 红中 暗杠, then a 5m 暗杠: the win on the 5m kong's replacement is a plain 杠开 (+1), not 红中杠开 (+2)
+    plain = settle("jinzhou", "0 concealed_kong C", "0 concealed_kong 5m", "0 win 8s hand 111m555p8s kong_win")
+    assert {i.key: i.count for i in plain.verdicts[0].items}["kong_replacement"] == 1
+    # 楼 3 + 庄, 自摸, 杠开, 闭门, 对方闭门, 四清 1 each: N = 9
+    assert by_reason(plain)["win"] == [3 * 512, -512, -512, -512]
+    red = settle("jinzhou", "0 concealed_kong 5m", "0 concealed_kong C", "0 win 8s hand 111m555p8s kong_win")
+    assert {i.key: i.count for i in red.verdicts[0].items}["kong_replacement"] == 2
+    assert by_reason(red)["win"] == [3 * 1024, -1024, -1024, -1024]
 
 
 def test_jinzhou_one_family_pays_for_all_and_the_breakdown_names_every_share():

@@ -24,7 +24,9 @@ from firmware.tiles.dealing import DealRules
 if TYPE_CHECKING:
     from firmware.rules.ruleset import RuleSet
 
-Points = Annotated[int, Field(ge=0, le=1000)]
+Points = Annotated[int, Field(ge=0, le=1000)]          # an amount or a value: 0 scores or pays nothing
+Factor = Annotated[int, Field(ge=1, le=1000)]          # a multiplier, a base or a doubling factor: 0 would wipe out
+#                                                        a win (a payment of 0 is none), so at least 1
 
 
 class RulesSection(Section):
@@ -50,16 +52,16 @@ class DealSection(Section):
 
 CompetitionFan = Literal["mixed_straight", "pure_straight", "seven_pairs", "all_pungs", "half_flush", "full_flush",
                          "fourteen_unrelated", "melded_single_wait", "upper_chows", "middle_chows", "lower_chows"]
-CompetitionExtra = Literal["flower", "single_wait", "flower_replacement_win", "kong_replacement_win", "last_claim",
-                           "last_draw", "concealed"]
 
 
 class CompetitionSettlement(Section):
-    discard_multiplier: Points = 2          # the discarder pays 2S
-    self_drawn_multiplier: Points = 1       # each other seat pays S
-    robbed_kong_multiplier: Points = 3      # the robbed kong's owner pays 3S
-    liable_multiplier: Points = 3           # 包付: the liable seat pays 3S alone
-    double_factor: Points = 2               # 倍打 during a dealer streak
+    """The multipliers and the 倍打 factor are at least 1; an amount of 0 (kong money, 追牌 ...) pays nothing."""
+
+    discard_multiplier: Factor = 2          # the discarder pays 2S
+    self_drawn_multiplier: Factor = 1       # each other seat pays S
+    robbed_kong_multiplier: Factor = 3      # the robbed kong's owner pays 3S
+    liable_multiplier: Factor = 3           # 包付: the liable seat pays 3S alone
+    double_factor: Factor = 2               # 倍打 during a dealer streak
     melded_kong_from_discard: Points = 12   # 点杠: the feeder pays
     added_kong_each: Points = 4             # 加杠: each other seat
     concealed_kong_each: Points = 6
@@ -69,12 +71,24 @@ class CompetitionSettlement(Section):
     refused_win_each: Points = 10           # a win off a player with no points: 10 to each, and S to that player
 
 
+class CompetitionExtras(Section):
+    """附加分: every one must be given (0: not scored)."""
+
+    flower: Points                     # per flower
+    single_wait: Points
+    flower_replacement_win: Points     # 补花和
+    kong_replacement_win: Points       # 杠上开花
+    last_claim: Points                 # 海底捞月
+    last_draw: Points                  # 妙手回春
+    concealed: Points                  # 门清
+
+
 class CompetitionSection(Section):
     """竞技麻将's fan values (only 混一色 20 is in the rules; the rest are the documented defaults),
     extra points and settlement, all overridable."""
 
     fans: dict[CompetitionFan, Points]
-    extras: dict[CompetitionExtra, Points]
+    extras: CompetitionExtras
     settlement: CompetitionSettlement = Field(default_factory=CompetitionSettlement)
 
 
@@ -90,12 +104,12 @@ class DoublingSection(Section):
     winner's items and the items that concern that payer; ``items`` gives each item's +N (0 or absent: not
     scored, which is how a variant switches an item off)."""
 
-    base: Points = 1
+    base: Factor = 1
     cap: Annotated[int, Field(ge=1, le=20)] | None = None      # most N counted per payer (封顶)
     who_pays: Literal["discarder", "all", "discarder_for_all"] = "discarder"
     items: dict[NortheastItem, Annotated[int, Field(ge=0, le=10)]]
     kong_each: dict[Literal["melded", "concealed"], Points] = Field(default_factory=dict)   # on the spot, each other
-    red_dragon_kong_factor: Points = 1        # 锦州: 红中 kongs pay double, and 红中杠开 / 红中杠流泪 count +1 more
+    red_dragon_kong_factor: Factor = 1        # 锦州: 红中 kongs pay double, and 红中杠开 / 红中杠流泪 count +1 more
     draw_dealer_pays_each: Points = 0         # 黄庄: the dealer pays each other seat
     follow_dealer_pays_each: Points = 0       # 跟庄: the dealer pays each other seat
     follow_long_hair: bool = False            # 跟庄: 长毛 +1 for the next hand (辽宁)
@@ -168,11 +182,16 @@ class RuleSetConfig(Section):
         return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
 
 
-def load_ruleset_file(path: Path) -> RuleSetConfig:
+def parse_ruleset_config(data: dict, path: Path) -> RuleSetConfig:
+    """A rule set's TOML (already read) validated; ConfigError names ``path``, the table and the key."""
     try:
-        return RuleSetConfig.model_validate(read_toml(path))
+        return RuleSetConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+
+
+def load_ruleset_file(path: Path) -> RuleSetConfig:
+    return parse_ruleset_config(read_toml(path), path)
 
 
 @lru_cache(maxsize=None)

@@ -75,7 +75,6 @@ class HandFacts:
         self.run_tile: int | None = None
         self.claims_seen = False
         self.followed = False
-        self.chases: list[int] = []
         self.liable_next: int | None = None
         self.drawn = False
 
@@ -211,7 +210,6 @@ class HandFacts:
         out: list[DerivedEvent] = []
         if len(self.run) == 4:
             first = self.run[0]
-            self.chases.append(first)
             out.append(DerivedEvent(Derived.CHASE, first))
             if len(self.discards) == 4 and not self.claims_seen and first == self.record.dealer and not self.followed:
                 self.followed = True

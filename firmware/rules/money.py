@@ -112,6 +112,13 @@ def deltas(payments: list[Payment], include_held: bool = False) -> list[int]:
     return out
 
 
+def one_pays_one(payer: int, payee: int, amount: int, reason: Reason, event: int = 0) -> list[Payment]:
+    """``payer`` pays ``amount`` to ``payee`` (点杠 money ...): nothing when the amount is 0."""
+    if amount <= 0:
+        return []
+    return [Payment(payer, payee, amount, reason, event)]
+
+
 def one_pays_each(payer: int, amount: int, reason: Reason, event: int = 0) -> list[Payment]:
     """``payer`` pays ``amount`` to each other seat (a false win, 黄庄 / 跟庄, 追牌, a penalty)."""
     if amount <= 0:

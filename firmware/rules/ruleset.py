@@ -88,14 +88,15 @@ class WinSituation:
     robbed: bool = False               # 抢杠和: ``discarder`` is the kong's owner
     kong_discard: bool = False         # 杠流泪: won on the discard made right after a kong
     kong_discard_tile: int | None = None     # ... of this tile (None: not in the record)
+    winner_last_kong: int | None = None      # the tile of the winner's last kong (杠开: the one it replaced)
     open_sides: frozenset[int] = frozenset()     # sides with a chow, pung or melded kong
     melds_by_side: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
-    feeders_by_side: list[list[int]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
     hung_unchanged: bool = False       # 全求独钓 won on its hung tile, never swapped
     liable: int | None = None          # a seat a referee named liable (包付)
     streak: int = 0
     long_hair: int = 0
-    chips: list[int] | None = None     # each side's chips now (None: not known)
+    chips: list[int] | None = None     # each side's chips when the tile won on was discarded, before any win on
+    #                                    it was paid (self-drawn: now); None: not known
     event: int = 0
 
 

@@ -54,8 +54,16 @@ class WinVerdict:
 
     @property
     def items(self) -> list[Item]:
-        """Every item the win scored, the situation's included."""
-        return (list(self.score.items) if self.score is not None else []) + list(self.context_items)
+        """Every item the win scored, the situation's included (an item the situation adds again, 红中杠开's second
+        杠开, is counted once more)."""
+        out: list[Item] = []
+        for i in (list(self.score.items) if self.score is not None else []) + list(self.context_items):
+            same = next((j for j, o in enumerate(out) if (o.key, o.points) == (i.key, i.points)), None)
+            if same is None:
+                out.append(i)
+            else:
+                out[same] = Item(i.key, i.name, i.en, i.points, out[same].count + i.count)
+        return out
 
     @property
     def total(self) -> int:
@@ -73,7 +81,6 @@ class HandSettlement:
     verdicts: list[WinVerdict]
     drawn: bool = False
     followed: bool = False
-    chases: list[int] = field(default_factory=list)
     dead: frozenset[int] = frozenset()
 
     @property
@@ -99,6 +106,8 @@ class Settler:
         self.chips = list(record.chips) if record.chips is not None else None
         self.payments: list[Payment] = []
         self.verdicts: list[WinVerdict] = []
+        # the discard the last action won on, and the chips when it was discarded (before any win on it)
+        self._discard_wins: tuple[tuple[int, int], list[int]] | None = None
 
     def add(self, action: Action) -> list[Payment]:
         """Record ``action`` in the hand's record and settle it: the payments it makes now."""
@@ -132,6 +141,8 @@ class Settler:
             out += self._pay(self.rules.draw_payments(self.record.dealer, event), None)
         for d in derived:
             out += self._derived(d, event)
+        if v is not Verb.WIN:
+            self._discard_wins = None                  # (another action: the next win is on another tile)
         return out
 
     def _check_tiles(self, action: Action, event: int) -> None:
@@ -156,46 +167,50 @@ class Settler:
             return self._pay(self.rules.follow_payments(d.side, event), None)
         return self._pay(self.rules.flower_kong_payments(d.side, event), d.side)
 
-    def _pay(self, payments: list[Payment], gainer: int | None, *, on_the_spot: bool = True,
-             floor: bool = True) -> list[Payment]:
-        """Apply ``payments`` to the chips in turn.  On-the-spot money (``on_the_spot``: kongs, 追牌, 跟庄,
-        黄庄, penalties) is doubled during a dealer streak where the rule set says so (a win's money comes
-        doubled already) and held off the board when it would end the 局 the way the rule set forbids
-        (``gainer``: the one side it is for, None when no single side gains it); under a chips floor nobody
-        pays more than they hold."""
-        if on_the_spot:
+    def _pay(self, payments: list[Payment], gainer: int | None, *, double: bool = True,
+             hold: bool = True) -> list[Payment]:
+        """Apply ``payments`` to the chips in turn; under a chips floor nobody pays more than they hold.
+
+        ``double``: on-the-spot money (kongs, 追牌, 跟庄, 黄庄, penalties) is doubled during a dealer streak
+        where the rule set says so (a win's money, a false or refused win's included, comes doubled already).
+        ``hold``: money that would end the 局 the way the rule set forbids is held off the board (挂于盘外;
+        ``gainer``: the one side it is for, None when no single side gains it): every payment but a legal
+        win's, which is refused instead.  A held payment is floored too, against the chips with what is held
+        already, so the 局's final scores never take a payer below nothing."""
+        if double:
             payments = [p if self.rules.doubled(p.amount, self.record.streak) == p.amount else
                         Payment(p.payer, p.payee, self.rules.doubled(p.amount, self.record.streak), p.reason,
                                 p.event) for p in payments]
-            if self.chips is not None and payments \
-                    and self.rules.ends_match_badly(self._preview(payments), gainer):
-                held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True) for p in payments]
-                self.payments += held
-                return held
+        if hold and self.chips is not None and payments \
+                and self.rules.ends_match_badly(self._preview(payments), gainer):
+            owed = deltas([p for p in self.payments if p.held], include_held=True)
+            counted = [c + d for c, d in zip(self.chips, owed)]
+            held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True)
+                    for p in self._floored(payments, counted)]
+            self.payments += held
+            return held
+        out = self._floored(payments, self.chips) if self.chips is not None else list(payments)
+        self.payments += out
+        return out
+
+    def _floored(self, payments: list[Payment], chips: list[int]) -> list[Payment]:
+        """``payments`` made in turn from ``chips`` (changed in place): under the floor each is cut to what its
+        payer holds then, and one cut to nothing is left out."""
         out: list[Payment] = []
-        chips = self.chips
         for p in payments:
-            amount = p.amount
-            if chips is not None and floor and self.rules.floor:
-                amount = min(amount, max(0, chips[p.payer]))
+            amount = min(p.amount, max(0, chips[p.payer])) if self.rules.floor else p.amount
             if amount <= 0:
                 continue
-            paid = p if amount == p.amount else Payment(p.payer, p.payee, amount, p.reason, p.event)
-            if chips is not None:
-                chips[p.payer] -= amount
-                chips[p.payee] += amount
-            out.append(paid)
-        self.payments += out
+            chips[p.payer] -= amount
+            chips[p.payee] += amount
+            out.append(p if amount == p.amount else Payment(p.payer, p.payee, amount, p.reason, p.event))
         return out
 
     def _preview(self, payments: list[Payment]) -> list[int]:
         """The chips after ``payments``, under the floor (nothing is applied)."""
         assert self.chips is not None
         chips = list(self.chips)
-        for p in payments:
-            amount = min(p.amount, max(0, chips[p.payer])) if self.rules.floor else p.amount
-            chips[p.payer] -= amount
-            chips[p.payee] += amount
+        self._floored(payments, chips)
         return chips
 
     # -- a declared win --------------------------------------------------------------------------------------
@@ -224,8 +239,8 @@ class Settler:
             return verdict, self.rules.false_win_payments(side, situation)
         refused = self.rules.refusal(score, situation)
         money = self.rules.win_payments(win, score, situation) if refused is None else None
-        if money is not None and self.chips is not None and self.rules.ends_match_badly(
-                self._preview(money.payments), side):
+        after = self._preview(money.payments) if money is not None and self.chips is not None else None
+        if after is not None and after != self.chips and self.rules.ends_match_badly(after, side):
             refused = "局结: a win that ends the 局 with another player first is not allowed (禁止非胜式局结)"
         if refused is not None or money is None:
             verdict.reason = refused or "refused"
@@ -237,10 +252,13 @@ class Settler:
         return verdict, money.payments
 
     def _win(self, action: Action, event: int) -> list[Payment]:
-        assert action.side is not None
+        assert action.side is not None and action.tile is not None
+        before = self._chips_at_discard(action)
         verdict, money = self._verdict(action, event)
         self.verdicts.append(verdict)
-        verdict.payments = self._pay(money, None, on_the_spot=False)
+        verdict.payments = self._pay(money, None, double=False, hold=not verdict.legal)
+        self._discard_wins = ((action.source, action.tile), before) \
+            if action.source is not None and before is not None else None
         if verdict.legal:
             self.facts.liable_next = None
         else:
@@ -268,6 +286,16 @@ class Settler:
                    "last_of_kind" in flags, "kong_win" in flags, "last_tile" in flags, self.record.seat_wind(side),
                    self.record.round_wind, min(flowers, 8), flower_win="flower_win" in flags)
 
+    def _chips_at_discard(self, action: Action) -> list[int] | None:
+        """The chips as they stood when the tile won on was discarded: a later winner on one discard is judged
+        (盘面无分者点炮) against the chips before the first win on it was paid, not after (数家同时和牌)."""
+        if self.chips is None:
+            return None
+        if action.source is not None and self._discard_wins is not None \
+                and self._discard_wins[0] == (action.source, action.tile):
+            return list(self._discard_wins[1])
+        return list(self.chips)
+
     def situation(self, action: Action, event: int) -> WinSituation:
         assert action.side is not None and action.tile is not None
         facts = self.facts
@@ -280,17 +308,15 @@ class Settler:
             facts.sides[discarder].last_kong if kong_discard and discarder is not None else None)
         return WinSituation(
             action.side, discarder, self.record.dealer, robbed=robbed, kong_discard=kong_discard,
-            kong_discard_tile=kong_tile,
+            kong_discard_tile=kong_tile, winner_last_kong=facts.sides[action.side].last_kong,
             open_sides=facts.open_sides(), melds_by_side=facts.melds_by_side(),
-            feeders_by_side=[s.claimed for s in facts.sides],
             hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),
             liable=facts.liable_next, streak=self.record.streak, long_hair=self.record.long_hair,
-            chips=list(self.chips) if self.chips is not None else None, event=event)
+            chips=self._chips_at_discard(action), event=event)
 
     def result(self) -> HandSettlement:
         return HandSettlement(self.record, list(self.payments), list(self.verdicts), self.facts.drawn,
-                              self.facts.followed, list(self.facts.chases),
-                              frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
+                              self.facts.followed, frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
 
 
 def settle_hand(ruleset: RuleSet, record: HandRecord) -> HandSettlement:

@@ -8,13 +8,16 @@ win pays S (fans plus extra points, flowers included): the discarder alone
 dealer streak every gain and loss is doubled (倍打, never more).  Several may
 win on one discard; the discarder pays them in turn.  Nobody pays more than
 they hold (``[scoreboard] floor``), and winning off a player with no points
-is refused: the winner pays that player S and 10 to each of the three.
+is refused: the winner pays that player S and 10 to each of the three (the
+points are those at the discard, so a later winner on one discard is not
+refused because an earlier one took the rest: it gets what is left).
 Kong money is paid on the spot (点杠 12 from the feeder, 加杠 4 and 暗杠 6
 from each, 花杠 8 from each), so is 追牌 (the first of four discards of one
 tile pays each other seat 4).  A 局 ends (局结) when two players have no
 points or its 圈 are dealt (the base class, from ``[match]``); a win that
 would end it with another player first is not allowed, and kong money or a
-penalty that would is held off the board until the 局 ends.
+penalty (a false or refused win's too) that would is held off the board
+until the 局 ends.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from firmware.rules.competition.liability import liable_for
 from firmware.rules.competition.scorer import EXTRA_NAMES, FAN_NAMES, CompetitionScore, score_competition
 from firmware.rules.config import RuleSetConfig
 from firmware.rules.money import (ADDED_KONG, CHASE, CONCEALED_KONG, FLOWER_KONG, LIABLE_WIN, MELDED_KONG,
-                                  REFUSED_WIN, SEATS, WIN, FALSE_WIN, Item, Payment, each_pays_one, one_pays_each)
+                                  REFUSED_WIN, SEATS, WIN, FALSE_WIN, Item, Payment, each_pays_one, one_pays_each,
+                                  one_pays_one)
 from firmware.rules.ruleset import Aims, RuleSet, Score, WinMoney, WinSituation
 from firmware.rules.win import Win
 
@@ -92,14 +96,14 @@ class CompetitionRules(RuleSet):
             return self.false_win_payments(situation.winner, situation)
         each = self.doubled(self.pay.refused_win_each, situation.streak)
         out = one_pays_each(situation.winner, each, REFUSED_WIN, situation.event)
-        return out + [Payment(situation.winner, d, self.doubled(score.total, situation.streak), REFUSED_WIN,
-                              situation.event)]
+        return out + one_pays_one(situation.winner, d, self.doubled(score.total, situation.streak), REFUSED_WIN,
+                                  situation.event)
 
     # -- on the spot (现场汇) --------------------------------------------------------------------------------
     def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
         if kind == "melded":
             assert feeder is not None                   # (a kong on a discard always names its feeder)
-            return [Payment(feeder, maker, self.pay.melded_kong_from_discard, MELDED_KONG, event)]
+            return one_pays_one(feeder, maker, self.pay.melded_kong_from_discard, MELDED_KONG, event)
         if kind == "added":
             return each_pays_one(maker, self.pay.added_kong_each, ADDED_KONG, event)
         return each_pays_one(maker, self.pay.concealed_kong_each, CONCEALED_KONG, event)

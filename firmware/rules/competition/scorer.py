@@ -116,20 +116,20 @@ def _extras(win: Win, counts: list[int], seven_only: bool, rules: CompetitionSec
     e = rules.extras
     out: list[tuple[str, int, int]] = []
     if win.flowers:
-        out.append(("flower", e["flower"], win.flowers))
+        out.append(("flower", e.flower, win.flowers))
     standing = list(counts)
     standing[win.win_tile] -= 1
     if not seven_only and len(waits(standing, len(win.melds), COMPETITION_SHAPES)) == 1:
-        out.append(("single_wait", e["single_wait"], 1))
+        out.append(("single_wait", e.single_wait, 1))
     if win.self_drawn:
         if win.flower_win:
-            out.append(("flower_replacement_win", e["flower_replacement_win"], 1))
+            out.append(("flower_replacement_win", e.flower_replacement_win, 1))
         if win.kong_win and any(m.kind is MeldKind.KONG for m in win.melds):
-            out.append(("kong_replacement_win", e["kong_replacement_win"], 1))
+            out.append(("kong_replacement_win", e.kong_replacement_win, 1))
         if win.last_tile:
-            out.append(("last_draw", e["last_draw"], 1))
+            out.append(("last_draw", e.last_draw, 1))
     elif win.last_tile:
-        out.append(("last_claim", e["last_claim"], 1))
+        out.append(("last_claim", e.last_claim, 1))
     if all(m.concealed for m in win.melds):
-        out.append(("concealed", e["concealed"], 1))
+        out.append(("concealed", e.concealed, 1))
     return [x for x in out if x[1] > 0]

@@ -4,7 +4,8 @@ Each payer pays base x 2^N, N the winner's items (:mod:`.scoring`) plus the
 items that concern that payer: 点炮 (the discarder), 庄 (the dealer wins or
 pays), 闭门 (the payer had no chow, pung or melded kong), 三清 / 四清, 长毛
 carried in, 杠流泪 (won on the discard made right after a kong; a 红中
-kong counts +1 more where ``red_dragon_kong_factor`` > 1), 穷; N is capped by
+kong counts +1 more where ``red_dragon_kong_factor`` > 1, and so does 杠开 on
+the replacement of the winner's 红中 kong, the last kong it made), 穷; N is capped by
 ``cap``.  Who pays on a discard is ``who_pays``: the discarder only, every
 seat, or the discarder for all three (一家炮 / 包三家; the breakdown still
 lists each share).  On the spot: kong money from each other seat
@@ -64,6 +65,9 @@ class NortheastRules(RuleSet):
             context.append(("kong_discard", v.get("kong_discard", 0)))
             if situation.kong_discard_tile == RED_DRAGON and dbl.red_dragon_kong_factor > 1:
                 context.append(("kong_discard", v.get("kong_discard", 0)))      # 红中杠流泪 doubles again
+        if win.kong_win and win.self_drawn and situation.winner_last_kong == RED_DRAGON \
+                and dbl.red_dragon_kong_factor > 1 and any(i.key == "kong_replacement" for i in score.items):
+            context.append(("kong_replacement", v.get("kong_replacement", 0)))  # 红中杠开: the kong it replaced
         shares: list[Breakdown] = []
         for payer in others:
             items = [(i.key, i.points) for i in score.items for _ in range(i.count)] + context

@@ -21,7 +21,7 @@ from firmware.hands.analysis import STANDARD_AND_PAIRS, STANDARD_ONLY, decomposi
 from firmware.rules.config import ConditionsSection, DoublingSection
 from firmware.rules.money import Item
 from firmware.rules.win import MeldKind, Win
-from firmware.tiles.tile import DRAGONS, RED_DRAGON, TERMINALS_AND_HONOURS
+from firmware.tiles.tile import DRAGONS, TERMINALS_AND_HONOURS
 
 ITEM_NAMES: dict[str, tuple[str, str]] = {
     "discard": ("点炮", "discarder"), "self_drawn": ("自摸", "self-drawn"), "dealer": ("庄", "dealer"),
@@ -142,21 +142,20 @@ def _items(win: Win, counts: list[int], seven: bool, cond: ConditionsSection,
         all_pungs = any(all(kind == "pung" for kind, _ in d.sets) for d in readings) and \
             all(m.kind is not MeldKind.CHOW for m in win.melds)
     lou = all_pungs and single and win.hand.count(win.win_tile) == 1 and values.get("all_pungs_single", 0) > 0
+    last_single = False
     if lou:
         found.append("all_pungs_single")                 # 楼: 飘 won on a single (单骑) wait
     elif all_pungs:
         found.append("all_pungs")                        # 飘
         if len([m for m in win.melds if not m.concealed]) == 4:
             found.append("last_single")                  # 手把一
-    if single and not lou and not seven:
-        found.append("single_wait")
+            last_single = values.get("last_single", 0) > 0
+    if single and not lou and not seven and not last_single:
+        found.append("single_wait")                      # (手把一 is its own single wait: not 一口听 too, §C.6 ex. 3)
     if win.self_drawn:
         found.append("self_drawn")
-    red_kong = any(m.kind is MeldKind.KONG and m.tile == RED_DRAGON for m in win.melds)
     if win.kong_win and win.self_drawn:
-        found.append("kong_replacement")
-        if red_kong and dbl.red_dragon_kong_factor > 1:
-            found.append("kong_replacement")             # 红中杠开 doubles again
+        found.append("kong_replacement")                 # (红中杠开's +1 more: the settlement knows which kong)
     elif win.kong_win:
         found.append("robbed_kong")
     if win.last_tile:
