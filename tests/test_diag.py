@@ -299,7 +299,7 @@ def test_judge_reads_the_winners_pad_and_records_the_verdict():
 
 
 @pytest.mark.parametrize("request_, words", [
-    ({"side": 1, "tile": "5m"}, "not on the pad"),                  # nothing laid: the tile is not there
+    ({"side": 1, "tile": "5m"}, "the pad reads no tiles: the player lays the whole hand"),   # nothing laid
     ({"side": 7, "tile": "5m"}, "side 0..3"),
     ({"side": 1, "tile": "5x"}, "winning tile"),
     ({"side": 1, "tile": "5m", "discarder": 1}, "another side"),
@@ -321,6 +321,8 @@ def test_judge_on_the_simulated_table_from_the_cli(capsys):
     assert "legal: True" in out and "  花龙 8" in out
     assert main(["diag", "--sim", "judge", "--side", "2", "--tile", "E", "--lay", "123m456p789s123sE5m"]) == 0
     assert "legal: False" in capsys.readouterr().out
+    assert main(["diag", "--sim", "judge", "--side", "2", "--tile", "9m", "--lay", "123m456p789s123sEE"]) == 1
+    assert "the winning tile 9m is not on the pad" in capsys.readouterr().out
 
 
 def test_judge_takes_the_exposed_sets_the_referee_names(capsys):

@@ -216,8 +216,12 @@ def test_the_kong_and_drawn_tools_from_the_cli(capsys) -> None:
     assert "--from SIDE" in capsys.readouterr().err
     assert main(["diag", "--sim", "--json", "kong", "1", "7s", "--from", "0"]) == 1
     assert "no hand in play" in capsys.readouterr().out                     # (--sim deals no hand)
-    assert main(["diag", "--sim", "drawn"]) == 1
+    assert main(["diag", "--sim", "drawn"]) == 2                           # one keystroke does not end a hand
+    assert "mjtable diag drawn --yes" in capsys.readouterr().err
+    assert main(["diag", "--sim", "drawn", "--yes"]) == 1
     assert "FAILED: no hand in play" in capsys.readouterr().out
+    assert main(["diag", "--sim", "judge", "--side", "1", "--tile", "E", "--more"]) == 2
+    assert "--more goes with --record" in capsys.readouterr().err
 
 
 def test_two_winners_on_one_discard() -> None:

@@ -145,8 +145,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                 "record does not have it")
     kong_tool.add_argument("--added", action="store_true", help="a drawn tile added to an exposed pung (加杠)")
     kong_tool.add_argument("--concealed", action="store_true", help="four drawn tiles (暗杠)")
-    controller_tool("drawn", "the live wall ran out with no win (黄庄): its money where the rule set has it, "
-                             "and the hand's result (the dealer rotation follows)")
+    drawn = controller_tool("drawn", "the live wall ran out with no win (黄庄): its money where the rule set has "
+                                     "it, and the hand's result (the dealer rotation follows)")
+    drawn.add_argument("--yes", action="store_true",
+                       help="it has: end the hand in play as drawn (needed: the hand cannot be taken back)")
     hand_tool = controller_tool("hand", "a hand's record and its money by reason (default: the hand in play, else the "
                                         "last scored); --json gives the record judge --hand-record reads")
     hand_tool.add_argument("hand", nargs="?", type=count(1, 10**9), help="the hand's number")
@@ -220,6 +222,9 @@ def _request(args: argparse.Namespace) -> dict:
             request[key] = getattr(args, key)
     if args.command_name == "judge":
         _judge_request(args, request)
+    if args.command_name == "drawn" and not args.yes:
+        raise ValueError("drawn ends the hand in play as drawn (黄庄) and pays its money; it cannot be taken back: "
+                         "when the live wall has run out with no win, run mjtable diag drawn --yes")
     if args.command_name == "kong":
         if not (args.from_side is not None or args.added or args.concealed):
             raise ValueError("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
@@ -232,6 +237,8 @@ def _request(args: argparse.Namespace) -> dict:
 def _judge_request(args: argparse.Namespace, request: dict) -> None:
     import json
 
+    if args.more and not args.record:
+        raise ValueError("--more goes with --record (another winner on this discard follows the one recorded)")
     if getattr(args, "lay", None) and not args.sim:
         raise ValueError("--lay lays tiles on a simulated table's pad: it needs --sim (on a table, the player lays "
                          "the hand on the pad)")

@@ -266,8 +266,9 @@ def _judge_record(controller, request: dict[str, Any], reply: Reply) -> None:
         if not read.ok:
             reply({"ok": False, "error": read.problem})
         elif Counter(read.kinds) != expected:
-            reply({"ok": False, "error": f"the pad of side {v.side} shows {format_tiles(list(read.kinds))}, the "
-                                         f"record declares {format_tiles(list(expected.elements()))}"})
+            shown = format_tiles(list(read.kinds)) if read.kinds else "no tiles"
+            reply({"ok": False, "error": f"the pad of side {v.side} shows {shown}, the record declares "
+                                         f"{format_tiles(list(expected.elements()))}"})
         else:
             reply(answer(settled, recorded=False))
 

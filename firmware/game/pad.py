@@ -126,6 +126,9 @@ def meld_tiles(actions: list[Action]) -> list[int]:
 def standing_from_pad(read: PadRead, win_tile: int, meld_actions: list[Action]) -> tuple[int, ...]:
     """The standing tiles of a declared win as the pad shows them: every tile on the pad but the sets the
     player had exposed (the pad reads them too) and the winning tile.  ValueError when they are not there."""
+    if not read.kinds:
+        raise ValueError("the pad reads no tiles: the player lays the whole hand (its exposed sets too) on "
+                         "their seat pad, then judge again")
     counts = Counter(read.kinds)
     for k in meld_tiles(meld_actions):
         if counts[k] == 0:
