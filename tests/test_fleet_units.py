@@ -361,6 +361,23 @@ def test_events_are_counted_once_and_gaps_found():
     assert c.stats()["missing"] == 1 and c.tables["t07"].events == 5
 
 
+def test_a_consumer_that_joined_mid_stream_keeps_runs_not_every_seq():
+    """A recorder started after a table's first 10,000 events: what it keeps stays a few runs (it would
+    otherwise keep one number per event for years); repeats, gaps and late fills are still told apart."""
+    from firmware.fleet.consumer import _SeqSet
+
+    seen = _SeqSet()
+    assert all(seen.add(seq) for seq in range(10_001, 20_001))
+    assert not seen.add(15_000) and seen.runs == [[10_001, 20_000]]
+    for seq in (20_005, 20_003, 9_000):
+        assert seen.add(seq)
+    assert seen.gaps() == list(range(9_001, 10_001)) + [20_001, 20_002, 20_004]
+    assert seen.add(20_004) and seen.runs == [[9_000, 9_000], [10_001, 20_000], [20_003, 20_005]]
+    for seq in range(9_001, 10_001):
+        seen.add(seq)
+    assert seen.runs == [[9_000, 20_000], [20_003, 20_005]] and seen.gaps() == [20_001, 20_002]
+
+
 def test_a_table_cannot_have_another_tables_event_dropped_as_a_repeat(caplog):
     """t07 publishes, in its own subtree (all the broker lets it write), events naming t08 (or another site):
     refused and counted, logged once; t08's real event is then taken."""

@@ -35,7 +35,9 @@ next subscription delivers them anyway).
 
 from __future__ import annotations
 
+import bisect
 import logging
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -87,28 +89,35 @@ class Change:
 
 
 class _SeqSet:
-    """The seqs seen of one table database: everything up to ``upto``, and those above it."""
+    """The seqs seen of one table database, as runs ``[first, last]``: a consumer that joined mid-stream, or
+    one with a gap it never fills, keeps one pair per run, not one number per event (a recorder runs for
+    years)."""
 
     def __init__(self) -> None:
-        self.upto = 0
-        self.above: set[int] = set()
-        self.low: int | None = None
+        self.runs: list[list[int]] = []        # sorted, disjoint, not touching
 
     def add(self, seq: int) -> bool:
-        if seq <= self.upto or seq in self.above:
+        """True if ``seq`` is new."""
+        runs = self.runs
+        i = bisect.bisect_right(runs, [seq, math.inf]) - 1     # the last run starting at or before seq
+        if i >= 0 and runs[i][1] >= seq:
             return False
-        self.low = seq if self.low is None else min(self.low, seq)
-        self.above.add(seq)
-        while self.upto + 1 in self.above:
-            self.upto += 1
-            self.above.discard(self.upto)
+        joins_left = i >= 0 and runs[i][1] == seq - 1
+        joins_right = i + 1 < len(runs) and runs[i + 1][0] == seq + 1
+        if joins_left and joins_right:
+            runs[i][1] = runs[i + 1][1]
+            del runs[i + 1]
+        elif joins_left:
+            runs[i][1] = seq
+        elif joins_right:
+            runs[i + 1][0] = seq
+        else:
+            runs.insert(i + 1, [seq, seq])
         return True
 
     def gaps(self) -> list[int]:
         """Seqs missing between the lowest and the highest seen."""
-        top = max(self.above, default=self.upto)
-        start = self.upto + 1 if self.upto else (self.low or 1)
-        return [s for s in range(start, top) if s not in self.above]
+        return [s for (_, last), (first, _) in zip(self.runs, self.runs[1:]) for s in range(last + 1, first)]
 
 
 class FleetConsumer:
