@@ -92,6 +92,24 @@ def test_a_long_record_is_kept_deflated_and_a_damaged_one_costs_only_itself(tmp_
     store.close()
 
 
+@pytest.mark.parametrize("rules, reads_the_deal", [("mcr", True), ("liaoning", False)])
+def test_the_end_of_a_hand_reads_the_games_deal_only_where_games_end_by_rounds(tmp_path, rules, reads_the_deal):
+    """A game that never ends by rounds (辽宁: one game for as long as the table runs) must not read every hand of
+    it at each hand's end (a year of hands would be read per hand)."""
+    store = TableStore(tmp_path / "t.db")
+    board = Scoreboard(store, load_ruleset(rules))
+    with store.batch():
+        for hand in range(1, 40):
+            board.rows.record_result(board.game, hand, hand % 4, [1], False, [], "", 0, "")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    with store.batch():
+        board.end_game_if_over(40, True)
+    store._db.set_trace_callback(None)
+    assert any("SELECT dealer FROM hand_results" in s for s in statements) is reads_the_deal, statements
+    store.close()
+
+
 def test_the_first_release_database_loads_after_every_migration(tmp_path):
     path = _copy_schema0(tmp_path)
     store = TableStore(path)

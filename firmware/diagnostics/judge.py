@@ -344,9 +344,7 @@ def hand(controller, request: dict[str, Any], reply: Reply) -> None:
                "money": [p.to_json() for p in settled.payments],
                "payments": {f"side{s}": d for s, d in enumerate(settled.deltas(include_held=True))}})
         return
-    rows = board.rows.hand_results(None, since=(number - 1) if number else 0) if number else \
-        board.rows.hand_results(None, limit=1)
-    row = next((r for r in rows if number is None or r["hand"] == number), None)
+    row = board.rows.hand_result(number) if number else next(iter(board.rows.hand_results(None, limit=1)), None)
     if row is None:
         reply({"ok": False, "error": f"hand {number} has no recorded result" if number else "no hand is recorded"})
         return

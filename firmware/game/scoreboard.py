@@ -100,8 +100,10 @@ class Scoreboard:
         """After recording ``hand`` (in its transaction): if the rule set ends the game here (局结), end it; its
         final chips stand until the next hand is dealt, which starts the next game (:meth:`begin_hand`).  The
         reason (None: the game goes on).  ``deal_passes``: the hand passes the deal on."""
-        dealers = self.rows.dealers(self.game)
-        passes = sum(1 for a, b in zip(dealers, dealers[1:]) if a != b) + int(deal_passes)
+        passes = 0
+        if self.rules.match_rounds:         # (a game that never ends by rounds may run for years: not read)
+            dealers = self.rows.dealers(self.game)
+            passes = sum(1 for a, b in zip(dealers, dealers[1:]) if a != b) + int(deal_passes)
         reason = self.rules.match_end(self.chips, passes // SIDES)
         if reason is None:
             return None

@@ -243,6 +243,12 @@ class RuleSet:
         return match is not None and match.broke_players > 0 and \
             sum(1 for c in chips if c <= 0) >= match.broke_players
 
+    @property
+    def match_rounds(self) -> int:
+        """The 圈 after which a game (局) ends (0: it does not end by rounds)."""
+        match = self.config.match
+        return match.rounds if match is not None and match.rounds else 0
+
     def match_end(self, chips: list[int], rounds_played: int) -> str | None:
         """Why the game (局) ends after a hand with these chips, ``rounds_played`` 圈 dealt (None: it goes on);
         from ``[match]`` (no section: a game never ends)."""
