@@ -188,13 +188,7 @@ def run_game(args: argparse.Namespace) -> int:
             page.start()
             print(page.describe(), file=sys.stderr, flush=True)
     except BaseException:
-        if page is not None:
-            page.stop()
-        if server is not None:
-            server.stop()
-        run.close()
-        if scratch is not None:
-            scratch.cleanup()
+        _close(page, server, run, scratch)
         raise
     try:
         with _ended_by_sigterm(), _progress(args) as bar:
@@ -215,13 +209,7 @@ def run_game(args: argparse.Namespace) -> int:
         results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand, all_games=True)} \
             if run.controller else {}
     finally:
-        if page is not None:
-            page.stop()
-        if server is not None:
-            server.stop()
-        run.close()
-        if scratch is not None:
-            scratch.cleanup()
+        _close(page, server, run, scratch)
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     if args.quiet:                  # the last line only, with the hand count
@@ -334,6 +322,17 @@ def _log_events(run) -> None:
         listen(bus)
         bus.subscribe("", event)
     run._listen = listen_too
+
+
+def _close(page, server, run, scratch) -> None:
+    """The web page, the socket, the table and its scratch folder, in that order (what was opened)."""
+    if page is not None:
+        page.stop()
+    if server is not None:
+        server.stop()
+    run.close()
+    if scratch is not None:
+        scratch.cleanup()
 
 
 def _speed(text: str) -> float | None:
