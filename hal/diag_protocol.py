@@ -60,6 +60,21 @@ def reply_timeout_s(request: dict[str, Any]) -> float:
     return seconds
 
 
+MIN_LEASE_S, MAX_LEASE_S = 0.2, 10.0
+
+
+def lease_s(request: dict[str, Any]) -> float | None:
+    """A held request's lease (``lease_s``: the client keeps its test going by sending a byte at least this
+    often; None: no lease), within 0.2..10 s."""
+    value = request.get("lease_s")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)) \
+            or not MIN_LEASE_S <= float(value) <= MAX_LEASE_S:
+        raise BadRequest(f"lease_s between {MIN_LEASE_S:g} and {MAX_LEASE_S:g} s, not {value!r:.40}")
+    return float(value)
+
+
 def ask(path: str | Path, request: dict[str, Any], timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
     """One request to a running controller's diag socket; the server waits as long as the client."""
     if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)

@@ -30,7 +30,11 @@ that no client, careless or hostile, can take the controller down:
 A connection that closes while its request is under way (the technician
 pressed Ctrl-C, or the request timed out) posts ``{"cmd": "stop",
 "client_gone": true}`` for it: a service test it started stops like a
-hold-to-run button let go.  Requests carry ``"client"``, the connection's
+hold-to-run button let go.  A held request may carry a lease
+(``"lease_s"``): while it is under way, every byte the client sends renews
+it (and is otherwise ignored), and a lease that runs out stops the test the
+same way: a client that stalls without closing (the web page's process
+frozen) cannot keep a motor running.  Requests carry ``"client"``, the connection's
 number, set by the server (whatever the client sent), so that the stop
 touches only that client's test.
 
@@ -58,7 +62,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, parse_request, reply_timeout_s
+from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, lease_s, parse_request, reply_timeout_s
 from hal.diag_socket_feed import FEED, FeedServing
 from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed
 from hal.socket_path import DiagSocketError, listening_socket, remove_own_socket
@@ -82,7 +86,7 @@ Reply = Callable[[dict[str, Any]], None]
 
 class _Connection:
     __slots__ = ("sock", "number", "inbox", "outbox", "waiting", "queued", "deadline", "timeout_s",
-                 "last_active", "closing")
+                 "last_active", "closing", "lease_s", "lease_until")
 
     def __init__(self, sock: socket.socket, number: int, now: float) -> None:
         self.sock = sock
@@ -95,6 +99,8 @@ class _Connection:
         self.timeout_s = 0.0
         self.last_active = now
         self.closing = False                     # close once the outbox is written
+        self.lease_s: float | None = None        # the request under way is held: renewed by any byte sent
+        self.lease_until = 0.0
 
 
 class DiagSocketServer(FeedServing):
@@ -218,6 +224,8 @@ class DiagSocketServer(FeedServing):
         times = [self._accept_paused_until] if self._accept_paused_until is not None else []
         for conn in self._conns.values():
             times.append(conn.deadline if conn.waiting is not None else conn.last_active + self.idle_timeout_s)
+            if conn.waiting is not None and conn.lease_s is not None:
+                times.append(conn.lease_until)
         feed_s = self._feed.next_time(now)
         if feed_s is not None:
             times.append(feed_s)
@@ -291,7 +299,14 @@ class DiagSocketServer(FeedServing):
             self._selector.register(self._sock, selectors.EVENT_READ, "listen")
         for conn in list(self._conns.values()):
             if conn.waiting is not None:
-                if now >= conn.deadline:
+                if conn.lease_s is not None and now >= conn.lease_until:
+                    log.warning("diag socket: client %d sent nothing for %g s during its held request: stopping "
+                                "its test", conn.number, conn.lease_s)
+                    self._give_up(conn)
+                    self._send(conn, {"ok": False, "error": f"stopped: the client sent nothing for "
+                                                            f"{conn.lease_s:g} s (its lease)"})
+                    self._next_request(conn)
+                elif now >= conn.deadline:
                     log.info("diag socket: client %d: no answer within %g s", conn.number, conn.timeout_s)
                     self._give_up(conn)
                     self._send(conn, {"ok": False, "error": f"the controller did not answer within "
@@ -323,6 +338,9 @@ class DiagSocketServer(FeedServing):
                 self._close(conn)
                 return
             conn.last_active = time.monotonic()
+            if conn.waiting is not None and conn.lease_s is not None:
+                conn.lease_until = conn.last_active + conn.lease_s      # a keep-alive: renewed, nothing kept
+                return
             conn.inbox += data
             if len(conn.inbox) > 2 * self.max_line_bytes:     # lines sent ahead of the answers: bounded too
                 self._give_up(conn)
@@ -350,6 +368,7 @@ class DiagSocketServer(FeedServing):
         try:
             request = parse_request(line)
             timeout_s = reply_timeout_s(request)
+            lease = lease_s(request)
         except BadRequest as exc:
             self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
             return
@@ -365,6 +384,7 @@ class DiagSocketServer(FeedServing):
         number = self._requests
         conn.waiting = conn.queued = number
         conn.timeout_s, conn.deadline = timeout_s, time.monotonic() + timeout_s
+        conn.lease_s, conn.lease_until = lease, time.monotonic() + (lease or 0.0)
         self._queued.add(number)
         try:
             self._post(self._counted(conn.number, number), request, self._replier(conn.number, number))

@@ -144,6 +144,8 @@ BAD_LINES = [
     (b'{"cmd": "state", "timeout_s": 0}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": 1e-9}\n', "between 0.1 and"),
     (b'{"cmd": "state", "timeout_s": NaN}\n', "timeout_s"),
+    (b'{"cmd": "jog", "lease_s": 0.01}\n', "lease_s between 0.2 and 10"),
+    (b'{"cmd": "jog", "lease_s": "1"}\n', "lease_s"),
     (b'{"cmd": "state", "timeout_s": 1e400}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": 1e9}\n', "timeout_s"),
     (b'{"cmd": "state", "timeout_s": "60"}\n', "timeout_s"),
@@ -403,6 +405,30 @@ def test_a_client_that_goes_away_stops_its_test(table):
     table.run.loop.run_for(60.0)
     assert [m.runs for m in c.table.mechanisms()] == runs          # nothing of it moves any more
     assert table.ask({"cmd": "jog", "mechanism": "wall_lift0"})["ok"]
+
+
+def test_a_held_jog_whose_client_stalls_is_stopped_by_its_lease(table):
+    """The web page's process frozen with its connection open: keep-alives (any byte) renew a held request's
+    lease; when they stop, the server stops the client's test as if it had gone, and says so."""
+    table.serve()
+    c = table.run.controller
+    sock = _connect(table.path)
+    sock.sendall(b'{"cmd": "jog", "mechanism": "turntable", "hold": true, "lease_s": 0.3, "timeout_s": 600}\n')
+    table.handed_over("jog")
+    table.run.loop.run_for(1.0)
+    assert c.table.moving()                          # the disk turns while the button is held
+    for _ in range(8):                               # 0.8 s of keep-alives: longer than the lease, no stop
+        sock.sendall(b"\n")
+        with pytest.raises(queue.Empty):
+            table.requests.get(timeout=0.1)
+    gone = table.handed_over("stop")                 # then nothing: the lease runs out
+    assert gone["client_gone"] is True
+    answer = _lines(sock, 1)[0]
+    assert not answer["ok"] and "sent nothing for 0.3 s" in answer["error"]
+    table.run.loop.run_for(0.5)
+    assert not c.table.moving() and c.table.motors_safe()
+    sock.close()
+    assert table.ask({"cmd": "state"})["ok"]
 
 
 def test_diag_stop_stops_another_clients_test(table):

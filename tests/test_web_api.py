@@ -232,12 +232,14 @@ def test_the_event_stream_snapshot_patches_and_heartbeat(web):
 def test_hold_to_run_keepalives_release_and_the_dead_man(web):
     web.login("tech")
     start = web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()
-    assert start["ok"] and web.control.requests[-1] == {"cmd": "jog", "mechanism": "turntable", "hold": True}
+    assert start["ok"] and web.control.requests[-1] == {"cmd": "jog", "mechanism": "turntable", "hold": True,
+                                                        "lease_s": 1.0}        # (the controller's own dead-man)
     hold = start["hold"]
     for _ in range(5):                                   # held: keep-alives well inside the dead-man time
         web.tick(0.3)
         assert web.client.post(f"/api/hold/{hold}/alive").json() == {"ok": True, "running": True}
     assert not web.control.helds[0].closed and {"cmd": "stop"} not in web.control.requests
+    assert web.control.helds[0].renewed == 5             # each keep-alive renews the lease at the controller
     web.tick(0.3)
     web.tick(0.3)                                        # 0.6 s without a keep-alive: the dead-man stops it
     assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
@@ -246,7 +248,7 @@ def test_hold_to_run_keepalives_release_and_the_dead_man(web):
 
     web.control.requests.clear()
     again = web.client.post("/api/hold", json={"kind": "test", "name": "lifts"}).json()
-    assert web.control.requests == [{"cmd": "test", "name": "lifts"}]
+    assert web.control.requests == [{"cmd": "test", "name": "lifts", "lease_s": 1.0}]
     assert web.client.post(f"/api/hold/{again['hold']}/release").json()["stopping"]
     web.tick(0.0)
     assert {"cmd": "stop"} in web.control.requests and web.control.helds[1].closed
@@ -347,7 +349,8 @@ def test_two_presses_at_once_start_one_action_and_the_dead_man_watches_it():
 
     control, first, second = asyncio.run(scenario())
     assert first["ok"] and not second["ok"] and "ana is starting a held action" in second["error"]
-    assert control.requests[0] == {"cmd": "jog", "mechanism": "turntable"} and len(control.helds) == 1
+    assert control.requests[0] == {"cmd": "jog", "mechanism": "turntable", "lease_s": 1.0}
+    assert len(control.helds) == 1
     assert {"cmd": "stop"} in control.requests and control.helds[0].closed
 
 

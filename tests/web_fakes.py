@@ -24,11 +24,15 @@ class FakeHeld:
     def __init__(self) -> None:
         self.answer: asyncio.Future = asyncio.get_running_loop().create_future()
         self.closed = False
+        self.renewed = 0
 
     def close(self) -> None:
         self.closed = True
         if not self.answer.done():
             self.answer.cancel()
+
+    def renew(self) -> None:
+        self.renewed += 1
 
 
 class FakeControl:

@@ -34,6 +34,9 @@ class Held(Protocol):
     def close(self) -> None:
         """Let go of the connection (the controller stops the action if it has not answered)."""
 
+    def renew(self) -> None:
+        """Renew the request's lease (``lease_s``): one byte on its connection."""
+
 
 class Control(Protocol):
     async def ask(self, request: dict[str, Any], timeout_s: float = ASK_TIMEOUT_S) -> dict[str, Any]: ...
@@ -53,6 +56,10 @@ class _SocketHeld:
             self._writer.close()
         if not self.answer.done():
             self.answer.cancel()
+
+    def renew(self) -> None:
+        if not self._writer.is_closing() and not self.answer.done():
+            self._writer.write(b"\n")
 
 
 class SocketControl:

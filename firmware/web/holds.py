@@ -7,7 +7,10 @@ ahead.  Letting go (:meth:`Holds.release`), or keep-alives that stop
 arriving (a phone dropped, its Wi-Fi gone, the page closed: :meth:`Holds.sweep`
 finds the deadline passed), stops the action: ``stop`` is sent over the
 socket and the action's connection is closed, which the controller also
-takes as "the client is gone" and stops that test itself.  An action that
+takes as "the client is gone" and stops that test itself.  Each keep-alive
+also renews the action's lease at the controller (``LEASE_S``): should this
+process stall with the connection open, the controller stops the action
+itself.  An action that
 ends by itself (a cam turn done, a refusal: not in service mode, the lid
 open) answers on its connection and the next keep-alive carries the answer.
 
@@ -31,6 +34,7 @@ log = logging.getLogger(__name__)
 
 DEADMAN_S = 0.5              # no keep-alive for this long: the action is stopped
 KEEPALIVE_S = 0.15           # how often the page renews a held button (told to it with each start)
+LEASE_S = 1.0                # the controller stops the action itself when this process renews it no longer
 FINISHED_KEPT = 32
 
 
@@ -70,7 +74,7 @@ class Holds:
         what = f"{request['cmd']} {request.get('mechanism') or request.get('name')}"
         self.starting = user
         try:
-            held = await self.control.begin(request)
+            held = await self.control.begin({**request, "lease_s": LEASE_S})
         except (ConnectionError, OSError) as exc:
             return {"ok": False, "error": str(exc)}
         finally:
@@ -114,6 +118,7 @@ class Holds:
             return hold
         if hold.stopping is None:
             hold.deadline_s = now_s + self.deadman_s
+            hold.held.renew()
         return {"ok": True, "running": True}
 
     def release(self, hold_id: str, session: str) -> dict[str, Any]:
