@@ -38,6 +38,9 @@ frozen) cannot keep a motor running.  Requests carry ``"client"``, the connectio
 number, set by the server (whatever the client sent), so that the stop
 touches only that client's test.
 
+A user named in ``limited`` (the web page's) may send only the commands
+given for it (:mod:`hal.diag_peers`).
+
 A connection may subscribe to the controller's status instead: a snapshot,
 then only the changed fields on a capped tick, one status request on the
 loop for every subscriber together, and a subscriber that stops reading is
@@ -62,6 +65,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from hal.diag_peers import peer_uid, refusal
 from hal.diag_protocol import MAX_LINE_BYTES, BadRequest, lease_s, parse_request, reply_timeout_s
 from hal.diag_socket_feed import FEED, FeedServing
 from hal.diag_subscriptions import HEARTBEAT_S, STALLED_S, Feed
@@ -86,7 +90,7 @@ Reply = Callable[[dict[str, Any]], None]
 
 class _Connection:
     __slots__ = ("sock", "number", "inbox", "outbox", "waiting", "queued", "deadline", "timeout_s",
-                 "last_active", "closing", "lease_s", "lease_until")
+                 "last_active", "closing", "lease_s", "lease_until", "allowed")
 
     def __init__(self, sock: socket.socket, number: int, now: float) -> None:
         self.sock = sock
@@ -101,6 +105,7 @@ class _Connection:
         self.closing = False                     # close once the outbox is written
         self.lease_s: float | None = None        # the request under way is held: renewed by any byte sent
         self.lease_until = 0.0
+        self.allowed: frozenset[str] | None = None    # the commands its user may send (None: any)
 
 
 class DiagSocketServer(FeedServing):
@@ -110,7 +115,8 @@ class DiagSocketServer(FeedServing):
                  max_connections: int = MAX_CONNECTIONS, max_queued: int = MAX_QUEUED,
                  idle_timeout_s: float = IDLE_TIMEOUT_S,
                  max_line_bytes: int = MAX_LINE_BYTES, stalled_s: float = STALLED_S,
-                 heartbeat_s: float = HEARTBEAT_S, subscriber_sndbuf_bytes: int = SUBSCRIBER_SNDBUF_BYTES) -> None:
+                 heartbeat_s: float = HEARTBEAT_S, subscriber_sndbuf_bytes: int = SUBSCRIBER_SNDBUF_BYTES,
+                 limited: dict[int, frozenset[str]] | None = None) -> None:
         self.path = Path(path)
         self._post = post
         self._handle = handle
@@ -120,6 +126,7 @@ class DiagSocketServer(FeedServing):
         self.idle_timeout_s = idle_timeout_s
         self.max_line_bytes = max_line_bytes
         self.subscriber_sndbuf_bytes = subscriber_sndbuf_bytes
+        self.limited = dict(limited or {})          # uid -> the commands that user's connections may send
         self._feed = Feed(stalled_s=stalled_s, heartbeat_s=heartbeat_s)
         self._sock: socket.socket | None = None
         self._inode: tuple[int, int] | None = None
@@ -255,6 +262,9 @@ class DiagSocketServer(FeedServing):
             self._numbers += 1
             sock.setblocking(False)
             conn = _Connection(sock, self._numbers, time.monotonic())
+            if self.limited:                         # (a peer the kernel cannot name may do nothing)
+                uid = peer_uid(sock)
+                conn.allowed = self.limited.get(uid) if uid is not None else frozenset()
             assert self._selector is not None
             self._selector.register(sock, selectors.EVENT_READ, conn)
             self._conns[conn.number] = conn
@@ -371,6 +381,10 @@ class DiagSocketServer(FeedServing):
             lease = lease_s(request)
         except BadRequest as exc:
             self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+            return
+        refused = refusal(conn.allowed, request)
+        if refused is not None:
+            self._send(conn, {"ok": False, "error": refused})
             return
         if self._subscription_request(conn, request):
             return

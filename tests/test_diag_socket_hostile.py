@@ -431,6 +431,43 @@ def test_a_held_jog_whose_client_stalls_is_stopped_by_its_lease(table):
     assert table.ask({"cmd": "state"})["ok"]
 
 
+def test_the_web_pages_user_may_send_only_what_the_page_needs(table, monkeypatch):
+    """The kernel names the user of each connection: the web service's user is refused what moves money or
+    runs for hours (a web process taken over is not a technician at a terminal)."""
+    import hal.diag_socket as diag_socket
+    from firmware.web.control import COMMANDS_USED
+
+    table.serve(limited={os.getuid(): COMMANDS_USED})
+    assert table.ask({"cmd": "state"})["ok"]
+    for request in ({"cmd": "penalty", "side": 1, "kind": "early_draw"}, {"cmd": "burn-in", "cycles": 500},
+                    {"cmd": "learn"}, {"cmd": "counters", "reset": True}, {"cmd": "drawn"}):
+        answer = table.ask(request)
+        assert not answer["ok"] and "is not for this client (it may: ack, jog, state" in answer["error"], answer
+    assert _handed_over_now(table, "penalty") == 0 and _handed_over_now(table, "burn-in") == 0
+    table.server.stop()
+    monkeypatch.setattr(diag_socket, "peer_uid", lambda sock: None)      # a peer the kernel cannot name
+    table.serve(limited={12345: COMMANDS_USED})
+    assert "is not for this client" in table.ask({"cmd": "state"})["error"]
+
+
+def test_every_command_the_web_page_sends_is_one_its_user_may():
+    import re
+
+    sent = {m for path in Path("firmware/web").glob("*.py")
+            for m in re.findall(r'"cmd": "([a-z_-]+)"', path.read_text(encoding="utf-8"))}
+    from firmware.web.control import COMMANDS_USED
+    assert {"ack", "stop", "jog", "test", "subscribe"} <= sent and sent <= COMMANDS_USED
+
+
+def test_limits_are_for_the_users_that_exist(caplog):
+    from hal.diag_peers import limits_for_users
+
+    caplog.set_level("INFO", logger="hal.diag_peers")
+    assert limits_for_users({"root": frozenset({"state"}), "no-such-user-here": frozenset({"state"})}) == \
+        {0: frozenset({"state"})}
+    assert "no user no-such-user-here" in caplog.text
+
+
 def test_diag_stop_stops_another_clients_test(table):
     table.serve()
     c = table.run.controller

@@ -164,9 +164,12 @@ def run(args: argparse.Namespace) -> int:
     socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else DIAG_SOCKET)
     if str(socket_path) != "none":
         from firmware.diagnostics.commands import DiagCommands
+        from firmware.web.control import COMMANDS_USED, WEB_USER
+        from hal.diag_peers import limits_for_users
         from hal.diag_socket import DiagSocketServer
         try:
-            server = DiagSocketServer(socket_path, loop.post, DiagCommands(controller).handle)
+            server = DiagSocketServer(socket_path, loop.post, DiagCommands(controller).handle,
+                                      limited=limits_for_users({WEB_USER: COMMANDS_USED}))
             server.start()
             if live is not None:
                 log.info("technician's socket: mjtable diag --socket %s state", socket_path)

@@ -20,6 +20,9 @@ from typing import Any, AsyncIterator, Protocol
 
 log = logging.getLogger(__name__)
 
+WEB_USER = "mjtable-web"        # the web service's own user (its unit's User=)
+# What the web service asks the controller, and all its user may ask (the socket refuses it anything else)
+COMMANDS_USED = frozenset({"subscribe", "unsubscribe", "status", "state", "ack", "stop", "jog", "test"})
 ASK_TIMEOUT_S = 30.0
 HELD_TIMEOUT_S = 600.0          # a held action's own limit at the server (the dead-man stops it long before)
 MAX_LINE_BYTES = 1024 * 1024
