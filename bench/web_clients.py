@@ -63,8 +63,9 @@ def main(argv: list[str]) -> int:
     if kind == "socket":
         threads = [threading.Thread(target=_socket_client, args=(target, seconds, counts, i)) for i in range(n)]
     else:
-        cookie = _login(target, argv[4], argv[5])
-        threads = [threading.Thread(target=_sse_client, args=(target, cookie, seconds, counts, i)) for i in range(n)]
+        cookies = [_login(target, argv[4], argv[5]) for _ in range(n)]      # (a login holds at most 4 streams)
+        threads = [threading.Thread(target=_sse_client, args=(target, cookies[i], seconds, counts, i))
+                   for i in range(n)]
     for thread in threads:
         thread.start()
     for thread in threads:

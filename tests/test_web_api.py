@@ -229,6 +229,17 @@ def test_the_event_stream_snapshot_patches_and_heartbeat(web):
         assert not link["up"] and "closed the connection" in link["reason"]
 
 
+def test_one_login_cannot_hold_every_event_stream(web):
+    """Streams are capped per session too: one login's fifth page is refused, another login still gets one."""
+    from firmware.web.hub import MAX_STREAMS_PER_SESSION
+
+    hub = web.state.hub
+    mine = [hub.open("session-a") for _ in range(MAX_STREAMS_PER_SESSION)]
+    assert all(mine) and hub.open("session-a") is None and hub.open("session-b") is not None
+    hub.close(mine[0])
+    assert hub.open("session-a") is not None                 # one closed: one more may open
+
+
 def test_hold_to_run_keepalives_release_and_the_dead_man(web):
     web.login("tech")
     start = web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()

@@ -20,6 +20,7 @@ from typing import Any
 
 from firmware.diagnostics.service_limits import GROUP_TESTS
 from firmware.web.app import COOKIE, WebState, may_act
+from firmware.web.hub import MAX_STREAMS_PER_SESSION
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +67,11 @@ async def events(request: Any) -> Any:
     if refusal:
         return refusal
     state = web(request)
-    stream = state.hub.open()
-    if stream is None:
-        return _json({"ok": False, "error": "too many pages are open on this table"}, 503)
     token = request.cookies.get(COOKIE)
+    stream = state.hub.open(token)
+    if stream is None:
+        return _json({"ok": False, "error": "too many pages are open on this table, or for this login (at most "
+                                            f"{MAX_STREAMS_PER_SESSION}): close one"}, 503)
 
     async def lines() -> Any:
         try:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 PATCH_INTERVAL_S = 0.5
 HEARTBEAT_S = 15.0
 MAX_STREAMS = 64
+MAX_STREAMS_PER_SESSION = 4         # one login's tabs and phones (one login cannot hold every stream)
 DEALS_KEPT = 64
 RETRY_S = (0.5, 1.0, 2.0, 5.0)          # reconnecting to the controller: after these, then every last one
 STALE_S = 12.0                          # the controller's loop silent this long: "not answering"
@@ -54,7 +55,8 @@ def merge(into: dict[str, Any], patch: dict[str, dict[str, Any]]) -> None:
 class Stream:
     """One browser's events: lines to write and at most one coalesced patch waiting for its turn."""
 
-    def __init__(self, now_s: float) -> None:
+    def __init__(self, now_s: float, owner: str | None = None) -> None:
+        self.owner = owner                  # the session it is for
         self.lines: deque[str] = deque()
         self.pending: dict[str, dict[str, Any]] = {}
         self.last_s = now_s
@@ -166,12 +168,15 @@ class Hub:
                 self.deals.popitem(last=False)
 
     # -- the browsers ------------------------------------------------------------------------------
-    def open(self) -> Stream | None:
-        """A new page's stream, its snapshot first; None when too many are open."""
+    def open(self, owner: str | None = None) -> Stream | None:
+        """A new page's stream for session ``owner``, its snapshot first; None when too many are open, on the
+        table or for that session."""
         if len(self.streams) >= self.max_streams:
             return None
+        if owner is not None and sum(s.owner == owner for s in self.streams) >= MAX_STREAMS_PER_SESSION:
+            return None
         now = self.now_s()
-        stream = Stream(now)
+        stream = Stream(now, owner)
         stream.put(f"retry: 2000\n\n{sse('snapshot', self.view())}", now)
         self.streams.add(stream)
         return stream
