@@ -7,7 +7,10 @@ every ``TICK_S`` (:func:`ticker`), here, on the service's asyncio loop.
 extensions, so the same wheels serve on a Pi), over TLS when a certificate
 and key are given, with uvicorn's own access log off (the page logs what
 matters: logins, acknowledges, service tests) and a bounded number of
-connections.
+connections, each of which must begin its first request within
+``HEADER_TIMEOUT_S`` (uvicorn times a connection only after a response: a
+hundred silent connections from anyone on the Wi-Fi would otherwise fill
+the bound and lock the technician out of the page).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1                 # the dead-man timer's resolution and the patches' pace
 MAX_CONNECTIONS = 100        # browsers, their event streams and requests together
+HEADER_TIMEOUT_S = 5.0       # a new connection's first request must have begun by then (after TLS's handshake)
 Tick = Callable[[float], Awaitable[None]]
 
 
@@ -48,6 +52,28 @@ def ticker(tick_s: float = TICK_S) -> Callable[[Tick], Callable[[], None]]:
     return start
 
 
+def first_request_timeout(timeout_s: float = HEADER_TIMEOUT_S) -> type:
+    """uvicorn's h11 protocol, closing a connection whose first request has not begun within ``timeout_s``."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class FirstRequestTimeout(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._no_request_timer = self.loop.call_later(timeout_s, self._no_request)
+
+        def _no_request(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                log.info("web: %s sent no request within %g s: closed", self.client, timeout_s)
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            timer = getattr(self, "_no_request_timer", None)
+            if timer is not None:
+                timer.cancel()
+            super().connection_lost(exc)
+    return FirstRequestTimeout
+
+
 def serve(app: Any, host: str, port: int, cert: Path | None = None, key: Path | None = None,
           on_listening: Callable[[], None] | None = None) -> None:
     """Serve ``app`` on ``host:port`` until SIGINT or SIGTERM (uvicorn handles both).  The socket is bound
@@ -59,7 +85,7 @@ def serve(app: Any, host: str, port: int, cert: Path | None = None, key: Path | 
         sock = socket.create_server((host, port), family=family, backlog=128)
     except OSError as exc:
         raise TableError(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-    config = uvicorn.Config(app, host=host, port=port, loop="asyncio", http="h11", lifespan="on",
+    config = uvicorn.Config(app, host=host, port=port, loop="asyncio", http=first_request_timeout(), lifespan="on",
                             ssl_certfile=str(cert) if cert else None, ssl_keyfile=str(key) if key else None,
                             access_log=False, server_header=False, proxy_headers=False, log_config=None,
                             log_level="warning", limit_concurrency=MAX_CONNECTIONS, timeout_graceful_shutdown=2,

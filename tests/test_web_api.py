@@ -30,7 +30,7 @@ from firmware.web.settled import NO_RECORD, settled_hand
 from firmware.web.units import Unit, unit_of
 from firmware.web.sessions import IDLE_S
 from sim.table_run import SimRun
-from tests.web_fakes import STATUS, WebTable
+from tests.web_fakes import STATUS, WebTable, run_async
 
 WAIT_S = 20.0           # the longest a test thread here waits for another (it never needs that long)
 
@@ -311,7 +311,7 @@ def test_follow_reconnects_after_any_error_of_the_subscription():
         following.cancel()
         return lost, dict(hub.link), following
 
-    lost, back, following = asyncio.run(scenario())
+    lost, back, following = run_async(scenario())
     assert not lost["up"] and "a bug in the client" in lost["reason"]
     assert back == {"up": True, "reason": None} and Control.subscriptions == 2
 
@@ -358,7 +358,7 @@ def test_two_presses_at_once_start_one_action_and_the_dead_man_watches_it():
             await asyncio.sleep(0)
         return control, first, second
 
-    control, first, second = asyncio.run(scenario())
+    control, first, second = run_async(scenario())
     assert first["ok"] and not second["ok"] and "ana is starting a held action" in second["error"]
     assert control.requests[0] == {"cmd": "jog", "mechanism": "turntable", "lease_s": 1.0}
     assert len(control.helds) == 1
@@ -396,9 +396,9 @@ def test_the_hand_page_reads_only_its_hand(table_db, monkeypatch):
     monkeypatch.setattr(records, "read_only_connect", traced)
     table = records.TableRecords(table_db)
     try:
-        asyncio.run(table.read(lambda store: None))     # (opening checks the database: not the page's reads)
+        run_async(table.read(lambda store: None))     # (opening checks the database: not the page's reads)
         statements.clear()
-        dealt, result = asyncio.run(table.hand(1))
+        dealt, result = run_async(table.hand(1))
     finally:
         table.close()
     assert dealt["hand"] == 1 and result["hand"] == 1 and len(results_of(table_db)) == 3

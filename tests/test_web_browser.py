@@ -266,6 +266,25 @@ def test_a_cross_origin_post_is_refused(game, page):
         time.sleep(0.05)
 
 
+def test_silent_connections_are_closed_and_the_page_serves_on(game):
+    """More connections than the page takes, none of them sending a request (anyone on the Wi-Fi can open
+    them): each is closed within the header timeout, and the page answers the next browser."""
+    import urllib.request
+
+    from hal.web_runtime import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+
+    silent = [socket.create_connection(("127.0.0.1", game.port), timeout=HEADER_TIMEOUT_S + 5)
+              for _ in range(MAX_CONNECTIONS + 20)]
+    try:
+        for sock in silent:
+            assert sock.recv(1) == b""                # closed by the page (a timeout here: it never was)
+    finally:
+        for sock in silent:
+            sock.close()
+    with urllib.request.urlopen(game.url + "/login", timeout=10) as answer:
+        assert answer.status == 200
+
+
 def _hold(page: Any, name: str) -> None:
     button = page.locator(f"button.hold[data-name='{name}']")
     from playwright.sync_api import expect

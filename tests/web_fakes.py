@@ -71,6 +71,14 @@ class FakeControl:
             await asyncio.sleep(0)          # (the hub takes it before the test goes on)
 
 
+def run_async(coroutine: Any) -> Any:
+    """``asyncio.run`` on a thread of its own (a browser test's Playwright keeps a loop running in this one)."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
