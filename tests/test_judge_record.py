@@ -115,22 +115,11 @@ def test_a_northeastern_judge_is_told_who_had_opened_not_left_to_guess() -> None
 
 def _over_the_socket(run: SimRun, tmp_path, request: dict[str, Any]) -> dict[str, Any]:
     """One request through the diagnostics socket (the client in a thread, this thread drives the loop)."""
-    import threading
+    from tests.test_diag import _ask_while_running, _serve
 
-    from hal.diag_protocol import ask
-    from hal.diag_socket import DiagSocketServer
-
-    path = tmp_path / "diag.sock"
-    server = DiagSocketServer(path, run.fw_loop.post, DiagCommands(run.controller).handle, group=None)
-    server.start()
+    server, path = _serve(run, tmp_path)
     try:
-        answers: list[dict] = []
-        thread = threading.Thread(target=lambda: answers.append(ask(path, request, timeout_s=10)))
-        thread.start()
-        while thread.is_alive():
-            run.loop.run_for(0.05)
-            thread.join(timeout=0.001)
-        return answers[0]
+        return _ask_while_running(run, path, request)
     finally:
         server.stop()
 
