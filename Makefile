@@ -4,31 +4,36 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test bench bundle lint clean config-check diagrams install-pi screenshots
+.PHONY: sim test bench bundle lint clean config-check diagrams install-pi screenshots i18n
 
 $(STAMP): setup.cfg setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,parlour]'
 	touch $(STAMP)
 
 $(VENV)/.bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]' || \
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,parlour,bench]' || \
 	  echo "note: some benchmark peers did not install; the benchmark skips them"
 	touch $(VENV)/.bench
 
 sim: $(STAMP)
 	$(BIN)/mjtable sim
 
+# The tests' scratch databases in memory-backed files where there are some: a test's commits then cost no disk
+# sync (no test measures durability on disk; the power-cut campaigns kill processes, which a sync does not change)
+TEST_TMPDIR := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.bench
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check firmware hal sim tests bench
-	@! grep -rnE 'time\.sleep\(|time\.time\(|time\.monotonic\(|threading\.Timer|datetime\.now\(' firmware --include='*.py' \
+	$(BIN)/ruff check firmware hal sim parlour tests bench
+	$(BIN)/lint-imports --no-cache
+	@! grep -rnE 'time\.sleep\(|time\.time\(|time\.monotonic\(|threading\.Timer|datetime\.now\(|datetime\.utcnow\(|time\.perf_counter\(' firmware --include='*.py' \
 	  || (echo "firmware/ must take time from the injected loop" && false)
 	@! grep -rlnE '^\s*(import|from)\s+(gpiozero|serial)\b' firmware --include='*.py' \
 	  || (echo "firmware/ must not import gpiozero or pyserial" && false)
@@ -43,7 +48,16 @@ diagrams: $(STAMP)
 	$(BIN)/python -m firmware.controller.diagram
 
 screenshots: $(STAMP)
-	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/test_web_browser.py
+	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/end_to_end/test_web_browser.py
+
+# The web page's message catalogue: extract the messages (babel.cfg), merge them into each language's .po (then
+# translate what is new there), compile the .mo the wheel ships (a test checks the .po and the .mo agree)
+LOCALE := firmware/web/locale
+i18n: $(STAMP)
+	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g --no-location --sort-output \
+	  --project mjtable --copyright-holder mjtable -o $(LOCALE)/messages.pot .
+	$(BIN)/pybabel update -i $(LOCALE)/messages.pot -d $(LOCALE) --width 120 --ignore-obsolete --no-fuzzy-matching
+	$(BIN)/pybabel compile -d $(LOCALE) --statistics
 
 config-check: $(STAMP)
 	$(BIN)/mjtable config check

@@ -15,15 +15,21 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
-from firmware.config_files import PATTERN_HINTS, Section, _format_error, _KeyError, read_toml
+from firmware.config_files import (PATTERN_HINTS, Section, Text, _format_error, _KeyError, read_toml, text_of,
+                                   whole_number_of)
 from firmware.config_paths import shipped_dir
 from firmware.faults import ConfigError
-from firmware.fleet.adapter import parse_broker_url
-from firmware.fleet.topics import ID_PATTERN
+from firmware.ports.broker import ID_PATTERN, parse_broker_url
 
+BANK_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 PIN_RE = re.compile(r"^!?(?:(?P<bank>[a-z][a-z0-9_]*):)?GPIO(?P<line>[0-9]|[1-2][0-9]|3[0-1])$")
 TILE_SETS = (144, 136, 112, 108)
 SIDES = 4
+HEADER = "main"                     # the Pi header's bank (a pin spec without a bank)
+BUS_LINES = {"i2c_pins": ("SDA", "SCL"), "uart_pins": ("TXD", "RXD")}
+PATTERN_HINTS["^[A-Z]$"] = "a tile set's letter: one capital letter (A, B)"
+PATTERN_HINTS[BANK_PATTERN] = ("a bank name, as a pin spec names it (bank:GPIOn): lower-case letters, digits and "
+                               "'_', starting with a letter")
 
 Pin = Annotated[str, Field(pattern=PIN_RE.pattern, description="[!][bank:]GPIOn; ! = active low")]
 PATTERN_HINTS[PIN_RE.pattern] = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
@@ -37,8 +43,8 @@ def _above(section: BaseModel, key: str, other: str) -> None:
 
 
 class TableSection(Section):
-    name: str
-    tile_set: Literal[144, 136, 112, 108]
+    name: text_of(64)
+    tile_set: whole_number_of(*TILE_SETS)
     double_set: bool = True
 
 
@@ -48,9 +54,19 @@ class BackendSection(Section):
     of those lines, or two banks on one gpiochip, is refused."""
 
     pin_factory: Literal["lgpio", "rpigpio", "mock"] = "lgpio"
-    banks: dict[str, Annotated[int, Field(ge=0, le=15)]] = Field(default_factory=lambda: {"main": 0})
-    i2c_pins: list[Pin] = Field(default_factory=lambda: ["GPIO2", "GPIO3"])
-    uart_pins: list[Pin] = Field(default_factory=lambda: ["GPIO14", "GPIO15"])
+    banks: dict[Annotated[str, Field(pattern=BANK_PATTERN)], Annotated[int, Field(ge=0, le=15)]] = \
+        Field(default_factory=lambda: {"main": 0})
+    i2c_pins: list[Pin] = Field(default_factory=lambda: ["GPIO2", "GPIO3"])     # SDA, SCL; [] frees them
+    uart_pins: list[Pin] = Field(default_factory=lambda: ["GPIO14", "GPIO15"])  # TXD, RXD; [] frees them
+
+    @model_validator(mode="after")
+    def _buses(self) -> "BackendSection":
+        for key, names in BUS_LINES.items():
+            pins = getattr(self, key)
+            if len(pins) not in (0, len(names)):
+                raise _KeyError(key, f"names {len(pins)} pin(s): a bus has two lines ({', '.join(names)}), or none "
+                                     f"([] frees them for I/O)")
+        return self
 
 
 class CenterLiftSection(Section):
@@ -86,6 +102,7 @@ class StackerSection(Section):
     max_run_s: PositiveS
     home_window: Annotated[float, Field(gt=0, lt=0.5)] = 0.1
     feed_capacity: Annotated[int, Field(ge=2, le=12)] = 4
+    steer_tiles: bool = True        # gates open only for the sides that need tiles for their next stack
 
     @model_validator(mode="after")
     def _limits(self) -> "StackerSection":
@@ -166,33 +183,34 @@ class WallSection(Section):
 class WallCheck(str, enum.Enum):
     """How strictly a stacked set's walls are verified before they rise."""
 
-    COMPETITION = "competition"     # any defect rejects the set (E82 latches)
-    CASUAL = "casual"               # a wall whose only problem is unread positions may rise
+    COMPETITION = "competition"     # a set defect (E82) latches: the referee or a technician clears it
+    CASUAL = "casual"               # a set defect (E82) is the players' to fix: the tiles named are taken out
 
 
 class ReaderSection(Section):
     """The tile reader board: its port, the protocol's timing, the tile registry and verification.
 
     ``registry`` maps a set letter to its enrollment file (CSV), relative to
-    the table file's folder; ``verification`` is ``competition`` (any defect
-    rejects the set) or ``casual`` (a wall with unread positions may rise).
+    the table file's folder; ``verification`` is ``competition`` (a set defect
+    latches E82) or ``casual`` (the players take the tiles named out).  Either
+    way a wall with a defect or a tile not read is never dealt.
     """
 
-    url: Annotated[str, Field(min_length=1)]
-    baud: Literal[57600, 115200, 230400] = 115200
+    url: Text
+    baud: whole_number_of(57600, 115200, 230400) = 115200
     command_timeout_s: Annotated[float, Field(gt=0, le=5)] = 0.1
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     heartbeat_timeout_s: Annotated[float, Field(gt=0.5, le=60)] = 3.0
     poll_s: Annotated[float, Field(gt=0, le=0.1)] = 0.005
     reconnect_max_s: Annotated[float, Field(gt=0, le=120)] = 8.0
     match_tolerance_s: Annotated[float, Field(gt=0, le=0.1)] = 0.01
-    registry: dict[Annotated[str, Field(pattern="^[A-Z]$")], Annotated[str, Field(min_length=1)]] = \
-        Field(default_factory=dict)
+    registry: dict[Annotated[str, Field(pattern="^[A-Z]$")], Text] = Field(default_factory=dict)
     verification: Annotated[WallCheck, Field(strict=False)] = WallCheck.CASUAL
 
     @property
     def rejects_any_defect(self) -> bool:
-        """Competition verification: any defect rejects the set (else unread positions may rise)."""
+        """Competition verification: a set defect latches (E82); a counted-only wall with unread positions is
+        rejected too."""
         return self.verification == WallCheck.COMPETITION
 
     def registry_files(self, base: Path) -> dict[str, Path]:
@@ -214,13 +232,13 @@ class FleetSection(Section):
     the table trusts for commands (none: it takes no commands).  Paths are
     relative to the table file's folder."""
 
-    broker_url: Annotated[str, Field(min_length=1)]
+    broker_url: Text
     site: FleetId
     table_id: FleetId
-    ca_file: Annotated[str, Field(min_length=1)] | None = None
-    cert_file: Annotated[str, Field(min_length=1)] | None = None
-    key_file: Annotated[str, Field(min_length=1)] | None = None
-    command_key_file: Annotated[str, Field(min_length=1)] | None = None
+    ca_file: Text | None = None
+    cert_file: Text | None = None
+    key_file: Text | None = None
+    command_key_file: Text | None = None
     state_min_interval_s: Annotated[float, Field(ge=0.1, le=60)] = 1.0
     counters_period_s: Annotated[float, Field(ge=5, le=3600)] = 60.0
     keepalive_s: Annotated[int, Field(ge=5, le=600)] = 30
@@ -321,11 +339,24 @@ def _check_pins(path: Path, cfg: TableConfig) -> None:
     seen: dict[tuple[str, int], str] = {}
     for key, what in buses.items():
         for i, spec in enumerate(getattr(cfg.backend, key)):
-            bank, line, _ = pin_line(spec)
+            bank, line, active_low = pin_line(spec)
+            where = f"{path}: table [backend] key '{key}[{i}]'"
+            if bank != HEADER:
+                raise ConfigError(f"{where}: {spec} is on bank '{bank}': {what} runs on lines of the Pi "
+                                  f"header (GPIOn, bank '{HEADER}')")
             if bank not in cfg.backend.banks:
-                raise ConfigError(f"{path}: table [backend] key '{key}[{i}]': pin bank '{bank}' "
-                                  f"is not declared in [backend.banks]")
+                raise ConfigError(f"{where}: pin bank '{bank}' is not declared in [backend.banks]")
+            if active_low:
+                raise ConfigError(f"{where}: {spec}: a bus line is not an input or output; '!' (active low) "
+                                  f"means nothing there")
+            if (bank, line) in seen:
+                raise ConfigError(f"{where}: pin {spec} is already used by {seen[(bank, line)]}")
             seen[(bank, line)] = f"{what} (backend.{key})"
+    expanders = sorted({pin_line(spec)[0] for spec in cfg.all_pins().values()} - {HEADER})
+    if expanders and not cfg.backend.i2c_pins:
+        raise ConfigError(f"{path}: table [backend] key 'i2c_pins': empty, but pins are on the expander bank(s) "
+                          f"{', '.join(expanders)}, which are reached through the I2C bus: name its two lines "
+                          f"(SDA, SCL)")
     for name, spec in cfg.all_pins().items():
         bank, line, _ = pin_line(spec)
         section, key = name.split(".", 1)
@@ -338,12 +369,24 @@ def _check_pins(path: Path, cfg: TableConfig) -> None:
         seen[(bank, line)] = name
 
 
+def _check_registry(path: Path, cfg: TableConfig) -> None:
+    """Each tile set its own enrolment file: two sets naming one file would take each other's tags."""
+    named: dict[Path, str] = {}
+    for set_id, rel in cfg.reader.registry.items():
+        target = (path.parent / rel).resolve()
+        if target in named:
+            raise ConfigError(f"{path}: table [reader] key 'registry.{set_id}': {rel} is the file of set "
+                              f"{named[target]} too ({target}); each set is enrolled into a file of its own")
+        named[target] = set_id
+
+
 def parse_table_config(data: dict, path: Path) -> TableConfig:
     try:
         cfg = TableConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
     _check_pins(path, cfg)
+    _check_registry(path, cfg)
     cfg._source = path
     return cfg
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from firmware.faults import ConfigError
 
@@ -30,6 +31,33 @@ PATTERN_HINTS: dict[str, str] = {}     # a string pattern -> what a value must l
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def whole_number_of(*choices: int) -> Any:
+    """One of ``choices``, an integer: ``144.0`` (a float) is refused like any other wrong type (pydantic's
+    Literal takes 144.0 for 144 even when strict)."""
+    def not_a_float(value: Any) -> Any:
+        if isinstance(value, float):
+            raise ValueError(f"must be {', '.join(map(str, choices[:-1]))} or {choices[-1]}, written as a whole "
+                             f"number (no decimal point)")
+        return value
+    return Annotated[Literal[choices], BeforeValidator(not_a_float)]
+
+
+def _text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty (nor only spaces)")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError("must not hold control characters (a newline, a tab ...)")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]        # a name, a path, a URL: something there, on one line
+
+
+def text_of(max_length: int) -> Any:
+    """:data:`Text` of at most ``max_length`` characters."""
+    return Annotated[str, Field(max_length=max_length), AfterValidator(_text)]
 
 
 def _format_error(path: Path, err: dict) -> str:
@@ -50,6 +78,10 @@ def _format_error(path: Path, err: dict) -> str:
         msg = "unknown key"
     elif err["type"] == "missing":
         msg = "missing key"
+    if len(loc) > 2 and loc[-1] == "[key]":           # a name of a dict's entries ([backend.banks], [reader.registry])
+        loc = loc[:-1]
+        msg = f"the name {loc.pop()!r}: {msg}"
+        value = None
     table = loc[0] if len(loc) > 1 else "(top level)"
     key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".") or loc[0]
     if err["type"] not in ("missing", "extra_forbidden") and value is not None:

@@ -13,9 +13,12 @@ table model and enrols the tile sets, and the service reads only that.
 from __future__ import annotations
 
 from importlib import resources
+import logging
 from pathlib import Path
 
 from firmware.faults import ConfigError
+
+log = logging.getLogger(__name__)
 
 SHIPPED_PACKAGE = "firmware.defaults"
 TABLE_CONFIG_DIR = Path("/etc/mjtable")      # a table's own configuration (the service's default)
@@ -41,6 +44,20 @@ def table_model_path(config_dir: Path) -> Path:
         raise ConfigError(f"{path}: no table model (install the table first: mjtable install, "
                           f"or name a folder with --config-dir, or a model with --table)")
     return path
+
+
+def table_model(table: Path | None, config_dir: Path | None, simulated: bool) -> tuple[Path, Path | None]:
+    """The model to run and the configuration folder its rule sets come from (``--table``, ``--config-dir``).
+
+    A table reads only its own folder.  A dry run (``simulated``) on a machine with no installed table takes the
+    shipped model, and says so."""
+    folder = config_dir or TABLE_CONFIG_DIR
+    if table:
+        return table, config_dir
+    if simulated and config_dir is None and not (folder / TABLE_MODEL).is_file():
+        log.info("no table installed at %s: the shipped four-port double-set model", folder)
+        return shipped_file("tables", "four_port_double.toml"), None
+    return table_model_path(folder), folder
 
 
 def rules_file(name: str, config_dir: Path | None = None) -> Path:

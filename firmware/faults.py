@@ -94,6 +94,10 @@ _TABLE: dict[str, FaultInfo] = {
                      "does not recur); the head's antenna (the same side again: 'mjtable diag reader' checks the "
                      "antennas; look at the tag's seat in the tile); the reader cable (tag events lost in the "
                      "detail, CRC errors and drops in 'mjtable diag counters': reseat or replace the cable)."),
+    "E84": FaultInfo("E84", H, "tile reader not streaming: stacking waits (a wall not read is never dealt)",
+                     "The reader's link is down (E80) or a head antenna is faulty (E81): check the reader board's "
+                     "cable and power ('mjtable diag reader ping', 'mjtable diag reader antennas'), then press a "
+                     "lift key; the set is stacked as soon as the reader streams."),
     "E90": FaultInfo("E90", L, "over-temperature / motor duty protection",
                      "Let the table cool; a motor ran longer than its duty limit allows."),
     "E98": FaultInfo("E98", L, "table database unavailable (a write failed, or an unreadable database was moved "
@@ -130,7 +134,7 @@ class FaultCode(str, enum.Enum):
     E51 = "E51"; E52 = "E52"; E53 = "E53"; E54 = "E54"  # noqa: E702
     E60 = "E60"; E61 = "E61"; E62 = "E62"; E63 = "E63"  # noqa: E702
     E70 = "E70"
-    E80 = "E80"; E81 = "E81"; E82 = "E82"; E83 = "E83"  # noqa: E702
+    E80 = "E80"; E81 = "E81"; E82 = "E82"; E83 = "E83"; E84 = "E84"  # noqa: E702
     E90 = "E90"
     E98 = "E98"; E99 = "E99"  # noqa: E702
 

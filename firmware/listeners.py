@@ -40,16 +40,17 @@ class Listeners(Generic[F]):
 
     def add(self, callback: F) -> Listening:
         listening = Listening(self, callback)
-        self._listening.append(listening)
+        self._listening = [*self._listening, listening]     # (a new list: a notify under way keeps its own)
         return listening
 
     def _remove(self, listening: Listening) -> None:
         self._listening = [x for x in self._listening if x is not listening]
 
     def notify(self, *args: Any) -> None:
-        """Call every listener, in the order added (one that cancels itself meanwhile is skipped)."""
-        for listening in list(self._listening):
-            if listening.active:
+        """Call every listener, in the order added (one that cancels itself meanwhile is skipped; one added
+        meanwhile is not called this time).  The list is never changed in place, so it needs no copy."""
+        for listening in self._listening:
+            if listening._owner is not None:
                 listening.callback(*args)
 
     def __len__(self) -> int:

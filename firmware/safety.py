@@ -28,7 +28,7 @@ from typing import Callable
 from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Loop
 from firmware.mechanisms.panel import Panel
-from hal.interfaces import DigitalInput
+from firmware.ports.hardware import DigitalInput
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,9 @@
 The turntable and ring run; each head counts and stacks its side until its
 target; the feed-full sensors pause the disk and ring while a track is
 full (back-pressure).  The cycle watches the whole: no tile anywhere for
-``tiles_out_s`` while the disk turns means the set ran out (E62); one side
+``tiles_out_s`` while the disk turns (a revolution at least, and turning
+still: a disk that does not turn is the turntable's E60, not tiles missing)
+means the set ran out (E62); one side
 without tiles while the others progress is starved (E41..E44, reported,
 stacking goes on); a cycle past ``cycle_limit_s`` is too slow (E61, reported).
 A fault of a mechanism stops every motor of the cycle and ends it.  The
@@ -11,6 +13,19 @@ owner hears of every counted tile (``on_tile``) and of every stack as its
 cam leaves home (``on_stack``, with the tiles the side will then hold), by
 direct calls before observers hear of them on the bus: that is what it
 persists and reads tags against.
+
+The ring drops each tile into the first open head it passes, so left to
+itself a side can run dry (its cam standing still, a stack's time lost to
+the whole cycle) while another's track fills.  The cycle steers the tiles
+to the sides that need them: while some side has fewer tiles waiting than
+its next stack takes, only the gates of such sides are open (first those
+whose cam already stands still); when none does, every counting side's gate
+is open and the tracks fill up to their feed-full sensors.  A gate is never
+closed on every side that still counts, so the tiles-out and starvation
+supervision see what they saw before; a side's count, its stacks and its
+reading are as they were (a tile is counted and read in whichever track it
+falls).  A table model may turn the steering off (``[stacker] steer_tiles``:
+a flap too slow to switch a few times a second).
 """
 
 from __future__ import annotations
@@ -65,6 +80,7 @@ class StackingCycle:
         self.target_tiles = target_tiles
         self._done = done
         self.running = False
+        self.started = False            # the heads were started by this cycle (their counts are its own)
         self.paused = False
         self.started_s = 0.0
         self.reported: list[Fault] = []
@@ -74,6 +90,7 @@ class StackingCycle:
         self._timers: dict[str, Handle] = {}
         self._starve: dict[int, Handle] = {}
         self._starve_reported: set[int] = set()
+        self._revolutions_at_arm = 0
 
     def start(self) -> bool:
         """Open the gates and run; False (nothing moved) when the safety supervisor refuses."""
@@ -81,6 +98,7 @@ class StackingCycle:
         if not t.safety.may_move("stacking"):
             return False            # an interlock holds: the fault policy stops the table (nothing opened)
         self.running = True
+        self.started = True
         self.started_s = self.loop.now()
         t.bus.publish("stacking.start", target_tiles=self.target_tiles)
         for head in t.heads:
@@ -90,8 +108,10 @@ class StackingCycle:
             head.on_feed_full = self._feed_full
             head.on_stack = self._stack
             head.on_turn_start = self._turn_start
+            head.on_need = self._need
             counted, stacked = self.progress[head.side]
             head.start(self.target_tiles, counted, stacked)
+        self._steer()
         if all(h.complete for h in t.heads):
             self.loop.call_later(0.0, self._finish, None)
             return True
@@ -105,7 +125,7 @@ class StackingCycle:
     def _run_disk(self) -> None:
         if not self.table.turntable.start():
             return                  # refused by an interlock: the fault policy stops the table
-        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+        self._arm_tiles_out()
         for head in self.table.heads:
             if head.active and head.side not in self._starve:
                 self._arm_starve(head.side)
@@ -147,7 +167,7 @@ class StackingCycle:
         if self.on_tile is not None:
             self.on_tile(side, count, self.loop.now())
         self.table.bus.publish("stacking.tile", side=side, count=count)
-        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+        self._arm_tiles_out()
         self._starve_reported.discard(side)
         if self.table.heads[side].counted < self.target_tiles:
             self._arm_starve(side)
@@ -155,6 +175,27 @@ class StackingCycle:
             timer = self._starve.pop(side, None)
             if timer:
                 timer.cancel()
+
+    def _need(self, _side: int) -> None:
+        if self.running:
+            self._steer()
+
+    def _steer(self) -> None:
+        """Open the gates of the sides that need tiles for their next stack (the ones whose cam stands still
+        first), else of every side that still counts.  A side reported starved keeps its gate open but takes no
+        precedence."""
+        if not self.table.cfg.stacker.steer_tiles:
+            return                          # (every counting side's gate open: the heads' own default)
+        counting = [h for h in self.table.heads if h.counting]
+        # (a side reported starved gets nothing however open its gate: it does not hold the others back)
+        needy = [h for h in counting if h.needs_tiles and h.side not in self._starve_reported]
+        idle = [h for h in needy if h.idle]
+        admitted = idle or needy or counting
+        for head in admitted:               # (opened first: no instant with every gate closed)
+            head.admit(True)
+        for head in counting:
+            if head not in admitted:
+                head.admit(False)
 
     def _turn_start(self, side: int, stacked_after: int) -> None:
         if self.running and self.on_stack is not None:
@@ -179,6 +220,8 @@ class StackingCycle:
             self._starve_reported.add(side)
             self._report(Fault(FaultCode.starved(side), now, f"stacker{side}",
                                {"counted": self.table.heads[side].counted, "target": self.target_tiles}))
+            if self.running:
+                self._steer()
 
     def _side_complete(self, side: int) -> None:
         self.table.bus.publish("stacking.side_done", side=side, tiles=self.table.heads[side].stacked_tiles,
@@ -189,7 +232,17 @@ class StackingCycle:
         if all(h.complete for h in self.table.heads):
             self._finish(None)
 
+    def _arm_tiles_out(self) -> None:
+        self._revolutions_at_arm = self.table.turntable.revolutions
+        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+
     def _tiles_out(self) -> None:
+        turntable = self.table.turntable
+        if turntable.revolutions == self._revolutions_at_arm or not turntable.turning:
+            # the disk did not turn all that time, or does not turn now (stalled: its own supervisor says E60),
+            # so the set has not run out
+            self._arm_tiles_out()
+            return
         heads = self.table.heads
         if self.probe and all(h.counted == 0 for h in heads) and not any(self.progress[h.side][0] for h in heads):
             self._finish(None, empty=True)
@@ -235,6 +288,14 @@ class StackingCycle:
         self.table.bus.publish("stacking.resumed")
         if not self._full:
             self._run_disk()
+
+    def counts(self) -> list[tuple[int, int]]:
+        """Per side (counted, stacked) as this cycle left it: the heads' own counts once it has started, else
+        the progress it was given (a cycle refused at its start, or stopped before the reader answered, moved
+        nothing: the heads still hold the counts of an earlier cycle)."""
+        if not self.started:
+            return list(self.progress)
+        return [(h.counted, h.stacked_tiles) for h in self.table.heads]
 
     def fail(self, fault: Fault) -> None:
         """End the cycle with a fault raised elsewhere (safety interlock)."""

@@ -26,7 +26,7 @@ from firmware.mechanisms.stacking_head import StackingHead
 from firmware.mechanisms.turntable import Turntable
 from firmware.reader.driver import ReaderDriver
 from firmware.safety import SafetySupervisor
-from hal.interfaces import DigitalOutput, Hardware
+from firmware.ports.hardware import DigitalInput, DigitalOutput, Hardware
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,19 @@ class Table:
         r = cfg.reader
         self.reader = ReaderDriver(loop, lambda: hw.open_serial(r.url, r.baud), r, self.faults, r.poll_s,
                                    reconnect_max_s=r.reconnect_max_s)
+
+    def inputs(self) -> dict[str, DigitalInput]:
+        """Every digital input of the table by the name a technician reads on the wiring plan."""
+        inputs = {"center_up": self.center_lift.up_sensor, "center_down": self.center_lift.down_sensor,
+                  "supply_ok": self.supply_ok}
+        inputs.update({f"stacker_home{h.side}": h.cam.home for h in self.heads})
+        inputs.update({f"tile_in{h.side}": h.tile_in for h in self.heads})
+        inputs.update({f"feed_full{h.side}": h.feed_full for h in self.heads})
+        inputs.update({f"lift_home{i}": lift.home for i, lift in enumerate(self.lifts)})
+        inputs.update(self.panel.keys)
+        if self.lid is not None:
+            inputs["lid"] = self.lid
+        return inputs
 
     def mechanisms(self):
         return [self.center_lift, self.turntable, *(h.cam for h in self.heads), *self.lifts, self.dice]

@@ -1,7 +1,10 @@
-"""The real table's run-time pieces that touch the host clock: the loop on monotonic time.
+"""The real table's run-time pieces that touch the host clock: the loop on monotonic time, and the host's clock.
 
 Firmware code never reads the clock; the composition root (the service,
-``mjtable diag`` against a real board) builds its loop here.
+``mjtable diag`` against a real board) builds its loop here, and hands
+:data:`HOST_CLOCK` (the port :class:`firmware.ports.clock.Clock`) to the
+services that run beside the loop (the technician's socket, the web page,
+the MQTT network thread, releases, certificates).
 """
 
 from __future__ import annotations
@@ -46,11 +49,30 @@ def run_until(loop: RealTimeLoop, done: Callable[[], bool], timeout_s: float, wh
         raise TableError(f"{what}: no answer within {timeout_s:g} s")
 
 
+class HostClock:
+    """The host's clocks: the port :class:`firmware.ports.clock.Clock` on this machine."""
+
+    def monotonic_s(self) -> float:
+        """Seconds that only go forward (for timeouts and rates)."""
+        return time.monotonic()
+
+    def wall_s(self) -> float:
+        """Unix seconds: what the fleet's timestamps and command expiry are measured in."""
+        return time.time()
+
+    def utc_now(self) -> datetime:
+        """Now in UTC (a certificate's validity starts here)."""
+        return datetime.now(timezone.utc)
+
+
+HOST_CLOCK = HostClock()
+
+
 def wall_clock_s() -> float:
     """Unix seconds: what the fleet's timestamps and command expiry are measured in."""
-    return time.time()
+    return HOST_CLOCK.wall_s()
 
 
 def utc_now() -> datetime:
     """Now in UTC (a certificate's validity starts here)."""
-    return datetime.now(timezone.utc)
+    return HOST_CLOCK.utc_now()

@@ -4,7 +4,7 @@
 (``/dev/serial0``), a USB adapter, the simulator's reader
 (``rfidsim://table``, which the simulator registers) or a hex-dumping spy
 (``spy:///dev/serial0?file=/var/log/rfid.spy``) without code changes.
-pyserial errors become :class:`hal.interfaces.PortError` so the firmware can
+pyserial errors become :class:`firmware.ports.hardware.PortError` so the firmware can
 treat every failure as "link down" without importing pyserial.
 """
 
@@ -14,7 +14,7 @@ import logging
 
 import serial
 
-from hal.interfaces import PortError
+from firmware.ports.hardware import PortError
 
 log = logging.getLogger(__name__)
 

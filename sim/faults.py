@@ -5,7 +5,9 @@ turning, a stuck sensor reads one level, a missing tile is taken out of the
 set, a worn mechanism (``wear:lift1=2.5``) moves that many times slower.
 ``WHEN`` is a simulated time (``@95s``) or an event (``@stacking2`` = when
 the 2nd stacking cycle starts, ``@hand3``); without it the fault is there
-from the start.  Reader faults act on the simulated reader board and
+from the start.  A tile fault with ``@WHEN`` (the sets are out of their
+boxes by then) is applied to the next tiles put in through the centre, and
+``foreign-tile`` then adds a spare copy of another set's tile.  Reader faults act on the simulated reader board and
 its cable (noise, dropped frames, an unplugged port, a dead antenna);
 ``disk-fail`` makes the controller's SD card refuse writes; ``power-cut``
 (which needs ``@WHEN``) is applied by the run harness.
@@ -269,6 +271,37 @@ def _mix_in_foreign(world: "TableWorld", set_id: str, tiles: list) -> None:
         tiles.append(SimTile(entry.uid, entry.set_id, entry.kind))
 
 
+def _arm_tile_fault(world: "TableWorld", spec: FaultSpec) -> None:
+    """``@WHEN`` has come for a tile fault: the sets are out of their boxes by now, so it is applied to the next
+    tiles people put in through the centre (the table top pushed in after a hand, or a set poured)."""
+    world.tiles_going_in.append(lambda tiles: _change_tiles(world, spec, tiles))
+
+
+def _change_tiles(world: "TableWorld", spec: FaultSpec, tiles: list) -> None:
+    """A tile fault on the tiles going in now: a tile of that face falls under a chair (``missing-tile``), an
+    extra tile or one of no registry goes in with them, or a spare copy of a tile of another set (the parlour's
+    spare box: the other set keeps its own, and the players put the copy aside when it is found)."""
+    from sim.tileset import SPARE, SimTile, make_uid
+
+    set_id = world.set_of(tiles) or "A"
+    if spec.kind == "missing-tile":
+        kind = parse_one(spec.value or "")
+        for i, tile in enumerate(tiles):
+            if tile.kind == kind:
+                world.removed_tiles.append(tiles.pop(i))
+                break
+    elif spec.kind == "extra-tile":
+        tiles.append(SimTile(make_uid(set_id, 0x7F00 + len(tiles)), set_id, parse_one(spec.value or "")))
+    elif spec.kind == "unknown-tile":
+        tiles.append(SimTile(bytes([0xE0, 0x16, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x01]), "X", tiles[1].kind))
+    elif spec.kind == "foreign-tile":
+        others = [s for s in world.physical.sets if s != set_id]
+        if not others:
+            raise FaultSpecError("foreign-tile needs a second registered set")
+        entry = world.physical.sets[others[0]][0]
+        tiles.append(SimTile(entry.uid, SPARE, entry.kind))
+
+
 def apply_faults(world: "TableWorld", specs: list[FaultSpec]) -> None:
     """Arm every mechanical fault of ``specs`` on the world (others are ignored here)."""
     for spec in specs:
@@ -281,7 +314,12 @@ def apply_faults(world: "TableWorld", specs: list[FaultSpec]) -> None:
         if spec.kind == "lid-open" and world.lid is None:
             raise FaultSpecError("this table model has no lid sensor")
         if spec.kind in ("missing-tile", "extra-tile", "foreign-tile", "unknown-tile"):
-            _change_set(world, spec)
+            if spec.at_s is not None:
+                world.loop.call_at(spec.at_s, _arm_tile_fault, world, spec)
+            elif spec.event is not None:
+                world.on_event(spec.event[0], spec.event[1], lambda s=spec: _arm_tile_fault(world, s))
+            else:
+                _change_set(world, spec)            # from the start: in the sets' boxes
             continue
         if spec.at_s is not None:
             world.loop.call_at(spec.at_s, _apply_now, world, spec)

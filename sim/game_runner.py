@@ -25,7 +25,6 @@ from firmware.events import Event
 from firmware.game.hand import HandPlay, Phase
 from firmware.game.referee import Referee
 from firmware.rules.hand_record import Action, BadRecord
-from firmware.rules.win import MeldKind
 from firmware.tiles.dealing import deal
 from firmware.tiles.wall import Wall
 from sim.players import SimPlayer
@@ -47,6 +46,7 @@ class GameRunner:
         self.referee = Referee(run.rules)
         self.players = [SimPlayer(side, random.Random(seed * 31 + side), run.rules, self.may_win)
                         for side in range(SIDES)]
+        self.seed = seed
         self.turn_s = turn_s
         self.play: HandPlay | None = None
         self.hand_no = 0
@@ -59,14 +59,22 @@ class GameRunner:
         self.money: Counter[str] = Counter()                 # payments over the game, by reason: how many
         self.money_amount: Counter[str] = Counter()          # ... and how much
         self.drawn = 0
+        self.winners_per_hand: Counter[int] = Counter()     # hands by how many sides won them (四川: up to three)
         self.false_wins = 0
         self.refused = 0                                     # actions the referee refused (a bug: must stay 0)
         self.games_ended: list[dict] = []
 
+    def use_rules(self, rules) -> None:
+        """The table switched its rule set between games (staff, a round's assignment): the players play it."""
+        self.rules = rules
+        self.referee = Referee(rules)
+        self.players = [SimPlayer(side, random.Random(self.seed * 31 + side), rules, self.may_win)
+                        for side in range(SIDES)]
+
     @property
     def chips(self) -> list[int]:
-        c = self.run.controller
-        return list(c.scoreboard.chips) if c is not None else []
+        session = self.run.session
+        return list(session.scoreboard.chips) if session is not None else []
 
     # -- a hand ---------------------------------------------------------------------------------------------
     def on_deal(self, event: Event) -> None:
@@ -76,8 +84,7 @@ class GameRunner:
         self.hand_no, self.dealer = event.data["hand"], event.data["dealer"]
         self._sent = []
         round_wind = (self.hand_no - 1) // 4 % 4
-        self.play = HandPlay(d, lambda p: wall[p], self.dealer, round_wind, self.rules.several_winners,
-                             emit=self._emit)
+        self.play = HandPlay(d, lambda p: wall[p], self.dealer, round_wind, self.rules.play, emit=self._emit)
         self.loop.call_later(self.turn_s, self._step)
 
     def _emit(self, action: Action) -> None:
@@ -90,19 +97,19 @@ class GameRunner:
 
     def _deliver(self, hand: int, seq: int, action: Action) -> None:
         """(On the controller's loop.)"""
-        controller = self.run.controller
-        assert controller is not None
-        why = controller.hand.take(hand, action, seq)
-        if why is not None and not controller.scoreboard.recorded(hand):
+        session = self.run.session
+        assert session is not None
+        why = session.hand.take(hand, action, seq)
+        if why is not None and not session.scoreboard.recorded(hand):
             self.refused += 1
             log.error("hand %d: the referee refused %s: %s", hand, action.text(), why)
 
     def _in_step(self) -> bool:
         """Whether the table's referee has every action so far (if not, what it lacks is sent again)."""
-        controller = self.run.controller
-        if controller is None or controller.hand.hand != self.hand_no:
+        session = self.run.session
+        if session is None or session.hand.hand != self.hand_no:
             return False
-        taken = controller.hand.referee.last_seq
+        taken = session.hand.referee.last_seq
         for seq in range(taken + 1, len(self._sent) + 1):
             self._send(seq, self._sent[seq - 1])
         return taken >= len(self._sent)
@@ -112,7 +119,7 @@ class GameRunner:
         if play is None:
             return
         if not self._in_step():
-            if self.run.controller is not None and self.run.controller.scoreboard.recorded(self.hand_no):
+            if self.run.session is not None and self.run.session.scoreboard.recorded(self.hand_no):
                 self._done()                    # (scored before the power went: only the table's end is left)
                 return
             self.loop.call_later(WAIT_S if self.run.controller is None else 0.05, self._step)
@@ -120,7 +127,14 @@ class GameRunner:
         if play.phase is Phase.OVER:
             self._finish()
             return
-        if play.phase is Phase.DISCARD:
+        if play.phase is Phase.SWAP:
+            play.swap({side: self.players[side].tiles_to_pass(play) for side in range(SIDES)})
+        elif play.phase is Phase.VOID:
+            for side in range(SIDES):
+                play.name_void(side, self.players[side].void_suit(play))
+        elif play.phase is Phase.DRAW:
+            play.draw()
+        elif play.phase is Phase.DISCARD:
             action, tile = self.players[play.turn].on_turn(play)
             if action == "win":
                 play.self_drawn_win(play.turn)
@@ -146,13 +160,19 @@ class GameRunner:
         """Would ``side`` declaring on ``tile`` now be a legal win (asked of the referee, as a careful player
         checks)?"""
         play = self.play
-        controller = self.run.controller
-        if play is None or controller is None or play.seats[side].dead:
+        session = self.run.session
+        if play is None or session is None or play.seats[side].dead or play.gone(side):
             return False
+        seat = play.seats[side]
+        standing = list(seat.hand)
+        if discarder is None:
+            standing.remove(tile)
+        if tile not in self.referee.waits_of(tuple(sorted(standing)), len(seat.melds)):
+            return False        # (the referee's first question, asked before the win's record is made up)
         if not self.referee.can_win(play.win_for(side, tile, discarder is None, kong_win)):
             return False
         try:
-            return controller.hand.referee.judge(play.win_action(side, tile, discarder, kong_win)).legal
+            return session.hand.referee.judge(play.win_action(side, tile, discarder, kong_win)).legal
         except BadRecord:
             return False
 
@@ -163,22 +183,20 @@ class GameRunner:
     # -- the end of a hand ------------------------------------------------------------------------------------
     def _finish(self) -> None:
         """The hand is over: the referee writes its result (again after a power cut until it is written)."""
-        controller = self.run.controller
-        if controller is not None and controller.scoreboard.recorded(self.hand_no):
+        session = self.run.session
+        if session is not None and session.scoreboard.recorded(self.hand_no):
             self._done()
             return
-        if controller is not None:
-            self.run.fw_loop.post(controller.hand.finish, self.hand_no)
+        if session is not None:
+            self.run.fw_loop.post(session.hand.finish, self.hand_no)
         self.loop.call_later(WAIT_S, self._finish)
 
     def _done(self) -> None:
         play, self.play = self.play, None
         if play is not None and play.result is not None:
-            for side in play.result.winners:
-                seat = play.seats[side]
-                tile = play.result.win_tile
-                self.run.players.lay_hand(side, _faces(seat.hand, seat.melds,
-                                                       None if play.result.discarder is None else tile))
+            last_win = {w.side: w for w in play.wins}          # (血流成河: a side's last win is what it shows)
+            for side, win in last_win.items():
+                self.run.players.lay_hand(side, win.faces())
         self.hands_recorded += 1
         self.run.players.finish_hand()
 
@@ -205,6 +223,7 @@ class GameRunner:
                               "liable_seat": None if v["liable"] is None else "ESWN"[(v["liable"] - dealer) % SIDES],
                               "payments": {"ESWN"[(s - dealer) % SIDES]: by_side[s] for s in range(SIDES)}})
         self.hands_won += won
+        self.winners_per_hand[len({v["side"] for v in data["verdicts"] if v["legal"]})] += 1
         self.drawn += bool(data["drawn"])
         for p in data["payments"]:
             self.money[p["reason"]] += 1
@@ -212,13 +231,3 @@ class GameRunner:
         if data.get("game_ended"):
             self.games_ended.append({"after_hand": data["hand"], "reason": data["game_ended"]})
 
-
-def _faces(hand: list[int], melds, discard: int | None) -> list[int]:
-    """Every face of a declared win as the player lays it on the pad: the hand, the won discard, the sets."""
-    faces = list(hand) + ([discard] if discard is not None else [])
-    for meld in melds:
-        if meld.kind is MeldKind.CHOW:
-            faces += [meld.tile, meld.tile + 1, meld.tile + 2]
-        else:
-            faces += [meld.tile] * (4 if meld.kind is MeldKind.KONG else 3)
-    return faces

@@ -10,15 +10,14 @@ import random
 from pathlib import Path
 
 from firmware.config import TableConfig, default_table_path, load_table_config
-from firmware.events import Event, EventBus
+from firmware.events import Event
 from firmware.reader.driver import LinkState
 from firmware.reader.verify import Verification
 from firmware.reader.wall_map import WallRead
 from firmware.faults import Fault
 from firmware.reader.wall_session import WallSession
 from firmware.stacking import CycleResult, StackingCycle
-from firmware.table import Table
-from sim.backend import SimBackend
+from firmware.root.table import build_bench
 from sim.faults import FaultSpec, apply_faults
 from sim.virtual_loop import SimTimeout, VirtualLoop
 from sim.world import TableWorld
@@ -31,11 +30,10 @@ class SimTable:
         self.seed = seed
         self.loop = VirtualLoop()
         self.world = TableWorld(self.cfg, self.loop, seed)
-        self.backend = SimBackend(self.cfg, self.loop, self.world)
-        self.bus = EventBus(self.loop.now)
         self.events: list[Event] = []
-        self.bus.subscribe("", self.events.append)
-        self.table = Table(self.cfg, self.backend, self.loop, self.bus, random.Random(seed + 1))
+        self.bench = build_bench(self.cfg, self.loop, self.world, random.Random(seed + 1),
+                                 listen=lambda bus: bus.subscribe("", self.events.append))
+        self.backend, self.bus, self.table = self.bench.backend, self.bench.bus, self.bench.table
         self.safety = self.table.safety
         self._cycle: StackingCycle | None = None
         self.table.faults.attach(self._bench_fault)
@@ -91,5 +89,4 @@ class SimTable:
         return result, verified[0]
 
     def close(self) -> None:
-        self.table.reader.stop()
-        self.backend.close()
+        self.bench.close()

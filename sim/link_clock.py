@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from typing import Any, Callable
 
@@ -38,6 +39,7 @@ class LinkClock:
         self._epoch = clock()
         self._timers = TimerHeap()
         self._posted: queue.SimpleQueue[tuple[Callable[..., Any], tuple]] = queue.SimpleQueue()
+        self._woken = threading.Event()      # set by every post (what :meth:`wait` waits on)
         self.on_error: ErrorHandler | None = None
         self.ran = 0
 
@@ -52,8 +54,9 @@ class LinkClock:
         return self.call_at(self.now() + delay_s, fn, *args)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Thread-safe (the network thread posts its reports here)."""
+        """Thread-safe (the network thread posts its reports here; a signal handler may post too)."""
         self._posted.put((fn, args))
+        self._woken.set()
 
     def run_due(self) -> int:
         """Run what was posted, then every timer due now; how many callbacks ran."""
@@ -76,16 +79,18 @@ class LinkClock:
         return ran
 
     def wait(self, timeout_s: float) -> int:
-        """Wait for a post or the next timer (at most ``timeout_s``), then :meth:`run_due`."""
+        """Wait for a post or the next timer (at most ``timeout_s``), then :meth:`run_due`.
+
+        (It waits on an event, not in ``SimpleQueue.get(timeout=...)``: CPython's get, interrupted by a signal
+        whose handler outlasts the time left, goes on waiting with a negative timeout, which means for ever:
+        ``sim --fleet --speed X`` never saw its SIGINT/SIGTERM flag again.  A lock's wait treats that case as
+        a timeout.)"""
         next_when = self._timers.next_time()
         if next_when is not None:
             timeout_s = min(timeout_s, max(0.0, next_when - self.now()))
-        if timeout_s > 0:
-            try:
-                fn, args = self._posted.get(timeout=timeout_s)
-                run_callback(fn, args, self._log_error)
-            except queue.Empty:
-                pass
+        if timeout_s > 0 and self._posted.empty():
+            self._woken.wait(timeout_s)
+        self._woken.clear()             # (a post after this sets it again; what was posted runs now)
         return self.run_due()
 
     def _log_error(self, exc: BaseException, fn: Callable[..., Any]) -> None:

@@ -4,6 +4,13 @@
 loop's clock and whose pins report every output change to the table model.
 Inputs are driven by the model (``SimPin.drive``); a level the model has set
 survives gpiozero re-applying the pull when a device is created on the pin.
+
+The simulator changes pins some 1,100 times a hand, so the pin's own side of
+gpiozero's mock machinery is done here in one step each way (the same checks,
+the same record of states, the same ``when_changed`` call into the device
+that the HAL created): a level driven on an input, a state written to an
+output, a state read.  The devices (``DigitalInputDevice`` ...) and the HAL
+above them run unchanged.
 """
 
 from __future__ import annotations
@@ -11,12 +18,15 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable
 
+from gpiozero.exc import PinSetInput
 from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 
 from firmware.loop import Loop
 
 OutputListener = Callable[[float], None]
 STATES_KEPT = 32          # recent level changes kept per pin
+_RISING = frozenset({"both", "rising"})
+_FALLING = frozenset({"both", "falling"})
 
 
 class SimPin(MockPWMPin):
@@ -24,19 +34,35 @@ class SimPin(MockPWMPin):
 
     def __init__(self, factory: "SimPinFactory", info) -> None:
         self._driven: bool | None = None
+        self._now = factory.ticks
+        self._name = info.name
+        self._output_changed = factory.output_changed
         super().__init__(factory, info)
         self.states = deque(self.states, maxlen=STATES_KEPT)     # (gpiozero keeps every change: bounded here)
 
     def _change_state(self, value):
         if self._state == value:
             return False
-        now = self.factory.ticks()
+        now = self._now()
         self._state = value
         self.states.append(PinState(now - self._last_change, value))
         self._last_change = now
         if self._function == "output":
-            self.factory.output_changed(self.info.name, float(value))
+            self._output_changed(self._name, float(value))
         return True
+
+    # the pin's state, read and written without the base class's property and checks in several calls
+    def _get_state(self):
+        return self._state
+
+    def _set_state(self, value):
+        if self._function == "input":
+            raise PinSetInput(f"cannot set state of pin {self!r}")
+        assert self._function == "output"
+        assert 0 <= value <= 1
+        self._change_state(float(value))
+
+    state = property(_get_state, _set_state, doc=MockPWMPin.state.__doc__)
 
     def clear_states(self) -> None:
         self._last_change = self.factory.ticks()
@@ -48,15 +74,21 @@ class SimPin(MockPWMPin):
             self.drive(self._driven)
 
     def drive(self, level: bool) -> None:
-        """Set the electrical level of an input as the table model sees it."""
+        """Set the electrical level of an input as the table model sees it (``drive_high`` / ``drive_low``
+        in one step: the state recorded, then the device told through ``when_changed`` on the edges it
+        listens to)."""
         self._driven = level
         if self._function != "input":
             self._state = level
             return
-        if level:
-            self.drive_high()
-        else:
-            self.drive_low()
+        if not self._change_state(bool(level)):
+            return
+        if self._when_changed is not None and self._edges in (_RISING if level else _FALLING):
+            method = self._when_changed()
+            if method is None:
+                self.when_changed = None
+            else:
+                method(self._last_change, self._state)
 
 
 class SimPinFactory(MockFactory):

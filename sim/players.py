@@ -14,7 +14,10 @@ more eagerly; where a win needs all three suits or a 1, 9 or honour (辽宁,
 that does not cost them a step (where kongs are paid on the spot, that is
 money); where a run of one tile costs whoever started it (追牌, 跟庄) they
 follow the last discard when that is as good a discard as any, and so never
-start a run they could have joined.
+start a run they could have joined.  In 四川 they pass the three loosest
+tiles of their shortest suit (换三张), name the suit they hold least of as
+void (定缺; ties: the one with fewer pairs and neighbours), throw its tiles
+first, and once they have won in 血流成河 win again or throw what they draw.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from firmware.game.hand import Claim, HandPlay
 from firmware.hands.analysis import discard_shanten, shanten
 from firmware.rules.ruleset import RuleSet
 from firmware.tiles.tile import counts_of
+
+SUIT_COUNT = 3
 
 MayWin = Callable[..., bool]     # (side, tile, discarder or None, kong_win=False) -> is it a legal win now?
 
@@ -45,6 +50,9 @@ class SimPlayer:
         self.keeps_suits = rules.aims.keeps_suits
         self.keeps_terminal = rules.aims.keeps_terminal
         self._shanten_known: dict[tuple[tuple[int, ...], int], int] = {}
+        # a person's slip: where the rules let a player keep tiles of its void suit (定缺 with ``void_first``
+        # off), the chance each turn that it keeps them (and may be caught a 花猪 at a drawn end); 0: never
+        self.void_slip = 0.0
 
     # -- helpers -------------------------------------------------------------------
     def _shanten(self, hand: list[int], declared: int) -> int:
@@ -57,11 +65,14 @@ class SimPlayer:
         return known
 
     def _best_discard(self, hand: list[int], declared: int, follow: int | None = None,
-                      exposed: list[int] | tuple[int, ...] = ()) -> tuple[int, int]:
+                      exposed: list[int] | tuple[int, ...] = (), keep_suit: int | None = None) -> tuple[int, int]:
         """(tile to discard, shanten after it); ``follow``: the last discard, taken when it is among the best;
-        ``exposed``: the tiles of the seat's sets (for the winning conditions)."""
+        ``exposed``: the tiles of the seat's sets (for the winning conditions); ``keep_suit``: a suit not
+        discarded (where another tile may be)."""
         counts = counts_of(hand)
         after = discard_shanten(counts, declared, self.shapes)
+        if keep_suit is not None:
+            after = {t: s for t, s in after.items() if t >= 27 or t // 9 != keep_suit} or after
         best_s = min(after.values())
         best = [tile for tile, s in sorted(after.items()) if s == best_s]
         best = self._keeping_conditions(best, hand, exposed)
@@ -99,6 +110,32 @@ class SimPlayer:
             keep = [t for t in keep if not (t >= 27 or t % 9 in (0, 8)) or len(outer) > 1] or keep
         return keep
 
+    @staticmethod
+    def _looseness(hand: list[int], tile: int) -> int:
+        """How much ``tile`` works with the rest of ``hand``: copies of it and same-suit neighbours within two."""
+        return sum(1 for k in hand if k // 9 == tile // 9 and abs(k - tile) <= 2) - 1 + hand.count(tile)
+
+    def _suit_order(self, hand: list[int]) -> list[int]:
+        """The suits, fewest tiles first (ties: fewer pairs and neighbours, then m p s)."""
+        def weight(suit: int) -> tuple[int, int, int]:
+            tiles = [k for k in hand if k < 27 and k // 9 == suit]
+            return len(tiles), sum(self._looseness(hand, k) for k in tiles), suit
+        return sorted(range(SUIT_COUNT), key=weight)
+
+    def tiles_to_pass(self, play: HandPlay) -> list[int]:
+        """换三张: the loosest tiles of the shortest suit holding enough of them."""
+        hand = play.seats[self.side].hand
+        n = play.play.swap_tiles
+        for suit in self._suit_order(hand):
+            tiles = [k for k in hand if k < 27 and k // 9 == suit]
+            if len(tiles) >= n:
+                return sorted(tiles, key=lambda k: (self._looseness(hand, k), k))[:n]
+        raise AssertionError("a hand of 13 holds three tiles of some suit")
+
+    def void_suit(self, play: HandPlay) -> int:
+        """定缺: the suit held least."""
+        return self._suit_order(play.seats[self.side].hand)[0]
+
     # -- decisions -------------------------------------------------------------------
     def on_turn(self, play: HandPlay) -> tuple[str, int]:
         """("win", tile) | ("kong", tile) | ("discard", tile) for the seat to play."""
@@ -107,6 +144,13 @@ class SimPlayer:
         if not seat.dead and self.may_win(self.side, drawn, None, play.last_draw_was_replacement
                                           and play.last_replacement_kind == "kong"):
             return "win", drawn
+        if seat.locked:
+            return "discard", drawn                 # (血流成河: a winner's hand is locked)
+        slip = seat.holds_void() and not play.play.void_first and self.void_slip > 0 \
+            and self.rng.random() < self.void_slip
+        if seat.holds_void() and not slip:
+            void = [k for k in seat.hand if k < 27 and k // 9 == seat.void]
+            return "discard", min(void, key=lambda k: (self._looseness(seat.hand, k), k))
         declared = len(seat.melds)
         for tile in play.can_concealed_kong(self.side) + play.can_added_kong(self.side):
             if play.wall_left > 0:
@@ -114,7 +158,8 @@ class SimPlayer:
         follow = None
         if self.safe_follow and play.last_played is not None and play.last_played[0] == (self.side - 1) % 4:
             follow = play.last_played[1]            # the left neighbour's discard: follow it, start no run
-        tile, _ = self._best_discard(seat.hand, declared, follow, [k for m in seat.melds for k in m.tiles])
+        tile, _ = self._best_discard(seat.hand, declared, follow, [k for m in seat.melds for k in m.tiles],
+                                     seat.void if slip else None)
         return "discard", tile
 
     def on_discard(self, play: HandPlay, options: list[Claim]) -> Claim | None:

@@ -12,7 +12,7 @@ players saw.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from firmware.faults import FaultCode
 
@@ -24,22 +24,26 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     record = run.record
     counters = run.table.reader.counters
     game = run.game
-    scoreboard = run.controller.scoreboard if run.controller else None
+    scoreboard = run.session.scoreboard if run.session else None
     start_hand = getattr(run, "start_hand", 0)
-    history = scoreboard.hands(since=start_hand, all_games=True) if scoreboard is not None else []
+    # (the hands are read from the database a page at a time: a run of any length is summed, not held)
+    played, money = (_history(scoreboard.each_hand(since=start_hand, all_games=True)) if scoreboard is not None
+                     else (0, {}))
     wins = game.wins if game is not None else []
     faults = run.controller.policy.history(after_id=run.faults_before) if run.controller else []
     return {
         "version": VERSION, "seed": run.seed, "rules": rules, "table": run.cfg.table.name,
         "tile_set": run.cfg.table.tile_set, "hands_requested": hands_requested,
         "resumed_after_hand": start_hand,
-        "hands_played": len(history),
+        "hands_played": played,
         "hands_won": game.hands_won if game is not None else 0,
         "hands_drawn": game.drawn if game is not None else 0,
         "false_wins": game.false_wins if game is not None else 0,
+        # hands by how many sides won them: 0 to 3 where the rest play on after a win (四川)
+        "winners_per_hand": {str(n): c for n, c in sorted(game.winners_per_hand.items())} if game is not None else {},
         "wins": list(wins),                                 # (the most recent ones, at most sim.game_runner.WINS_KEPT)
         "fan_counts": dict(game.fans.most_common()) if game is not None else {},
-        "money": money_by_reason(history),
+        "money": money,
         "games_ended": [g for g in (scoreboard.games() if scoreboard is not None else [])
                         if g["ended_hand"] is not None and g["ended_hand"] > start_hand],
         "chips": {f"side{s}": c for s, c in enumerate(scoreboard.chips if scoreboard is not None else [])},
@@ -65,15 +69,22 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
     }
 
 
-def money_by_reason(hands) -> dict[str, dict[str, Any]]:
+def money_by_reason(hands: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Every payment of ``hands`` (scoreboard records) by reason: its names, how many, how much."""
+    return _history(hands)[1]
+
+
+def _history(hands: Iterable[Any]) -> tuple[int, dict[str, dict[str, Any]]]:
+    """(how many hands, :func:`money_by_reason`) in one pass over ``hands`` (which may be a stream)."""
     out: dict[str, dict[str, Any]] = {}
+    count = 0
     for h in hands:
+        count += 1
         for p in h.payments:
             r = out.setdefault(p.reason.key, {"name": p.reason.name, "en": p.reason.en, "count": 0, "amount": 0})
             r["count"] += 1
             r["amount"] += p.amount
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]["amount"]))
+    return count, dict(sorted(out.items(), key=lambda kv: -kv[1]["amount"]))
 
 
 def hand_money(recorded: Any) -> str:
@@ -143,6 +154,15 @@ def hands_line(report: dict[str, Any]) -> str:
                                                 else ""))
 
 
+def winners_line(per_hand: dict[str, int]) -> str:
+    """Hands by their number of winners (a hand may have several: 一炮多响, or 四川's hands that play on)."""
+    total = sum(per_hand.values())
+    three = per_hand.get("3", 0)
+    words = {"0": "no winner", "1": "one", "2": "two", "3": "three"}
+    return ("winners per hand: " + ", ".join(f"{words.get(n, n)} {c}" for n, c in sorted(per_hand.items()))
+            + (f"; {three} of {total} hands ({100 * three / total:.0f}%) reached three winners" if total else ""))
+
+
 def final_line(report: dict[str, Any], with_hands: bool = False) -> str:
     """The last line of the summary: the final state and the run's speed (``with_hands``: the hand count too,
     for ``--quiet``, which prints this line only)."""
@@ -171,6 +191,9 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
     if report.get("resumed_after_hand"):
         lines.append(f"resumed from the table database after hand {report['resumed_after_hand']}")
     lines.append(hands_line(report))
+    several = report.get("winners_per_hand") or {}
+    if any(int(n) > 1 for n in several):
+        lines.append(winners_line(several))
     fans = sorted(report["fan_counts"].items(), key=lambda kv: (-kv[1], kv[0]))
     if fans:
         lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))

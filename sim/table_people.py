@@ -10,7 +10,9 @@ there: the lid, a stuck key), and, as a technician, fix what keeps the table
 held or latched and acknowledge latched faults (``auto_ack_s`` None: no
 technician comes).  A lift key that does not
 work (stuck) makes them use the other one.  Without the game (``hand_s``) a
-hand is a timed wait: after ``hand_s`` someone presses a lift key to end it.
+hand is a timed wait: after ``hand_s`` someone presses both lift keys, which
+ends it recorded as a void hand (one lift key ends only a hand whose result
+the referee has); a hand left in play by an earlier run is ended the same way.
 Used only by the simulator and its tests.
 """
 
@@ -20,6 +22,7 @@ import logging
 
 from firmware.controller.states import TableState
 from firmware.events import Event
+from sim.tileset import SPARE
 from sim.world import TableWorld
 
 log = logging.getLogger(__name__)
@@ -50,15 +53,24 @@ class TablePeople:
         self.enter_dice = None        # the controller's enter_dice, set by the run
         self.rejected_set: str | None = None
         self.stale_hand = 0           # a hand left in play by an earlier run on the same database
+        self.ending_stale = False     # that hand is being ended void (even when it was the last one wanted)
         self.hand_over_pending = False
+        self.void_pending = False     # the hand ends without a result: both lift keys (a void hand)
         self.holds_in_a_row = 0       # holds that resuming did not cure: then they call the technician
         self.away = False             # nobody at the table (a test drives the keys itself)
+        self.want_hand = None         # (await assignments) a round is in play or waits: else nobody presses at ready
 
     def on_event(self, event: Event) -> None:
         if self.away:
             return
         if event.topic == "controller.state":
             self.state = TableState(event.data["state"])
+            if self.state is S.CENTER_UP:
+                self.stale_hand = 0                 # (a hand left in play is ended)
+                self.hand_over_pending = self.void_pending = False
+                if self.ending_stale:
+                    self.ending_stale = False
+                    self.finished = self.hands_ended >= self.hands_wanted
             self._gen += 1
             self._react(self.state)
         elif event.topic == "deal":
@@ -70,6 +82,8 @@ class TablePeople:
             if book["hand_open"] and self.hands_ended >= book["hand"] > 0:
                 # the walls of a hand they had already ended are still up (the key went while the power was off)
                 self.stale_hand = book["hand"]
+        elif event.topic == "hand.settled" and self.void_pending and event.data["note"].startswith("void: "):
+            self.hand_over_pending = self.void_pending = False     # (recorded void: the centre opens next)
         elif event.topic in ("stacking.done", "deal"):
             self.holds_in_a_row = 0
         elif event.topic == "walls.rejected":
@@ -79,6 +93,8 @@ class TablePeople:
         elif event.topic == "hold.kept":
             self.holds_in_a_row += 1            # the cause is still there: look again a while later
             self._later(self.reaction_s * 3, self._resume_after_hold)
+        elif event.topic == "assignment" and self.state is S.READY and self.want_hand is not None:
+            self._later(self.reaction_s, self.look_again)       # (the round's players sit down)
         elif event.topic == "controller.ack_refused" and self.auto_ack_s is not None:
             self._later(self.auto_ack_s, self._technician_ack)
 
@@ -91,7 +107,7 @@ class TablePeople:
             if self.to_pour:
                 self._later(self.reaction_s, self._press, "key_lift0")
         elif state is S.READY:
-            if self.hands_started < self.hands_wanted:
+            if self.hands_started < self.hands_wanted and (self.want_hand is None or self.want_hand()):
                 self._later(self.reaction_s, self._press, "key_lift0")
         elif state is S.OPEN:
             self._later(self.push_s, self._fill_center)
@@ -141,8 +157,8 @@ class TablePeople:
 
     def _return(self, tile) -> None:
         entry = self.world.physical.lookup(tile.uid)
-        if entry is None:
-            self.world.set_aside.append(tile)
+        if entry is None or tile.set_id == SPARE:
+            self.world.set_aside.append(tile)       # (a spare copy goes back to the spare box, not into its set)
         elif entry.set_id in self.to_pour:
             self.world.sets[entry.set_id].append(tile)     # that set is still in its box
         else:
@@ -197,24 +213,38 @@ class TablePeople:
         self._react(self.state)
 
     def _end_stale_hand(self) -> None:
-        """The walls of a hand from an earlier run are up: nobody remembers it, so it is ended."""
+        """The walls of a hand from an earlier run are up: nobody remembers it, so it is ended (both lift keys: a
+        void hand when its result was not recorded, its money paid so far kept); again a while later if the
+        keys did not make a chord (a key stuck meanwhile)."""
         self.hands_started = self.hands_ended = self.stale_hand
-        self.stale_hand = 0
-        self._press("key_lift0")
+        self.hand_over_pending = self.void_pending = True
+        self.ending_stale = True
+        self._end_hand()
 
     def _timed_hand_over(self) -> None:
         self.hand_over_pending = True
+        self.void_pending = True
         self._end_hand()
 
     def _end_hand(self) -> None:
         if not self.hand_over_pending or self.state is not S.IN_PLAY:
             return                      # (a key now would mean something else: release a hold, ...)
-        self.hand_over_pending = False
         self.hands_ended = self.hands_started
-        if self.hands_started >= self.hands_wanted:
+        if self.hands_started >= self.hands_wanted and not self.ending_stale:
+            self.hand_over_pending = self.void_pending = False
             self.finished = True
             return
+        if self.void_pending:
+            # no result to record: both lift keys (a void hand); again a while later if they made no chord
+            self._press_both()
+            self._later(self.reaction_s * 3, self._end_hand)
+            return
+        self.hand_over_pending = False
         self._press("key_lift0")
+
+    def _press_both(self) -> None:
+        for key in ("key_lift0", "key_lift1"):
+            self.world.press(key, hold_s=0.3)
 
     def _resume_after_hold(self) -> None:
         # E62: the players find the missing tile and put it back through the centre first.
@@ -241,9 +271,10 @@ class TablePeople:
             # a tile of this set in the walls of the other (its back colour gives it away) is swapped out
             if world.set_of(world.wall_tiles()) not in (None, stacking):
                 strays = world.take_out_of_walls(world.set_of(world.wall_tiles()))
-                world.turntable.load([t for t in strays if self._set_of(t) == stacking])
+                theirs = [t for t in strays if self._set_of(t) == stacking and t.set_id != SPARE]
+                world.turntable.load(theirs)
                 for tile in strays:
-                    if self._set_of(tile) != stacking:
+                    if tile not in theirs:
                         self._return(tile)
         self._press("key_lift0")
 

@@ -26,10 +26,13 @@ from firmware.tiles.tile import code
 MAKER = 0x04  # chip maker byte of the simulated tags
 
 
+SPARE = "spare"     # the set_id of a spare copy of a registered tile (its tag is that tile's): kept aside once found
+
+
 @dataclass(frozen=True)
 class SimTile:
     uid: bytes
-    set_id: str     # "A", "B", or "X" for a tile of no registry
+    set_id: str     # "A", "B", "X" for a tile of no registry, or SPARE
     kind: int
 
     def __repr__(self) -> str:

@@ -47,16 +47,32 @@ class TableWorld:
         self.seed = seed
         self.rng = random.Random(seed)
         self.io = SimIO(loop, list(cfg.backend.banks))
-        io = self.io
-        c, t, st, wl = cfg.center_lift, cfg.turntable, cfg.stacker, cfg.wall_lift
+        # in this order: the order the parts' sensors and outputs are registered with ``io`` (a seed's run repeats)
+        self._build_center_lift()
+        self._build_heads()
+        self._build_wall_lifts()
+        self._build_turntable()
+        self._build_dice()
+        self._build_panel()
+        self._build_tiles(registry)
+        self._build_reader()
+        self.storage = SimStorage()             # the controller's SD card (a fault can make it fail)
+        self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
+        self.event_counts: dict[str, int] = {}
 
-        self.center = CenterLiftModel(loop, c.travel_s, io.sensor("center_up", c.up_sensor_pin),
+    # -- building the table (``__init__``, in order) -------------------------
+    def _build_center_lift(self) -> None:
+        io, c = self.io, self.cfg.center_lift
+        self.center = CenterLiftModel(self.loop, c.travel_s, io.sensor("center_up", c.up_sensor_pin),
                                       io.sensor("center_down", c.down_sensor_pin))
         io.watch("center_lift.up_motor", c.up_motor_pin, self.center.set_up_relay)
         io.watch("center_lift.down_motor", c.down_motor_pin, self.center.set_down_relay)
 
+    def _build_heads(self) -> None:
+        """The four stacker heads: each a cam, a gate, and the optics of its feed track."""
+        io, st = self.io, self.cfg.stacker
         self.heads = [
-            HeadModel(loop, s, st.cam_turn_s, st.home_window, st.feed_capacity,
+            HeadModel(self.loop, s, st.cam_turn_s, st.home_window, st.feed_capacity,
                       io.sensor(f"stacker_home{s}", st.home_pins[s]),
                       io.sensor(f"tile_in{s}", st.tile_in_pins[s]),
                       io.sensor(f"feed_full{s}", st.feed_full_pins[s]))
@@ -66,25 +82,34 @@ class TableWorld:
             io.watch(f"stacker{s}", st.motor_pins[s], head.cam.set_motor)
             io.watch(f"gate{s}", st.gate_pins[s], head.set_gate)
 
+    def _build_wall_lifts(self) -> None:
+        """The four wall lifts, and the walls they raise onto the table top."""
+        io, wl = self.io, self.cfg.wall_lift
         self.walls: list[list[tuple[SimTile, ...]]] = [[] for _ in range(SIDES)]  # raised, on the table
         self.lifts = [
-            CamModel(loop, f"lift{s}", wl.cam_turn_s, wl.home_window,
+            CamModel(self.loop, f"lift{s}", wl.cam_turn_s, wl.home_window,
                      io.sensor(f"lift_home{s}", wl.home_pins[s]), partial(self._raise_side, s))
             for s in range(SIDES)
         ]
         for s, lift in enumerate(self.lifts):
             io.watch(f"wall_lift{s}", wl.motor_pins[s], lift.set_motor)
 
-        self.turntable = TurntableModel(loop, self.rng, t.revolution_s, t.tile_rate_per_s,
+    def _build_turntable(self) -> None:
+        """The disk and the ring, feeding the heads (built before it)."""
+        io, t = self.io, self.cfg.turntable
+        self.turntable = TurntableModel(self.loop, self.rng, t.revolution_s, t.tile_rate_per_s,
                                         io.sensor("disk_index", t.index_pin), self.heads)
         io.watch("disk", t.disk_pin, self.turntable.set_disk)
         io.watch("ring", t.ring_pin, self.turntable.set_ring)
 
-        d = cfg.dice
-        self.dice = DiceModel(loop, self.rng, io.sensor("dice_sensor", d.sensor_pin) if d.sensor_pin else None)
+    def _build_dice(self) -> None:
+        io, d = self.io, self.cfg.dice
+        self.dice = DiceModel(self.loop, self.rng, io.sensor("dice_sensor", d.sensor_pin) if d.sensor_pin else None)
         io.watch("dice", d.motor_pin, self.dice.set_motor)
 
-        p = cfg.panel
+    def _build_panel(self) -> None:
+        """The keys, the lid switch and the supply's signal a tester works; the lamps and buzzer they watch."""
+        io, p = self.io, self.cfg.panel
         self.keys = {f"key_lift{i}": io.sensor(f"key_lift{i}", spec) for i, spec in enumerate(p.key_lift_pins)}
         self.keys.update({f"key_dice{i}": io.sensor(f"key_dice{i}", spec) for i, spec in enumerate(p.key_dice_pins)})
         self.keys["key_reset"] = io.sensor("key_reset", p.key_reset_pin)
@@ -99,6 +124,9 @@ class TableWorld:
         io.watch("led_ready", p.led_ready_pin, partial(self._lamp, "led_ready"))
         io.watch("buzzer", p.buzzer_pin, self._buzzer)
 
+    def _build_tiles(self, registry: TileRegistry | None) -> None:
+        """The tile sets (enrolled or not) and the places a tile can be off the disk."""
+        cfg = self.cfg
         self.tile_set = tile_set(cfg.table.tile_set)
         set_ids = ("A", "B")[: 2 if cfg.table.double_set else 1]
         if registry is None:
@@ -106,7 +134,7 @@ class TableWorld:
         self.registry = registry            # what the controller knows: the enrolled sets
         # every tile there is, as the people know them by their backs and faces: a set not enrolled has tiles
         # too (made from the seed), which the controller only counts
-        self.physical = physical_registry(registry, set_ids, self.tile_set, seed)
+        self.physical = physical_registry(registry, set_ids, self.tile_set, self.seed)
         self.sets: dict[str, list[SimTile]] = {
             set_id: physical_set(self.physical, self.tile_set, set_id) for set_id in set_ids
         }
@@ -114,21 +142,28 @@ class TableWorld:
         self.removed_tiles: list[SimTile] = []                         # taken out by a missing-tile fault
         self.found: list[SimTile] = []          # stray tiles the players picked up, kept to return to their set
         self.set_aside: list[SimTile] = []      # tiles of no registered set, out of the game
+        self.tiles_going_in: list[Callable[[list[SimTile]], None]] = []   # tile faults armed for the next tiles in
 
-        # The reader board under the table and its cable to the controller (rfidsim://NAME).
+    def _build_reader(self) -> None:
+        """The reader board under the table and its cable to the controller (rfidsim://NAME)."""
         self.name = f"table{next(_NAMES)}"
-        self.reader_line = ReaderLine(loop, random.Random(seed + 7), self.name, cfg.reader.baud)
-        self.reader = ReaderBoard(loop, self.reader_line, field=self._antenna_field)
+        self.reader_line = ReaderLine(self.loop, random.Random(self.seed + 7), self.name, self.cfg.reader.baud)
+        self.reader = ReaderBoard(self.loop, self.reader_line, field=self._antenna_field)
         for head in self.heads:
             head.on_tile.append(lambda side, tile: self.reader.tile_passed(side, tile.uid))
-        self.storage = SimStorage()             # the controller's SD card (a fault can make it fail)
-        self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
-        self.event_counts: dict[str, int] = {}
 
     # -- tiles -------------------------------------------------------------
     def load_set(self, set_id: str) -> None:
         """Put a whole set on the disk, shuffled (as if pushed through the drop hole)."""
-        self.turntable.load(shuffled(self.sets[set_id], self.rng))
+        self.turntable.load(shuffled(self._going_in(list(self.sets[set_id])), self.rng))
+
+    def _going_in(self, tiles: list[SimTile]) -> list[SimTile]:
+        """Tiles people put in through the centre (a set poured, the table top pushed in): a tile fault injected
+        with ``@WHEN`` since the last time is applied to them now (:mod:`sim.faults`)."""
+        hooks, self.tiles_going_in = self.tiles_going_in, []
+        for hook in hooks:
+            hook(tiles)
+        return tiles
 
     def center_is_up(self) -> bool:
         return self.center.position >= 1.0
@@ -139,6 +174,8 @@ class TableWorld:
         tiles = [t for side in self.walls for stack in side for t in stack]
         self.walls = [[] for _ in range(len(self.walls))]
         self.clear_pads()
+        if tiles:
+            tiles = self._going_in(tiles)
         self.turntable.load(shuffled(tiles, self.rng))
         return len(tiles)
 
@@ -178,10 +215,11 @@ class TableWorld:
 
     def pour(self, set_id: str) -> None:
         """A whole set poured in through the open centre (first load)."""
-        self.turntable.load(shuffled(self.sets[set_id], self.rng))
+        self.turntable.load(shuffled(self._going_in(list(self.sets[set_id])), self.rng))
 
     def repair(self) -> None:
-        """A technician clears every mechanical fault: jams freed, stalls cleared, sensors unstuck."""
+        """A technician clears every mechanical fault: jams freed, stalls cleared, sensors unstuck, antennas
+        and the reader's cable fixed."""
         for cam in [*(h.cam for h in self.heads), *self.lifts]:
             cam.axis.jam(False)
         self.center.axis.jam(False)
@@ -191,6 +229,9 @@ class TableWorld:
             if sensor.stuck is not None:
                 sensor.stick(None)
         self.dice.jammed = False
+        for antenna in sorted(self.reader.faulty):
+            self.reader.set_antenna_fault(antenna, False)     # (the antenna's cable reseated or replaced)
+        self.reader_line.noise_p = self.reader_line.drop_p = 0.0     # (the reader's cable reseated)
         self.storage.repair()
         for head in self.heads:
             head.gate_stuck_open = False

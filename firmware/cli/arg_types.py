@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-from pathlib import Path
 from typing import Callable
 
-from firmware.faults import TableError
 
 MAX_SECONDS = 7 * 86_400.0       # a week: longer than any run or service test a user means
 
@@ -62,28 +59,9 @@ def count(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def check_writable(path: Path, option: str) -> None:
-    """``path`` can be written: its folder exists and may be written, and it is not a folder itself."""
-    if path.is_dir():
-        raise TableError(f"{option} {path}: a folder; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise TableError(f"{option} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise TableError(f"{option} {path}: not writable")
-    if path.exists():
-        if not path.is_file():
-            raise TableError(f"{option} {path}: not a regular file")
-        try:
-            with open(path, "ab"):              # (appends nothing: proves the file takes writes, e.g. not /proc)
-                pass
-        except OSError as exc:
-            raise TableError(f"{option} {path}: cannot be written ({exc.strerror or exc})") from None
-
-
 def rule_set(text: str) -> str:
     """A rule set's name, one the registry knows."""
-    from firmware.rules.registry import rules_name
+    from firmware.rules.names import rules_name
 
     try:
         return rules_name(text)
@@ -93,7 +71,7 @@ def rule_set(text: str) -> str:
 
 def add_rules_option(parser: argparse.ArgumentParser, help: str, default: str | None = "mcr") -> None:
     """``--rules NAME``: one option for every command, its choices the registry's."""
-    from firmware.rules.registry import RULE_NAMES
+    from firmware.rules.names import RULE_NAMES
 
     parser.add_argument("--rules", type=rule_set, default=default, metavar="NAME",
                         help=f"{help}: {', '.join(RULE_NAMES)}" + (f" (default {default})" if default else ""))

@@ -74,7 +74,7 @@ def _check_fleet_files(cfg) -> None:
     """The [fleet] section's files as the link will need them (ConfigError naming file, table and key)."""
     from firmware.faults import ConfigError
     from firmware.fleet.table_files import problem_lines
-    from hal.runtime import wall_clock_s
+    from firmware.root.host import wall_clock_s
 
     problems = problem_lines(cfg, wall_clock_s())
     if problems:

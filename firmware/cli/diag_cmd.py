@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Callable
 
 from firmware.cli.arg_types import add_rules_option, count, seconds
-from firmware.cli.run_cmd import add_table_options, table_model
+from firmware.cli.run_cmd import add_table_options, diag_model
 from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_S, GROUP_TESTS,
                                                  LEARN_RUNS, LEARN_RUNS_MAX)
 from firmware.faults import TableError
 from firmware.reader.messages import ANTENNAS
 
 LINK_TIMEOUT_S = 5.0
+LOG_WAIT_S = 20.0           # diag log --follow: the controller answers within this when no new line comes
 DEFAULT_SOCKET = "/run/mjtable/diag.sock"
 # (the board's tools and the configuration are imported by the tool that runs: --help builds no models)
 
@@ -55,7 +56,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_table_options(parser)     # on a table: its folder /etc/mjtable; with --sim or --port: the shipped model
     add_rules_option(parser, "with --sim: the rule set the simulated table plays")
     diag = parser.add_subparsers(dest="diag_command", metavar="TOOL", required=True)
+    _reader_tools(diag)
+    tool = _controller_tool(diag)
+    _status_tools(tool)
+    _judge_tool(tool)
+    _referee_tools(tool)
+    _staff_tools(tool)
+    _service_tools(tool)
+    _enroll_tool(diag)
 
+
+def _reader_tools(diag) -> None:
     reader = diag.add_parser("reader", help="the tile reader board: ping, antennas, inventory, counters")
     tools = reader.add_subparsers(dest="reader_command", metavar="ACTION", required=True)
     tools.add_parser("ping", help="is the board there: identity and firmware").set_defaults(func=_ping)
@@ -67,25 +78,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     counters.add_argument("--seconds", type=seconds, default=10.0)
     counters.set_defaults(func=_counters)
 
-    def controller_tool(name: str, text: str, timeout_s: float = 60.0) -> argparse.ArgumentParser:
-        tool = diag.add_parser(name, help=text)
-        tool.add_argument("--socket", type=Path, default=argparse.SUPPRESS,
-                          help=f"the running controller's socket (default {DEFAULT_SOCKET})")
-        tool.add_argument("--timeout-s", type=seconds, default=timeout_s,
-                          help=f"wait this long (default {timeout_s:g})")
-        # (SUPPRESS: not given after the tool, it leaves the one given before the tool as it is)
-        tool.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                          help="print the controller's answer as JSON")
-        tool.set_defaults(func=_controller_command, command_name=name)
-        return tool
 
+def _controller_tool(diag) -> Callable[..., argparse.ArgumentParser]:
+    """``tool(name, text, timeout_s)``: a tool that asks the controller (its socket, --direct or --sim)."""
+    def tool(name: str, text: str, timeout_s: float = 60.0) -> argparse.ArgumentParser:
+        parser = diag.add_parser(name, help=text)
+        parser.add_argument("--socket", type=Path, default=argparse.SUPPRESS,
+                            help=f"the running controller's socket (default {DEFAULT_SOCKET})")
+        parser.add_argument("--timeout-s", type=seconds, default=timeout_s,
+                            help=f"wait this long (default {timeout_s:g})")
+        # (SUPPRESS: not given after the tool, it leaves the one given before the tool as it is)
+        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                            help="print the controller's answer as JSON")
+        parser.set_defaults(func=_controller_command, command_name=name)
+        return parser
+    return tool
+
+
+def _status_tools(controller_tool) -> None:
     for name, text in (("state", "the controller's state, bookkeeping and chips"),
                        ("faults", "fault history with codes and hints"),
                        ("ack", "acknowledge a latched fault"),
                        ("stop", "stop the running service test or jog (every motor to safe)")):
         controller_tool(name, text)
     counters = controller_tool("counters", "reader line counters, mechanism runs, slow moves and nominal times, "
-                                           "tile counts")
+                                           "tile counts, the fleet link's counters (a table with a [fleet] section)")
     counters.add_argument("--reset", action="store_true",
                           help="start the line counters and slow-move counts from zero (after a repair)")
     status = controller_tool("status", "the status the web page shows, per component; --follow: then every change")
@@ -98,6 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="with --follow: stop after N lines")
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=seconds, metavar="S", help="record every input change for S seconds")
+
+
+def _judge_tool(controller_tool) -> None:
     judge = controller_tool("judge", "check a declared win from the winner's seat pad (the table's referee)")
     judge.add_argument("--side", type=int, choices=range(4), help="the winner's side")
     judge.add_argument("--tile", help="the winning tile, e.g. 5m, E, C")
@@ -127,10 +147,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="with --hand-record: the winner's pad must show the tiles the record declares")
     judge.add_argument("--record", action="store_true", help="write the verdict to the scoreboard for this hand")
     judge.add_argument("--more", action="store_true",
-                       help="with --record: another winner on this discard follows (竞技麻将 一炮多响): the hand "
-                            "goes on to their judge; the last one without --more ends it")
+                       help="with --record: another winner on this discard follows (一炮多响): judged now, paid "
+                            "with the last one (without --more), all in the order the discarder pays (下家 first)")
     judge.add_argument("--lay", metavar="TILES",
                        help="with --sim: lay these tiles on the pad first, e.g. 123m456p789s123sEE")
+
+
+def _referee_tools(controller_tool) -> None:
     penalty = controller_tool("penalty", "a referee's penalty on the hand in play, paid now (e.g. early_draw)")
     penalty.add_argument("side", type=int, choices=range(4), help="the offender's side")
     penalty.add_argument("kind", help="the penalty's kind (the rule set's [penalties], e.g. wrong_claim, early_draw)")
@@ -149,9 +172,51 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "it, and the hand's result (the dealer rotation follows)")
     drawn.add_argument("--yes", action="store_true",
                        help="it has: end the hand in play as drawn (needed: the hand cannot be taken back)")
+    drawn.add_argument("--show", action="append", default=[], metavar="SIDE=TILES", type=_side_tiles,
+                       help="四川: a side still in shows its standing tiles, e.g. 2=123m456m789m1234p (repeatable; "
+                            "查花猪 / 查大叫 need every side still in whose tiles the record does not know)")
+    void_tool = controller_tool("void", "四川's 定缺: a side's void suit on the hand in play, told once, before its "
+                                        "first discard")
+    void_tool.add_argument("side", type=int, choices=range(4), help="the side")
+    void_tool.add_argument("suit", choices=("m", "p", "s"), help="its void suit: m 万, p 筒, s 条")
     hand_tool = controller_tool("hand", "a hand's record and its money by reason (default: the hand in play, else the "
                                         "last scored); --json gives the record judge --hand-record reads")
     hand_tool.add_argument("hand", nargs="?", type=count(1, 10**9), help="the hand's number")
+
+
+def _staff_tools(controller_tool) -> None:
+    session = controller_tool("session", "the table session (开台): open N minutes, close, status")
+    session.add_argument("action", choices=("open", "close", "status"), nargs="?", default="status")
+    session.add_argument("minutes", nargs="?", type=count(1, 24 * 60),
+                         help="with open: how long the table is open, in minutes (again while open: from now)")
+    players = controller_tool("players", "the names at the seats: E=NAME S=NAME W=NAME N=NAME, --clear, or none: "
+                                         "show them")
+    players.add_argument("names", nargs="*", metavar="SEAT=NAME", type=_seat_name)
+    players.add_argument("--clear", action="store_true", help="no names (the seats show 东 南 西 北)")
+    game = controller_tool("game", "start a game now (between hands) with a rule set of the table's tile set and "
+                                   "chips, or end the game in play")
+    game.add_argument("action", choices=("start", "end"))
+    game.add_argument("--rules", dest="game_rules", help="the rule set of the new game (default: the one played)")
+    game.add_argument("--chips", type=count(1, 10_000_000), help="each side's chips at the start")
+    log_tool = controller_tool("log", "the service's recent log, by level and text; --follow: then new lines")
+    log_tool.add_argument("--level", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), default="INFO")
+    log_tool.add_argument("--grep", dest="text", default="", help="only lines containing this text")
+    log_tool.add_argument("--lines", dest="log_lines", type=count(1, 500), default=100, help="at most this many")
+    log_tool.add_argument("--follow", dest="log_follow", action="store_true",
+                          help="keep asking for new lines (Ctrl-C ends)")
+    bundle = controller_tool("bundle", "write a support ticket's archive: config (secrets redacted), recent log, "
+                                       "fault history, versions, the database's integrity check")
+    bundle.add_argument("--out", type=Path, required=True, metavar="FILE", help="the archive to write (.tar.gz)")
+
+
+def _seat_name(text: str) -> tuple[str, str]:
+    seat, sep, name = text.partition("=")
+    if not sep or seat.upper() not in ("E", "S", "W", "N") or not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: SEAT=NAME, SEAT one of E S W N")
+    return seat.upper(), name
+
+
+def _service_tools(controller_tool) -> None:
     test = controller_tool("test", "a service test: disk, stackers, lifts, center, dice (service mode only)")
     test.add_argument("name", choices=GROUP_TESTS)
     jog = controller_tool("jog", "move one mechanism once: a cam or wall-lift turn, the centre to a stop, "
@@ -166,6 +231,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     burn.add_argument("--cycles", type=count(1, BURN_IN_CYCLES_MAX), default=BURN_IN_CYCLES,
                       help=f"cycles (default {BURN_IN_CYCLES})")
 
+
+def _enroll_tool(diag) -> None:
     enroll = diag.add_parser("enroll", help="read a set's tags in canonical order and write its registry file")
     enroll.add_argument("--set", dest="set_id", required=True, help="set letter (A, B)")
     enroll.add_argument("--antenna", type=int, choices=range(ANTENNAS), required=True)
@@ -185,7 +252,7 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
             request["antenna"] = args.antenna
         socket = args.socket or Path(DEFAULT_SOCKET)
         if not args.sim and not args.port and not args.direct and socket.exists():
-            from hal.diag_protocol import ask
+            from firmware.diagnostics.socket.protocol import ask
             try:
                 answer, where = ask(socket, request), "reader of the running table"
             except OSError as exc:
@@ -217,7 +284,7 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "status" and getattr(args, "component", None):
         request["components"] = args.component
     for key in ("name", "mechanism", "seconds", "to", "runs", "cycles", "side", "tile", "discarder", "record", "melds",
-                "reset", "kind", "open", "liable", "followed", "check_pad", "hand", "more"):
+                "reset", "kind", "open", "liable", "followed", "check_pad", "hand", "more", "suit"):
         if getattr(args, key, None) is not None:
             request[key] = getattr(args, key)
     if args.command_name == "judge":
@@ -225,6 +292,10 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "drawn" and not args.yes:
         raise ValueError("drawn ends the hand in play as drawn (黄庄) and pays its money; it cannot be taken back: "
                          "when the live wall has run out with no win, run mjtable diag drawn --yes")
+    if args.command_name == "drawn" and args.show:
+        request["show"] = dict(args.show)
+    if args.command_name in ("session", "players", "game", "log", "bundle"):
+        return _staff_request(args)
     if args.command_name == "kong":
         if not (args.from_side is not None or args.added or args.concealed):
             raise ValueError("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
@@ -232,6 +303,33 @@ def _request(args: argparse.Namespace) -> dict:
         request.update({"added": args.added, "concealed": args.concealed},
                        **({"from": args.from_side} if args.from_side is not None else {}))
     return request
+
+
+def _staff_request(args: argparse.Namespace) -> dict:
+    name = args.command_name
+    if name == "session":
+        if args.action == "open" and args.minutes is None:
+            raise ValueError("session open needs the minutes, e.g. mjtable diag session open 60")
+        if args.action != "open" and args.minutes is not None:
+            raise ValueError(f"session {args.action} takes no minutes")
+        return {"cmd": "session", "action": args.action, **({"minutes": args.minutes} if args.minutes else {})}
+    if name == "players":
+        if args.clear:
+            if args.names:
+                raise ValueError("players: names or --clear, not both")
+            return {"cmd": "players", "players": None}
+        if not args.names:
+            return {"cmd": "players"}
+        names = dict(args.names)
+        if len(names) != 4:
+            raise ValueError("players: name all four seats, e.g. E=Ana S=Bo W=Chen N=Dong")
+        return {"cmd": "players", "players": names}
+    if name == "game":
+        return {"cmd": "game", "action": args.action, **({"rules": args.game_rules} if args.game_rules else {}),
+                **({"chips": args.chips} if args.chips is not None else {})}
+    if name == "log":
+        return {"cmd": "log", "level": args.level, "text": args.text, "limit": args.log_lines}
+    return {"cmd": "bundle"}
 
 
 def _judge_request(args: argparse.Namespace, request: dict) -> None:
@@ -257,6 +355,13 @@ def _judge_request(args: argparse.Namespace, request: dict) -> None:
         request["seat_melds"] = dict(args.seat_melds)
     request["flags"] = [name for name, on in (("kong_win", args.kong_win), ("last_tile", args.last_tile),
                                               ("kong_discard", args.kong_discard)) if on]
+
+
+def _side_tiles(text: str) -> tuple[str, str]:
+    side, sep, tiles = text.partition("=")
+    if not sep or side not in ("0", "1", "2", "3") or not tiles:
+        raise argparse.ArgumentTypeError(f"{text!r}: SIDE=TILES, e.g. 2=123m456m789m1234p")
+    return side, tiles
 
 
 def _seat_melds(text: str) -> tuple[str, str]:
@@ -287,19 +392,13 @@ def _controller_command(args: argparse.Namespace) -> int:
         return _follow(args, request)
     if getattr(args, "lines", None) is not None:
         raise ValueError("--lines goes with --follow")
-    if args.sim:
-        answer = _ask_simulated(args, request)
-    elif args.direct:
-        answer = _ask_direct(args, request)
-    else:
-        from hal.diag_protocol import ask
-        socket = args.socket or Path(DEFAULT_SOCKET)
-        try:
-            answer = ask(socket, request, timeout_s=args.timeout_s)
-        except ConnectionError as exc:
-            raise TableError(f"{exc}; without a service, add --direct to drive the table from here") from None
-        except OSError as exc:
-            raise TableError(f"{socket}: {exc}") from None
+    if request["cmd"] == "bundle" and (args.sim or args.direct):
+        request["integrity"] = True             # (the database is this process's: checked before it closes)
+    if getattr(args, "log_follow", False):
+        return _follow_log(args, request)
+    answer = _ask(args, request)
+    if request["cmd"] == "bundle":
+        return _write_bundle(args, answer)
     print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer))
     if request.get("record") and answer.get("ok") and not answer.get("recorded"):
         if not args.json:           # (the answer says why; as text, say it: the verdict went nowhere)
@@ -308,10 +407,64 @@ def _controller_command(args: argparse.Namespace) -> int:
     return 0 if answer.get("ok") else 1
 
 
+def _ask(args: argparse.Namespace, request: dict) -> dict:
+    if args.sim:
+        return _ask_simulated(args, request)
+    if args.direct:
+        return _ask_direct(args, request)
+    from firmware.diagnostics.socket.protocol import ask
+    socket = args.socket or Path(DEFAULT_SOCKET)
+    try:
+        return ask(socket, request, timeout_s=args.timeout_s)
+    except ConnectionError as exc:
+        raise TableError(f"{exc}; without a service, add --direct to drive the table from here") from None
+    except OSError as exc:
+        raise TableError(f"{socket}: {exc}") from None
+
+
+def _write_bundle(args: argparse.Namespace, answer: dict) -> int:
+    """``diag bundle --out FILE``: the table's parts, the database's integrity check, one tar.gz."""
+    from firmware.root.host import HOST_CLOCK
+    from firmware.support_bundle import archive, integrity_check, parts_of
+
+    if not answer.get("ok"):
+        print(f"FAILED: {answer.get('error', 'no answer')}")
+        return 1
+    integrity = answer.get("integrity")
+    if integrity is None and answer.get("database"):
+        integrity = integrity_check(args.state or answer["database"])
+    data = archive(parts_of(answer, integrity), HOST_CLOCK.wall_s())
+    try:
+        args.out.write_bytes(data)
+    except OSError as exc:
+        raise TableError(f"--out {args.out}: {exc.strerror or exc}") from None
+    print(f"diagnostics written to {args.out} ({len(data)} bytes; integrity check: {', '.join(integrity or [])[:80]})")
+    return 0
+
+
+def _follow_log(args: argparse.Namespace, request: dict) -> int:
+    """``diag log --follow``: the recent lines, then every new one (the controller answers a follow-up when new
+    lines come, or after ``wait_s`` with none; Ctrl-C ends)."""
+    if args.sim or args.direct:
+        raise ValueError("--follow asks a running controller's socket (not with --sim or --direct)")
+    after = 0
+    try:
+        while True:
+            answer = _ask(args, {**request, "after": after, **({"wait_s": LOG_WAIT_S} if after else {})})
+            if not answer.get("ok"):
+                print(f"FAILED: {answer.get('error')}")
+                return 1
+            for r in answer["lines"]:
+                print(f"{r['level']:8} {r['logger']}: {r['message']}", flush=True)
+            after = answer["last"]
+    except KeyboardInterrupt:
+        return 0
+
+
 def _follow(args: argparse.Namespace, request: dict) -> int:
     """``status --follow``: subscribe to the running controller and print each line as it comes."""
     from firmware.diagnostics.render import render_status_line
-    from hal.diag_protocol import subscribe
+    from firmware.diagnostics.socket.protocol import subscribe
 
     if args.sim or args.direct:
         raise ValueError("--follow subscribes to a running controller's socket (not with --sim or --direct)")
@@ -332,12 +485,12 @@ def _follow(args: argparse.Namespace, request: dict) -> int:
     return 0
 
 
-def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], None], request: dict,
+def _answer(session, loop_run_until: Callable[[Callable[[], bool], float], None], request: dict,
             timeout_s: float) -> dict:
     from firmware.diagnostics.commands import DiagCommands
 
     answers: list[dict] = []
-    commands = DiagCommands(controller)
+    commands = DiagCommands(session)
     commands.handle(request, answers.append)
     try:
         loop_run_until(lambda: bool(answers), timeout_s)
@@ -348,23 +501,17 @@ def _answer(controller, loop_run_until: Callable[[Callable[[], bool], float], No
     return answers[0]
 
 
-def diag_model(args: argparse.Namespace) -> Path:
-    """The table model a diagnostic uses: the table's own (its folder), or the shipped one for the
-    simulated table and for a reader board on a port of this machine."""
-    return table_model(args, simulated=bool(args.sim or args.port))[0]
-
-
 def _ask_direct(args: argparse.Namespace, request: dict) -> dict:
     """The technician's own controller on the real table, powered on in service mode."""
-    from firmware.cli.run_cmd import DEFAULT_STATE, wire_service
-    from hal.runtime import real_loop, run_until
+    from firmware.cli.run_cmd import DEFAULT_STATE, service_options
+    from firmware.root.host import real_loop
+    from firmware.root.service import build_service
 
     args.rules = "mcr"                  # (service mode deals no hand)
-    hw, _ = wire_service(args, real_loop(), args.state or DEFAULT_STATE)
+    hw = build_service(service_options(args, args.state or DEFAULT_STATE, None), real_loop())
     try:
-        hw.controller.start(service=True)
-        return _answer(hw.controller, lambda done, t: run_until(hw.loop, done, t, "the table"), request,
-                       args.timeout_s)
+        hw.start(service=True)
+        return _answer(hw.session, hw.run, request, args.timeout_s)
     finally:
         hw.close()
 
@@ -372,7 +519,7 @@ def _ask_direct(args: argparse.Namespace, request: dict) -> dict:
 def _lay_on_pad(run, side: int, text: str) -> None:
     """The simulated player lays these tiles (of set A) on the pad of ``side``."""
     from firmware.tiles.tile import parse
-    from sim.tileset import SimTile
+    from firmware.root.simulator import SimTile
 
     free: dict[int, list] = {}
     for entry in run.world.registry.sets["A"]:
@@ -387,9 +534,12 @@ def _lay_on_pad(run, side: int, text: str) -> None:
 
 
 def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
-    from sim.faults import check_fits_run, parse_fault
-    from sim.table_run import SimRun
-    from sim.virtual_loop import SimTimeout
+    from firmware.diagnostics import log_ring
+
+    log_ring.install()
+    from firmware.root.simulator import check_fits_run, parse_fault
+    from firmware.root.simulator import SimRun
+    from firmware.root.simulator import SimTimeout
 
     from firmware.config import load_table_config
 
@@ -404,7 +554,7 @@ def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
         # (simulated time is cheap: wait as long as the longest test could take, a burn-in's cycles included)
         limit_s = max(args.timeout_s, 7200.0, 120.0 * int(request.get("cycles") or 0) + 600.0)
         try:
-            return _answer(run.controller, run.run_until, request, limit_s)
+            return _answer(run.session, run.run_until, request, limit_s)
         except SimTimeout:
             raise TableError(f"the simulated table did not answer within {limit_s:g} simulated s") from None
     finally:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
-from firmware.cli.arg_types import check_writable
+from firmware.file_checks import check_writable
 from firmware.config import TableConfig, load_table_config
 from firmware.diagnostics.reader_answers import antenna_place, ask_reader
 from firmware.events import EventBus
@@ -31,8 +31,8 @@ class ReaderSession:
         self.cfg: TableConfig = load_table_config(_model(args))
         self.sim = None
         if args.sim:
-            from sim.faults import parse_fault
-            from sim.harness import SimTable
+            from firmware.root.simulator import parse_fault
+            from firmware.root.simulator import SimTable
 
             self.sim = SimTable(self.cfg, seed=args.seed, faults=[parse_fault(s) for s in args.inject])
             self.loop = self.sim.loop
@@ -40,8 +40,8 @@ class ReaderSession:
             self.reader = self.sim.table.reader
             self.where = "simulated reader"
         else:
-            from hal.runtime import real_loop
-            from hal.serial_port import open_serial
+            from firmware.root.host import real_loop
+            from firmware.root.host import open_serial
 
             url = args.port or self.cfg.reader.url
             r = self.cfg.reader
@@ -60,14 +60,14 @@ class ReaderSession:
 
     def run_until(self, done: Callable[[], bool], timeout_s: float) -> None:
         if self.sim is not None:
-            from sim.virtual_loop import SimTimeout
+            from firmware.root.simulator import SimTimeout
 
             try:
                 self.sim.loop.run_until(done, timeout_s)
             except SimTimeout:
                 raise TableError(f"{self.where}: no answer within {timeout_s:g} s") from None
         else:
-            from hal.runtime import run_until
+            from firmware.root.host import run_until
 
             run_until(self.loop, done, timeout_s, self.where)
 
@@ -163,6 +163,6 @@ def enroll(args: argparse.Namespace) -> int:
 
 
 def _model(args: argparse.Namespace) -> Path:
-    from firmware.cli.diag_cmd import diag_model
+    from firmware.cli.run_cmd import diag_model
 
     return diag_model(args)

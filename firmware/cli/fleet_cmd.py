@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     broker.add_argument("--install-dir", type=Path, metavar="DIR",
                         help="where the folder will be on the server, e.g. /etc/mosquitto/mjtable: the configuration "
                              "names its files there (default: --out, on this machine)")
+    broker.add_argument("--bridge", metavar="URLS",
+                        help="a chain: bridge the site's tables up to the chain's cluster, its nodes as "
+                             "mqtt://HOST:PORT,... (tried in turn; MQTT 3.1.1, e.g. NATS's MQTT interface)")
+    broker.add_argument("--bridge-user", help="the bridge's account on the cluster (default: none)")
+    broker.add_argument("--bridge-password-file", type=Path, metavar="FILE",
+                        help="a file whose first line is that account's password")
+    broker.add_argument("--bridge-ca", type=Path, metavar="FILE", help="the cluster's CA certificate (mqtts://)")
     broker.set_defaults(func=_broker_config)
 
     certs = actions.add_parser("certs", help="the parlour's CA, a table's or the broker's certificate, command keys")
@@ -89,11 +96,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     watch.set_defaults(func=_watch)
 
     send = actions.add_parser("send", help="a signed command to one table (ack of a recoverable fault, rebirth, "
-                                           "resend_since) and its answer",
+                                           "resend_since, session_open, session_close) and its answer",
                               description="Exit 0 when the table carried it out, 1 when it refused or did not "
                                           "answer (a latched fault is acknowledged only at the table).")
-    send.add_argument("verb", choices=["ack", "rebirth", "resend_since"])
-    send.add_argument("value", nargs="?", help="ack: the fault code (E41); resend_since: the seq")
+    send.add_argument("verb", choices=["ack", "rebirth", "resend_since", "session_open", "session_close"])
+    send.add_argument("value", nargs="?", help="ack: the fault code (E41); resend_since: the seq; session_open: the "
+                                               "minutes")
     send.add_argument("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
     send.add_argument("--site", required=True)
     send.add_argument("--table", required=True, help="the table id")
@@ -105,6 +113,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     _connection_options(send)
     send.set_defaults(func=_send)
 
+    release = actions.add_parser("release", help="roll a signed release bundle out to the tables in waves",
+                                 description="A staged update (docs/fleet.md): one canary table, then a share, then "
+                                             "all; a wave goes on only when its tables report the new version "
+                                             "installed (its self-test passed) and no new fault for --soak-s; "
+                                             "otherwise the rollout halts and the tables it updated roll back. "
+                                             "Exit 0 when every table runs the new version, 1 when it halted.")
+    release.add_argument("--bundle", type=Path, required=True, metavar="FILE", help="the signed release bundle")
+    release.add_argument("--url", required=True, help="where the tables fetch it (the hall's HTTP server)")
+    release.add_argument("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    release.add_argument("--site", required=True)
+    release.add_argument("--tables", required=True, help="the table ids, comma-separated, in rollout order "
+                                                         "(the first is the canary)")
+    release.add_argument("--waves", default="1,25%,100%", help="cumulative wave sizes, counts or shares "
+                                                               "(1,25%%,100%%)")
+    release.add_argument("--soak-s", type=seconds, default=600.0, help="how long a table must stay healthy (600)")
+    release.add_argument("--report-timeout-s", type=seconds, default=900.0,
+                         help="how long a table may take to report its update (900)")
+    release.add_argument("--settle-s", type=seconds, default=2.0,
+                         help="how long to read the tables' retained state before the first wave (2)")
+    release.add_argument("--sign-key", type=Path, required=True, metavar="FILE",
+                         help="the command key: an Ed25519 private key (.pem) or an HMAC secret")
+    release.add_argument("--trusted-key", type=Path, metavar="FILE",
+                         help="check the bundle's signature with this release key before sending it")
+    release.add_argument("--issuer", default="rollout", help="who sends it (logged by the tables)")
+    release.add_argument("--ttl-s", type=count(5, 300), default=120, help="how long each command is valid (120)")
+    release.add_argument("--json", action="store_true", help="print the progress as one JSON object per change")
+    _connection_options(release)
+    release.set_defaults(func=_release)
+
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca", type=Path, metavar="FILE", help="the parlour's ca.crt (mqtts://)")
@@ -115,7 +152,7 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _now():
-    from hal.runtime import utc_now
+    from firmware.root.host import utc_now
 
     return utc_now()
 
@@ -166,9 +203,22 @@ def _broker_config(args: argparse.Namespace) -> int:
     from firmware.fleet.broker_config import Listeners, write_broker_config
 
     server = args.server or args.out
+    bridge = None
+    if args.bridge is not None:
+        from firmware.fleet.broker_config import Bridge
+        from firmware.ports.broker import parse_broker_urls
+
+        try:
+            nodes = tuple(parse_broker_urls(args.bridge))
+        except ValueError as exc:
+            raise ValueError(f"--bridge: {exc}") from None
+        from firmware.cli.fleet_watch import password_from_file
+
+        password = password_from_file(args.bridge_password_file) if args.bridge_password_file is not None else None
+        bridge = Bridge(nodes, f"bridge-{args.site}", args.bridge_user, password, args.bridge_ca)
     write_broker_config(args.out, args.site, args.ca / "ca.crt", server / "server.crt", server / "server.key",
                         Listeners(args.tls_port, args.staff_port, args.plain_port, args.bind),
-                        install_dir=args.install_dir)
+                        install_dir=args.install_dir, bridge=bridge)
     print(f"written: {args.out / 'mosquitto.conf'}, acl, passwd, ca.crt, server.crt, server.key, data/; and the "
           f"passwords in {args.out / 'credentials'} (hand them out, then delete it; not for the server)")
     if args.install_dir is not None:
@@ -183,6 +233,12 @@ def _watch(args: argparse.Namespace) -> int:
     from firmware.cli.fleet_watch import watch
 
     return watch(args)
+
+
+def _release(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_release import release
+
+    return release(args)
 
 
 def _send(args: argparse.Namespace) -> int:

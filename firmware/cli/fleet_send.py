@@ -17,7 +17,8 @@ import sys
 from typing import Any
 
 from firmware.faults import TableError
-from firmware.fleet.adapter import InboundMessage, PublishProperties
+from firmware.fleet.command_auth import MAX_SEQ
+from firmware.ports.broker import InboundMessage, PublishProperties
 from firmware.fleet.topics import TableTopics, Verb, check_id
 
 
@@ -28,9 +29,17 @@ def command_args(verb: str, value: str | None) -> dict[str, Any]:
             raise TableError("ack: give the fault code, e.g. mjtable fleet send ... ack E41")
         return {"code": value}
     if verb == Verb.RESEND_SINCE.value:
-        if value is None or not value.isdigit():
+        if value is None or not (value.isascii() and value.isdigit()):
             raise TableError("resend_since: give the seq after which to resend (a whole number)")
+        if len(value) > 19 or int(value) > MAX_SEQ:
+            raise TableError(f"resend_since: seq {value[:24]}{'...' if len(value) > 24 else ''} is out of range "
+                             f"(from 0 to {MAX_SEQ})")
         return {"seq": int(value)}
+    if verb == Verb.SESSION_OPEN.value:
+        if value is None or not (value.isascii() and value.isdigit()) or not 1 <= int(value[:6]) <= 24 * 60:
+            raise TableError("session_open: give the minutes the table is open, 1 to 1440, e.g. "
+                             "mjtable fleet send ... session_open 60")
+        return {"minutes": int(value)}
     if value is not None:
         raise TableError(f"{verb} takes no value")
     return {}
@@ -84,10 +93,11 @@ class _Asker:
 
 def send(args: argparse.Namespace) -> int:
     from firmware.cli.fleet_watch import client_settings, refused_advice
-    from firmware.fleet.adapter import refused_who
+    from firmware.ports.broker import refused_who
     from firmware.fleet.command_auth import ISSUER_RE, load_signing_key, sign_command
-    from hal.mqtt_paho import MqttNetwork, PahoAdapter
-    from hal.runtime import real_loop, wall_clock_s
+    from firmware.fleet.mqtt.client import PahoAdapter
+    from firmware.fleet.mqtt.network import MqttNetwork
+    from firmware.root.host import HOST_CLOCK, real_loop
 
     check_id(args.site, "--site")
     topics = TableTopics(args.site, check_id(args.table, "--table"))
@@ -97,9 +107,9 @@ def send(args: argparse.Namespace) -> int:
     key = load_signing_key(args.sign_key)
     settings = client_settings(args, prefix="console")
     payload = sign_command(key, site=args.site, table=args.table, verb=args.verb, args=fields, issuer=args.issuer,
-                           issued_at=wall_clock_s(), ttl_s=args.ttl_s)
+                           issued_at=HOST_CLOCK.wall_s(), ttl_s=args.ttl_s)
     loop = real_loop()
-    network = MqttNetwork("send").start()
+    network = MqttNetwork("send", clock=HOST_CLOCK).start()
     adapter = PahoAdapter(network, loop.post, settings)
     asker = _Asker(loop, adapter, topics.command(args.verb), payload, topics.response(settings.client_id),
                    int(args.ttl_s))

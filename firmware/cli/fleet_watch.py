@@ -21,25 +21,28 @@ import sys
 from typing import Any
 
 from firmware.faults import TableError
-from firmware.fleet.adapter import parse_broker_url
+from firmware.ports.broker import parse_broker_url
 from firmware.fleet.consumer import Change, ConsumerClient, FleetConsumer, TableView
 
 QUIET_S = 0.5
 REFRESH_S = 0.5
 
 
+def password_from_file(path: Any) -> str:
+    """An account's password: the first line of the file, stripped ('' for an empty file)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return lines[0].strip() if lines else ""
+
+
 def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
     """The broker connection from the command line: --broker, --ca, --cert, --key, --user, --password-file."""
-    from hal.mqtt_paho import ClientSettings
+    from firmware.fleet.mqtt.client import ClientSettings
 
     try:
         broker = parse_broker_url(args.broker)
     except ValueError as exc:
         raise TableError(f"--broker: {exc}") from None
-    password = None
-    if args.password_file is not None:
-        lines = args.password_file.read_text(encoding="utf-8").splitlines()
-        password = lines[0].strip() if lines else ""
+    password = password_from_file(args.password_file) if args.password_file is not None else None
     if broker.tls and args.ca is None:
         raise TableError("--ca: the parlour's ca.crt is needed with mqtts://")
     for option, path in (("--ca", args.ca), ("--cert", args.cert), ("--key", args.key)):
@@ -95,8 +98,9 @@ def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
     table.add_column("faults: hint", overflow="fold", min_width=16)
     for name in sorted(consumer.tables):
         v = consumer.tables[name]
-        link = "online" if v.online else ("offline" if v.online is False else "?")
-        style = "red" if v.online is False else ("yellow" if v.faults else "")
+        link = v.status(now_s)
+        link = "?" if link == "unknown" else link
+        style = "red" if link in ("offline", "stale") else ("yellow" if v.faults else "")
         chips = v.state.get("chips")
         table.add_row(name, link, str(v.state.get("state", "")), str(v.state.get("hand", "")),
                       str(v.state.get("dealer", "")), " ".join(map(str, chips)) if isinstance(chips, list) else "",
@@ -106,12 +110,13 @@ def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
 
 
 def watch(args: argparse.Namespace) -> int:
-    from hal.mqtt_paho import MqttNetwork, PahoAdapter
-    from hal.runtime import real_loop, wall_clock_s
+    from firmware.fleet.mqtt.client import PahoAdapter
+    from firmware.fleet.mqtt.network import MqttNetwork
+    from firmware.root.host import HOST_CLOCK, real_loop
 
     settings = client_settings(args)
     loop = real_loop()
-    network = MqttNetwork("watch").start()
+    network = MqttNetwork("watch", clock=HOST_CLOCK).start()
     consumer = FleetConsumer(args.site)
     state = {"last_message_s": None, "printed": False}
 
@@ -120,8 +125,8 @@ def watch(args: argparse.Namespace) -> int:
         if args.json and not args.once and change.what not in ("duplicate", "stale", "bad"):
             print(json.dumps(_line(change, consumer.tables.get(change.table)), ensure_ascii=False), flush=True)
 
-    client = ConsumerClient(loop, PahoAdapter(network, loop.post, settings), consumer, wall_clock_s=wall_clock_s,
-                            on_change=on_change, name=settings.client_id)
+    client = ConsumerClient(loop, PahoAdapter(network, loop.post, settings), consumer,
+                            wall_clock_s=HOST_CLOCK.wall_s, on_change=on_change, name=settings.client_id)
     hint = nothing_heard(args)
     limit_s = args.seconds if args.seconds is not None else (5.0 if args.once else None)
     live = None
@@ -129,7 +134,7 @@ def watch(args: argparse.Namespace) -> int:
         if not args.json and not args.once:
             from rich.live import Live
 
-            live = Live(render(consumer, wall_clock_s()), refresh_per_second=4, transient=False)
+            live = Live(render(consumer, HOST_CLOCK.wall_s()), refresh_per_second=4, transient=False)
             live.start()
 
         def tick() -> None:
@@ -145,7 +150,7 @@ def watch(args: argparse.Namespace) -> int:
                 loop.stop()
                 return
             if live is not None:
-                live.update(render(consumer, wall_clock_s(), hint if client.subscribed else ""))
+                live.update(render(consumer, HOST_CLOCK.wall_s(), hint if client.subscribed else ""))
             loop.call_later(QUIET_S / 5 if args.once else REFRESH_S, tick)
 
         loop.call_later(0.0, client.start)
@@ -153,7 +158,7 @@ def watch(args: argparse.Namespace) -> int:
         loop.run_forever()
     finally:
         if live is not None:
-            live.update(render(consumer, wall_clock_s(), hint if client.subscribed else ""))
+            live.update(render(consumer, HOST_CLOCK.wall_s(), hint if client.subscribed else ""))
             live.stop()
         client.stop()
         network.stop()
@@ -173,5 +178,5 @@ def watch(args: argparse.Namespace) -> int:
         else:
             from rich.console import Console
 
-            Console().print(render(consumer, wall_clock_s()))
+            Console().print(render(consumer, HOST_CLOCK.wall_s()))
     return 0

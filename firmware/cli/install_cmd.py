@@ -144,10 +144,9 @@ def write_unit(root: Path, unit_file: Path, rules: str) -> Path:
 def write_web(root: Path, systemd_dir: Path) -> list[str]:
     """The web page's unit (from the bundle, when it has one) and, once, the table's TLS key and certificate;
     lines saying what was done."""
-    import datetime
-
     from firmware.cli.web_cmd import host_names, print_fingerprint
-    from hal.web_tls import make_certificate
+    from firmware.web.tls import make_certificate
+    from firmware.root.host import HOST_CLOCK
 
     source = systemd_dir / WEB_UNIT.name
     if not source.is_file():
@@ -160,7 +159,7 @@ def write_web(root: Path, systemd_dir: Path) -> list[str]:
     cert, key = folder / "tls.crt", folder / "tls.key"
     if not cert.exists() and not key.exists():
         names = host_names()
-        print_fingerprint(make_certificate(cert, key, names + ["localhost"], datetime.date.today()), cert, names)
+        print_fingerprint(make_certificate(cert, key, names + ["localhost"], HOST_CLOCK), cert, names)
         lines.append(f"the table's TLS certificate made: {cert} (to use the parlour CA's instead, put its "
                      f"certificate and key there)")
     lines += _web_group(folder, WEB_GROUP)
@@ -201,15 +200,20 @@ def run(args: argparse.Namespace) -> int:
     from firmware.config_paths import shipped_dir
     from firmware.faults import TableError
     from firmware.rules.registry import load_ruleset
-    from hal.release.bundle import check_public_key, host_platform, open_bundle
-    from hal.release.releases import Releases, install_launcher
+    from firmware.release.bundle import check_public_key, host_platform, open_bundle
+    from firmware.release.releases import Releases, install_launcher
+    from firmware.root.host import start_guard
+    from firmware.root.host import HOST_CLOCK
 
     if not args.bundle and not args.config_only:
         raise ValueError("--bundle FILE is required (make bundle writes one); --config-only writes the "
                          "configuration and the unit without a release")
     root: Path = args.root.absolute()
-    if root.exists() and not root.is_dir():
-        raise ValueError(f"--root {root}: not a folder")
+    if not root.exists():                              # (a typo must not grow a tree of folders on the host)
+        raise TableError(f"--root {root}: no such folder; give an existing one (/ on a table; to try it, "
+                         f"--root $(mktemp -d)); nothing was written")
+    if not root.is_dir():
+        raise TableError(f"--root {root}: not a folder")
     if args.bundle and not args.bundle.is_file():
         raise ValueError(f"--bundle {args.bundle}: no such file")
     rules = args.rules or installed_rules(root) or "mcr"
@@ -217,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     if args.trust:
         check_public_key(args.trust)                   # (a private key or a text file is refused here)
     trusted = args.trust or (root / TRUSTED_KEY if (root / TRUSTED_KEY).exists() else None)
-    releases = Releases(root)
+    releases = Releases(root, HOST_CLOCK)
     first = not (root / "etc" / "mjtable" / "tables" / "table.toml").exists()
     with tempfile.TemporaryDirectory(prefix="mjtable-install-") as tmp:
         bundle = open_bundle(args.bundle, Path(tmp), trusted) if args.bundle else None
@@ -233,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         print(write_config(root, shipped, args.table, args.force))
         unit = write_unit(root, unit_file, rules)
         web_lines = write_web(root, unit_file.parent)
-        install_launcher(releases.base)
+        install_launcher(releases.base, start_guard)
         if bundle is not None:
             print(f"bundle {args.bundle.name}: release {bundle.version}, "
                   f"{'signed, signature good' if trusted else 'signed' if bundle.signed else 'not signed'}")
@@ -261,12 +265,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_what_is_left(root: Path, first: bool) -> None:
-    from hal.os_checks import check_table_os, format_report, missing
+    from firmware.release.os_checks import INSTALL_MARKS, check_table_os, format_report
 
-    lacking = missing(check_table_os(root))
-    if lacking:
-        print("against power cuts, this system still lacks (docs/table-os.md):")
-        print("\n".join("  " + line for line in format_report(lacking).splitlines()))
+    checks = check_table_os(root)
+    print(f"against power cuts, the operating system under {root} was checked (docs/table-os.md; ok, warn: not "
+          f"yet, with what to do, ?: cannot tell here):")
+    print("\n".join("  " + line for line in format_report(checks, INSTALL_MARKS).splitlines()))
     from firmware.reader.registry import load_table_registry
     from firmware.config import load_table_config
     try:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from importlib.metadata import entry_points
 from typing import NoReturn
 
 from firmware import __version__
 from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
                           run_cmd, score_cmd, sim_cmd, web_cmd)
 from firmware.faults import TableError
+
+log = logging.getLogger(__name__)
 
 EPILOG = """examples:
   mjtable sim                          a 16-hand MCR game on the simulated table, with a summary
@@ -36,7 +39,13 @@ EPILOG = """examples:
   mjtable sim --web 8080 --speed 20    the web page of a simulated table: open http://127.0.0.1:8080/
   mjtable web passwd ana --role technician   a user of the table's web page (mjtable web serves it)
   mjtable fleet watch --broker mqtt://127.0.0.1:1883 --site hall1   every table of a site, live
+  mjtable tourney new --db cup.db --name cup --rules mcr --players players.csv --rounds 5 --hands-per-round 8
+                                       a tournament across the tables (the hall's side: mjtable tourney --help)
 """
+
+
+# commands other packages add (their register(sub)), so that the table's firmware never imports them
+COMMANDS_GROUP = "mjtable.commands"
 
 
 class CommandLine(argparse.ArgumentParser):
@@ -63,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     release_cmd.register(sub)
     web_cmd.register(sub)
     fleet_cmd.register(sub)
+    for plugin in entry_points(group=COMMANDS_GROUP):    # e.g. tourney, the hall's side (parlour/)
+        try:
+            register = plugin.load()
+        except ImportError as exc:          # a plugin installed half (or removed): the table's commands go on
+            log.warning("mjtable %s is not available: %s (reinstall the package that provides it)", plugin.name, exc)
+            continue
+        register(sub)
     return parser
 
 
@@ -86,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ValueError as exc:
         print(f"mjtable: {exc}", file=sys.stderr)
+        return 2
+    except EOFError:                  # a prompt's input ended (Ctrl-D, no terminal): nothing was done with it
+        print("mjtable: end of input before an answer was given; nothing changed", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

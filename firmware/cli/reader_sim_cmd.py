@@ -30,9 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hal.runtime import real_loop
-    from sim.reader_pty import PtyReader
-    from sim.tileset import generated_set
+    from firmware.root.host import real_loop
+    from firmware.root.simulator import PtyReader
+    from firmware.root.simulator import generated_set
 
     loop = real_loop()
     server = PtyReader(loop, args.seed, args.noise, args.drop, tuple(args.faulty_antenna))

@@ -7,18 +7,26 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option, seconds_or_zero
+from firmware.faults import TableError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     release = sub.add_parser("release", help="the releases on this table: list, activate, rollback",
                              description="The releases installed side by side under ROOT/opt/mjtable.")
     release.add_argument("--root", type=Path, default=Path("/"), help="the install root (default /)")
+    # the options every action shares go before or after the action's name (release --root R list, release list
+    # --root R): the action's copy has no default, so it does not undo one given before it
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--root", type=Path, default=argparse.SUPPRESS, help="the install root (default /)")
     actions = release.add_subparsers(dest="release_command", metavar="ACTION", required=True)
-    actions.add_parser("list", help="every installed release, the current one marked").set_defaults(func=_list)
-    activate = actions.add_parser("activate", help="make an installed release current (restart the service after)")
+    actions.add_parser("list", parents=[shared], help="every installed release, the current one marked"
+                       ).set_defaults(func=_list)
+    activate = actions.add_parser("activate", parents=[shared],
+                                  help="make an installed release current (restart the service after)")
     activate.add_argument("version")
     activate.set_defaults(func=_activate)
-    actions.add_parser("rollback", help="make the previous release current again").set_defaults(func=_rollback)
+    actions.add_parser("rollback", parents=[shared], help="make the previous release current again"
+                       ).set_defaults(func=_rollback)
 
     selftest = sub.add_parser("selftest", help="check this release against the table before it may run",
                               description="Imports, the table's configuration against the rule set, the table "
@@ -44,15 +52,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     bundle.add_argument("--wheels", type=Path, metavar="DIR",
                         help="take dependencies from this folder of wheels only (build with no network)")
     bundle.add_argument("--sign", type=Path, metavar="KEY.pem", help="sign the manifest with this Ed25519 key")
-    bundle.add_argument("--new-key", type=Path, metavar="NAME",
-                        help="write a new key pair NAME.pem (private) and NAME.pub (trusted by tables), then stop")
+    bundle.add_argument("--new-key", nargs="?", const="release-signing", metavar="NAME",
+                        help="write a new key pair NAME.pem (private) and NAME.pub (trusted by tables), then stop: "
+                             "in ~/.config/mjtable/ (default NAME release-signing); a NAME with a folder, or "
+                             "--key-out, elsewhere, but never where a git work tree would not ignore it")
+    bundle.add_argument("--key-out", type=Path, metavar="FILE",
+                        help="with --new-key: the private key's file (the public key beside it, .pub)")
     bundle.set_defaults(func=_bundle)
 
 
 def _releases(args: argparse.Namespace):
-    from hal.release.releases import Releases
+    from firmware.release.releases import Releases
+    from firmware.root.host import HOST_CLOCK
 
-    return Releases(args.root)
+    return Releases(args.root, HOST_CLOCK)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -83,9 +96,18 @@ def _rollback(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from hal.release.selftest import check_os, run_selftest
+    import tempfile
 
-    checks = run_selftest(args)
+    from firmware.cli.run_cmd import service_options
+    from firmware.release.selftest import check_os, run_selftest
+    from firmware.root.service import selftest_run
+
+    def run_for(seconds: float) -> tuple:
+        with tempfile.TemporaryDirectory(prefix="mjtable-selftest-") as tmp:
+            args.sim = True                 # (the simulated table behind the pins and the port)
+            return selftest_run(service_options(args, Path(tmp) / "table.db", None), seconds)
+
+    checks = run_selftest(args, run_for)
     for check in checks:
         print(check.line())
     lacking = check_os(args.os_root)
@@ -101,12 +123,19 @@ def _selftest(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from hal.release.bundle import TABLE_PLATFORM, build_bundle, host_platform, make_key_pair
+    from firmware.release.bundle import TABLE_PLATFORM, build_bundle, host_platform, make_key_pair
 
-    if args.new_key:
-        private, public = args.new_key.with_suffix(".pem"), args.new_key.with_suffix(".pub")
+    if args.key_out is not None and args.new_key is None:
+        raise TableError("--key-out goes with --new-key (it names the new private key's file)")
+    if args.new_key is not None:
+        from firmware.release.bundle import default_key_dir, refuse_in_work_tree, signing_key_paths
+
+        private, public = signing_key_paths(args.new_key, args.key_out)
+        refuse_in_work_tree(private, "--key-out" if args.key_out is not None else "--new-key")
+        if private.parent == default_key_dir():
+            private.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         make_key_pair(private, public)
-        print(f"signing key {private} (keep it off the tables), public key {public} "
+        print(f"signing key {private} (keep it off the tables: mjtable bundle --sign {private}), public key {public} "
               f"(mjtable install --trust {public.name})")
         return 0
     platforms = args.platform or list(dict.fromkeys([TABLE_PLATFORM, host_platform()]))

@@ -1,28 +1,31 @@
 """``mjtable run``: the controller on a table (the service's command), or against the simulated table.
 
-The service's composition root: the table model of the table's own
-configuration folder (``/etc/mjtable``, or ``--config-dir``), its pins through
-gpiozero (``[backend]``), the reader on its serial URL, the table database,
-the OS CSPRNG for electronic dice, and the real-time loop.  ``--sim`` keeps
-all of that and puts the simulated table's models behind the pins and the
-port (gpiozero mock pins, ``rfidsim://``): a dry run at real time that
-stacks, reads, raises and deals as the table will.  Faults are logged with
-their code and hint (to the journal under systemd, else stderr).  Under
-systemd it reports READY, STATUS and WATCHDOG; SIGTERM stops every motor
-and exits.  A table model with a ``[fleet]`` section also connects its
-fleet link to the parlour's broker (``docs/fleet.md``).
+The table model of the table's own configuration folder (``/etc/mjtable``,
+or ``--config-dir``), the table database, the diagnostics socket; the
+service is built and run by :mod:`firmware.root.service`: its pins through
+gpiozero (``[backend]``), the reader on its serial URL, the OS CSPRNG for
+electronic dice, the real-time loop.  ``--sim`` keeps all of that and puts
+the simulated table's models behind the pins and the port (gpiozero mock
+pins, ``rfidsim://``): a dry run at real time that stacks, reads, raises and
+deals as the table will.  Faults are logged with their code and hint (to
+the journal under systemd, else stderr).  Under systemd it reports READY,
+STATUS and WATCHDOG; SIGTERM stops every motor and exits.  A table model
+with a ``[fleet]`` section also connects its fleet link to the parlour's
+broker (``docs/fleet.md``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import random
-import signal
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from firmware.cli.arg_types import add_rules_option, seconds
+
+if TYPE_CHECKING:
+    from firmware.root.service import ServiceOptions
 
 log = logging.getLogger("mjtable.run")
 
@@ -62,147 +65,33 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
 
 
 def table_model(args: argparse.Namespace, simulated: bool) -> tuple[Path, Path | None]:
-    """The model to run and the configuration folder its rule sets come from.
+    """The model to run and its configuration folder (:func:`firmware.config_paths.table_model`)."""
+    from firmware.config_paths import table_model as chosen
 
-    A table reads only its own folder.  A dry run (``--sim``) on a machine
-    with no installed table takes the shipped model, and says so."""
-    from firmware.config import default_table_path
-    from firmware.config_paths import TABLE_CONFIG_DIR, table_model_path
-
-    folder = args.config_dir or TABLE_CONFIG_DIR
-    if args.table:
-        return args.table, args.config_dir
-    if simulated and args.config_dir is None and not (folder / "tables" / "table.toml").is_file():
-        log.info("no table installed at %s: the shipped four-port double-set model", folder)
-        return default_table_path(), None
-    return table_model_path(folder), folder
+    return chosen(args.table, args.config_dir, simulated)
 
 
-def wire_service(args: argparse.Namespace, loop, state: Path, simulated: bool = False):
-    """The service's table on ``loop``: (wired table, the simulated table or None)."""
-    from firmware.config import load_table_config
-    from firmware.reader.registry import load_table_registry
-    from firmware.rules.registry import load_ruleset
-    from firmware.wiring import wire_table
+def diag_model(args: argparse.Namespace) -> Path:
+    """The table model a diagnostic uses: the table's own (its folder), or the shipped one for the
+    simulated table and for a reader board on a port of this machine."""
+    return table_model(args, simulated=bool(args.sim or args.port))[0]
 
+
+def service_options(args: argparse.Namespace, state: Path, socket: Path | None) -> "ServiceOptions":
+    """What ``run`` (and ``diag --direct``, the self-test) asks of the service."""
+    from firmware.root.service import ServiceOptions
+
+    simulated = bool(getattr(args, "sim", False))
     model, folder = table_model(args, simulated)
-    cfg = load_table_config(model)
-    rules = load_ruleset(args.rules, folder)
-    live = None
-    if simulated:
-        from sim.live_table import LiveSimTable
-        live = LiveSimTable(cfg, loop, seed=getattr(args, "seed", 1))
-        backend, registry = live.backend, live.registry
-    else:
-        from hal.backend import HardwareBackend
-        if args.pin_factory:
-            cfg = cfg.model_copy(update={"backend": cfg.backend.model_copy(update={"pin_factory": args.pin_factory})})
-        registry = load_table_registry(cfg)
-        backend = HardwareBackend(cfg, loop)
-
-    def listen(bus) -> None:
-        bus.subscribe("controller.acknowledged", lambda e: log.warning("latched fault acknowledged"))
-        bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
-        if live is not None:
-            live.listen(bus)
-
-    fleet = None
-    if cfg.fleet is not None:
-        from hal.fleet_runtime import table_plug
-        fleet = table_plug()
-    try:
-        wired = wire_table(cfg, rules, registry, backend, loop, state, table_rng=random.SystemRandom(),
-                           controller_rng=random.SystemRandom(), listen=listen, fleet=fleet)
-    except BaseException:
-        backend.close()
-        if fleet is not None and fleet.close is not None:
-            fleet.close()
-        raise
-    if live is not None:
-        live.seat(wired.controller, loop.post)
-    return wired, live
+    return ServiceOptions(model, folder, args.rules, state, simulated, getattr(args, "seed", 1), args.pin_factory,
+                          getattr(args, "seconds", None), socket, getattr(args, "own_process", False))
 
 
 def run(args: argparse.Namespace) -> int:
-    from hal.systemd import Notifier, log_to_journal_if_there
+    from firmware.root.service import serve
 
-    log_to_journal_if_there()
-    root = logging.getLogger()
-    level_before = root.level
-    root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
-
-    from hal.runtime import real_loop
-
-    scratch = tempfile.TemporaryDirectory(prefix="mjtable-run-") if args.sim and not args.state else None
-    state = args.state or (Path(scratch.name) / "table.db" if scratch else DEFAULT_STATE)
-    loop = real_loop()
-    try:
-        hw, live = wire_service(args, loop, state, simulated=args.sim)
-    except BaseException:
-        if scratch is not None:
-            scratch.cleanup()
-        raise
-    if getattr(args, "own_process", False):
-        from hal.runtime import keep_startup_objects
-        keep_startup_objects()
-    cfg, bus, controller = hw.cfg, hw.bus, hw.controller
-    notifier = Notifier()
-    bus.subscribe("controller.state", lambda e: notifier.status(f"state {e.data['state']}"))
-
-    def stop(*_: object) -> None:
-        loop.stop()
-
-    previous = signal.signal(signal.SIGTERM, lambda *_: loop.post(stop))
-    if notifier.watchdog_s:
-        def pet() -> None:
-            notifier.watchdog()
-            loop.call_later(notifier.watchdog_s / 2, pet)
-        loop.call_later(0.0, pet)
-    if args.seconds:
-        loop.call_later(args.seconds, stop)
-    server = None
-    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else DIAG_SOCKET)
-    if str(socket_path) != "none":
-        from firmware.diagnostics.commands import DiagCommands
-        from firmware.web.control import COMMANDS_USED, WEB_USER
-        from hal.diag_peers import limits_for_users
-        from hal.diag_socket import DiagSocketServer
-        try:
-            server = DiagSocketServer(socket_path, loop.post, DiagCommands(controller).handle,
-                                      limited=limits_for_users({WEB_USER: COMMANDS_USED}))
-            server.start()
-            if live is not None:
-                log.info("technician's socket: mjtable diag --socket %s state", socket_path)
-        except OSError as exc:
-            log.warning("no diag socket at %s: %s", socket_path, exc)
-            server = None
-    if live is None and cfg.backend.pin_factory == "mock":
-        log.warning("gpiozero's mock pins do not move: homing cannot finish and the table latches a fault; "
-                    "for a dry run that moves, use mjtable run --sim")
-    controller.start()
-    if hw.link is not None:
-        hw.link.start()
-    if controller.fault is not None and controller.table_state.value == "latched":
-        fault = controller.fault
-        log.error("the table starts latched, as its database left it: %s %s (%s); acknowledge with "
-                  "'mjtable diag ack' or both lift keys once the cause is mended", fault.code.value,
-                  fault.code.text, fault.source)
-    notifier.ready(f"table {cfg.table.name}, rules {args.rules}")
-    log.info("controller started: %s, %s-tile set, rules %s, database %s%s", cfg.table.name, cfg.table.tile_set,
-             args.rules, state, " (the simulated table behind the pins and the reader port)" if live else "")
-    try:
-        loop.run_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        notifier.stopping()
-        if server is not None:
-            server.stop()
-        hw.close()
-        signal.signal(signal.SIGTERM, previous)
-        log.info("controller stopped; every output safe%s", f" ({live.describe()})" if live else "")
-        if scratch is not None:
-            scratch.cleanup()
-        root.setLevel(level_before)
-    return 0
-
+    with tempfile.TemporaryDirectory(prefix="mjtable-run-") as scratch:
+        dry = args.sim and not args.state               # a dry run keeps nothing: its database in a scratch folder
+        state = args.state or (Path(scratch) / "table.db" if dry else DEFAULT_STATE)
+        socket = args.diag_socket or (Path(scratch) / "diag.sock" if dry else DIAG_SOCKET)
+        return serve(service_options(args, state, None if str(socket) == "none" else socket))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from firmware.cli.arg_types import MAX_SECONDS, add_rules_option, count, seconds
-from firmware.rules.registry import DEFAULT as DEFAULT_RULES
+from firmware.rules.names import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
 
@@ -66,6 +66,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from firmware.cli.console_log import console_tracebacks
+
+    with console_tracebacks(keep=args.verbose >= 2):      # (below -vv a traceback goes to a file, not the console)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     explicit_rules = args.rules is not None
     args.rules = args.rules or DEFAULT_RULES
     check_fleet_args(args)
@@ -74,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.one_cycle:
         return run_game(args)
     from firmware.config import default_table_path, load_table_config
-    from sim.faults import parse_fault
-    from sim.harness import SimTable
-    from sim.pacer import Stopwatch
+    from firmware.root.simulator import parse_fault
+    from firmware.root.simulator import SimTable
+    from firmware.root.simulator import Stopwatch
 
     cfg = load_table_config(args.table or default_table_path())
     tiles = _tiles_of_rules(args) if explicit_rules else args.tiles
@@ -84,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": tiles})})
     faults = [parse_fault(spec) for spec in args.inject]
     if args.report:
-        from sim.resume import check_writable
+        from firmware.file_checks import check_writable
         check_writable(args.report, "--report")
     watch = Stopwatch()
     sim = SimTable(cfg, seed=args.seed, faults=faults)
@@ -136,12 +143,26 @@ def _rfid_report(sim, verification) -> dict:
 
 
 def run_game(args: argparse.Namespace) -> int:
+    from firmware.root.simulator import SimRun, Stopwatch, parse_fault
+
+    cfg = _checked_game_args(args)
+    faults = [parse_fault(spec) for spec in args.inject]
+    _checked_files_and_faults(args, faults)
+    watch = Stopwatch()
+    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
+                 state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
+    if getattr(args, "own_process", False):
+        from firmware.root.host import keep_startup_objects
+        keep_startup_objects()
+    if args.verbose >= 2:
+        _log_events(run)
+    report, hands, results, completed = _played(run, args, watch)
+    return _told(args, report, hands, results, completed)
+
+
+def _checked_game_args(args: argparse.Namespace):
+    """The table model of the run, once the options were found to go together (ValueError: which do not)."""
     from firmware.config import default_table_path, load_table_config
-    from sim.faults import check_fits_run, parse_fault
-    from sim.pacer import Pacer, Stopwatch
-    from sim.report import build_report, summary_lines
-    from sim.resume import check_resume, check_writable
-    from sim.table_run import SimRun
 
     cfg = load_table_config(args.table or default_table_path())
     if args.tiles:
@@ -159,7 +180,14 @@ def run_game(args: argparse.Namespace) -> int:
         raise ValueError("--web-users goes with --web PORT")
     if args.web_users is not None and not args.web_users.is_file():
         raise ValueError(f"--web-users {args.web_users}: no such file (mjtable web passwd NAME --users FILE)")
-    faults = [parse_fault(spec) for spec in args.inject]
+    return cfg
+
+
+def _checked_files_and_faults(args: argparse.Namespace, faults: list) -> None:
+    """Before the first simulated second: the faults fit the run, the report can be written, the state resumed."""
+    from firmware.file_checks import check_writable
+    from firmware.root.simulator import check_fits_run, check_resume
+
     if not args.service:
         check_fits_run(faults, args.hands)
     rules_tiles = _tiles_of_rules(args)
@@ -167,29 +195,15 @@ def run_game(args: argparse.Namespace) -> int:
         check_writable(args.report, "--report")
     if args.state:
         check_resume(args.state, args.rules, rules_tiles)
-    watch = Stopwatch()
-    run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
-                 state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
-    if getattr(args, "own_process", False):
-        from hal.runtime import keep_startup_objects
-        keep_startup_objects()
-    if args.verbose >= 2:
-        _log_events(run)
+
+
+def _played(run, args: argparse.Namespace, watch) -> tuple[dict, list, dict, bool]:
+    """Serve what was asked (the socket, the page), play the run to its end, close: (report, hands, results,
+    completed)."""
+    from firmware.root.simulator import Pacer, build_report
+
     scratch = tempfile.TemporaryDirectory(prefix="mjtable-sim-") if args.web and not args.diag_socket else None
-    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else None)
-    page = server = None
-    try:
-        server = run.serve_diag(socket_path) if socket_path else None
-        if args.diag_socket:
-            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
-        if args.web:
-            from sim.web_page import SimWebPage
-            page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
-            page.start()
-            print(page.describe(), file=sys.stderr, flush=True)
-    except BaseException:
-        _close(page, server, run, scratch)
-        raise
+    page, server = _served(run, args, scratch)
     try:
         with _ended_by_sigterm(), _progress(args) as bar:
             pacer = Pacer(run.loop, args.speed)
@@ -205,15 +219,42 @@ def run_game(args: argparse.Namespace) -> int:
             _show(bar, run, pacer, args)
         run.settle()
         report = build_report(run, args.rules, 0 if args.service else args.hands, watch.elapsed_s)
-        hands = run.store.hands(since=run.start_hand) if run.controller else []
-        results = {r.hand: r for r in run.controller.scoreboard.hands(since=run.start_hand, all_games=True)} \
-            if run.controller else {}
+        # every hand of the run only for a summary that lists them (-v): a long run's summary holds none
+        listed = bool(run.controller) and args.verbose > 0
+        hands = run.store.hands(since=run.start_hand) if listed else []
+        results = {r.hand: r for r in run.session.scoreboard.hands(since=run.start_hand, all_games=True)} \
+            if listed else {}
     finally:
         _close(page, server, run, scratch)
+    return report, hands, results, completed
+
+
+def _served(run, args: argparse.Namespace, scratch) -> tuple:
+    """The technician's socket and the web page of the run, as asked: (page, server)."""
+    socket_path = args.diag_socket or (Path(scratch.name) / "diag.sock" if scratch else None)
+    page = server = None
+    try:
+        server = run.serve_diag(socket_path) if socket_path else None
+        if args.diag_socket:
+            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+        if args.web:
+            from firmware.root.simulator import SimWebPage
+            page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
+            page.start()
+            print(page.describe(), file=sys.stderr, flush=True)
+    except BaseException:
+        _close(page, server, run, scratch)
+        raise
+    return page, server
+
+
+def _told(args: argparse.Namespace, report: dict, hands: list, results: dict, completed: bool) -> int:
+    """The report written, the summary (or the last line) printed, the broken invariants said; the exit status."""
+    from firmware.root.simulator import final_line, summary_lines
+
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     if args.quiet:                  # the last line only, with the hand count
-        from sim.report import final_line
         print(final_line(report, with_hands=not args.service))
     else:
         print("\n".join(summary_lines(report, hands, verbose=args.verbose > 0, results=results)))
@@ -269,25 +310,40 @@ def _run_service(run, pacer, args: argparse.Namespace) -> bool:
     return True
 
 
+SERVICE_BAR = "service mode: {n_fmt} simulated s [{elapsed}{postfix}]"          # (no hands: time is the measure)
+SERVICE_BAR_UNTIL = "service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} simulated s [{elapsed}{postfix}]"
+
+
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace) -> Iterator:
-    """A progress bar over the hands (stderr), with the live line as its postfix; log lines go above it."""
+    """A progress bar (stderr) over the hands, or in service mode (no hands) over the simulated seconds, with the
+    live line as its postfix; log lines go above it."""
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    with tqdm(total=None if args.service else args.hands, unit="hand", disable=args.quiet, dynamic_ncols=True,
-              mininterval=0.2, file=sys.stderr) as bar, logging_redirect_tqdm():
+    if args.service:
+        until_s = int(args.until_s) if args.until_s is not None else None
+        options = dict(total=until_s, bar_format=SERVICE_BAR_UNTIL if until_s else SERVICE_BAR)
+    else:
+        options = dict(total=args.hands, unit="hand")
+    with tqdm(disable=args.quiet, dynamic_ncols=True, mininterval=0.2, file=sys.stderr, **options) as bar, \
+            logging_redirect_tqdm():
         yield bar
 
 
 def _show(bar, run, pacer, args: argparse.Namespace) -> None:
-    """Advance the bar to the hands played; when watching (--speed X), the live line of the table."""
-    played = run.game.hands_recorded if run.game is not None else 0
-    if played > bar.n:
-        bar.update(played - bar.n)
+    """Advance the bar to the hands played (in service mode: the whole simulated seconds); when watching
+    (--speed X), the live line of the table."""
+    if args.service:
+        done = int(run.loop.now())
+        done = min(done, bar.total) if bar.total else done
+    else:
+        done = run.game.hands_recorded if run.game is not None else 0
+    if done > bar.n:
+        bar.update(done - bar.n)
     if args.speed is not None and run.controller is not None:
-        from firmware.controller.status import LIVE_COMPONENTS, get_status, live_line
-        bar.set_postfix_str(live_line(get_status(run.controller, LIVE_COMPONENTS), pacer.shown_now_s))
+        from firmware.game.status import LIVE_COMPONENTS, live_line
+        bar.set_postfix_str(live_line(run.session.get_status(LIVE_COMPONENTS), pacer.shown_now_s))
     elif run.controller is None:
         bar.set_postfix_str("power off")
 

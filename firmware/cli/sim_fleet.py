@@ -17,18 +17,66 @@ reconnects.  Exit 1 if a table did not finish or events were left
 unacknowledged.  A broker that refuses the tables (a listener for
 accounts, another site) stops the run at once, said in one line with what
 to do.
+
+``--await-assignments``: the tables play the hall's tournament rounds only.
+Each waits for its signed assignment on its ``assign`` topic
+(:mod:`firmware.game.rounds`), plays each round it is given with the
+round's hands, rule set and seats (the simulated players play the seats),
+and waits for the next, until SIGINT or SIGTERM ends the run cleanly (the
+outboxes drained, the summary printed, exit 0).  A table's wall clock is
+the real time while it waits; from the moment a round is assigned it runs
+at the simulator's speed (as fast as possible, or ``--speed X``), so a
+round's ``ends_at`` of the real time + D is reached after D simulated
+seconds of that round (:mod:`sim.fleet_run`).  The tables need the
+parlour's command key to check the signatures (``--command-key FILE``: the
+public key or HMAC secret, as a table's ``command_key_file``).
+
+``--state-dir DIR``: each table's database kept as ``DIR/t001.db`` ... (its
+simulated table in it, as one table's ``--state``) and ``DIR/fleet.json``
+naming the fleet; the same command after a stop or a kill at any instant
+resumes every table (``--hands`` counting its hands in all, a hand left in
+play ended void, a round's game going on, the outboxes sending again what
+was not acknowledged under the same message ids).  SIGINT and SIGTERM end
+any fleet run cleanly (a second stops the drain; :class:`Signals`).
+
+Faults: ``--inject SPEC`` goes into every table's simulated table (the same
+spec, each table at its own time: their seeds differ), ``--inject
+tNNN:SPEC`` into table ``tNNN`` alone (``t003:jam:stacker1@hand2``); a
+simulated technician acknowledges after ``--auto-ack-s`` as for one table.
+``--report FILE`` writes the fleet's JSON report: every table's report of
+``mjtable sim --report`` with its link's counters and the faults injected
+into it, and the fleet's totals.  A table that ends latched, with chips that
+do not add up or a motor that ran under an interlock fails the run (exit
+1), as one table's run does.  What does not go with a fleet says why and
+what to do instead (:data:`NOT_WITH_FLEET`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import count, seconds
 
-NOT_WITH_FLEET = ("one_cycle", "service", "state", "diag_socket", "inject", "report", "tiles", "until_s", "web",
-                  "web_users")
+# what does not go with --fleet, and what to do instead (tNNN plays seed --seed + NNN - 1)
+NOT_WITH_FLEET = {
+    "one_cycle": "a fleet plays hands; one stacking cycle is mjtable sim --one-cycle, one table",
+    "service": "a fleet plays hands; service mode is for one table: mjtable sim --service --speed 1",
+    "state": "each simulated table has a database of its own: keep them with --state-dir DIR (DIR/t001.db ...; the "
+             "same command resumes them), or run one table alone: mjtable sim --seed S --state FILE (table tNNN "
+             "plays seed --seed + NNN - 1)",
+    "diag_socket": "the technician's socket serves one table; run that table alone: mjtable sim --seed S "
+                   "--diag-socket PATH --speed X (table tNNN plays seed --seed + NNN - 1)",
+    "tiles": "the rule set decides the tile set (--rules)",
+    "until_s": "it goes with --service (one table)",
+    "web": "the web page serves one table; watch the parlour with mjtable fleet watch --broker URL --site SITE, or "
+           "one table's page alone: mjtable sim --seed S --web PORT --speed X (table tNNN plays seed --seed + NNN - 1)",
+    "web_users": "it goes with --web (one table)",
+}
+TABLE_PREFIX = re.compile(r"^(t\d{3,4}):(.+)$")          # --inject t003:jam:stacker1@hand2: table t003 alone
 
 
 def add_fleet_options(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +91,16 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--certs", type=Path, metavar="DIR",
                        help="with --fleet and an mqtts:// --broker: the simulated tables' certificates and keys, "
                             "t001.crt, t001.key ... (mjtable fleet certs table t001 t002 ... --out DIR)")
+    group.add_argument("--await-assignments", action="store_true",
+                       help="with --fleet: each table waits for the hall's signed assignment on its assign topic and "
+                            "plays each tournament round it is given, until SIGINT / SIGTERM (--hands does not apply)")
+    group.add_argument("--command-key", type=Path, metavar="FILE",
+                       help="with --fleet: the parlour's command key the tables check commands and assignments with "
+                            "(a public key or hmac-sha256:<hex> line, as a table's [fleet] command_key_file)")
+    group.add_argument("--state-dir", type=Path, metavar="DIR",
+                       help="with --fleet: keep the tables' databases in DIR (t001.db ..., each with its simulated "
+                            "table, as one table's --state); the same command resumes them after a stop or a kill "
+                            "at any instant, --hands counting each table's hands in all")
     group.add_argument("--drain-s", type=seconds, default=30.0, metavar="S",
                        help="with --fleet: real seconds to wait at the end for the broker to acknowledge every event "
                             "(default 30)")
@@ -50,10 +108,13 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
 
 def check_fleet_args(args: argparse.Namespace) -> None:
     """One line naming the argument (ValueError: exit 2) for what does not go with ``--fleet``."""
-    from firmware.fleet.adapter import parse_broker_url
+    from firmware.ports.broker import parse_broker_url
     from firmware.fleet.topics import check_id
 
     if args.fleet is None:
+        for flag in ("await_assignments", "command_key", "state_dir"):
+            if getattr(args, flag, None) not in (None, False):
+                raise ValueError(f"--{flag.replace('_', '-')} goes with --fleet N (a simulated parlour)")
         for name in ("broker", "site", "ca", "certs"):
             if getattr(args, name) is not None and not (name == "site" and args.site == "sim"):
                 raise ValueError(f"--{name} goes with --fleet N (a simulated parlour)")
@@ -76,10 +137,104 @@ def check_fleet_args(args: argparse.Namespace) -> None:
         raise ValueError(str(exc)) from None
     if broker.tls:
         _check_certs(args)
-    for name in NOT_WITH_FLEET:
+    for name, why in NOT_WITH_FLEET.items():
         value = getattr(args, name, None)
         if value not in (None, False, []):
-            raise ValueError(f"--{name.replace('_', '-')} does not go with --fleet")
+            raise ValueError(f"--{name.replace('_', '-')} does not go with --fleet: {why}")
+    if args.await_assignments and args.command_key is None:
+        raise ValueError("--await-assignments needs --command-key FILE (the parlour's command key: the tables check "
+                         "the assignments' signatures with it)")
+    if args.command_key is not None:
+        from firmware.fleet.command_auth import load_verify_keys
+        try:
+            load_verify_keys(args.command_key)
+        except ValueError as exc:
+            raise ValueError(f"--command-key: {exc}") from None
+    args.fleet_faults = fleet_faults(args.inject, args.fleet, args.hands)
+    if getattr(args, "state_dir", None) is not None:
+        check_state_dir(args)
+    if args.report is not None:
+        from firmware.file_checks import check_writable
+        check_writable(args.report, "--report")
+
+
+FLEET_FILE = "fleet.json"       # in --state-dir: what the fleet was started with (the same command resumes it)
+
+
+def fleet_identity(args: argparse.Namespace) -> dict:
+    """What a --state-dir's fleet must keep to be resumed: its tables, their seeds, rules, site and mode."""
+    return {"version": 1, "tables": args.fleet, "seed": args.seed, "rules": args.rules, "site": args.site,
+            "await_assignments": bool(args.await_assignments)}
+
+
+def check_state_dir(args: argparse.Namespace) -> None:
+    """``--state-dir DIR``: a folder (made if its parent is there) that is new, or the same fleet's, whose table
+    databases can each be resumed (one line naming DIR or the file, ValueError: exit 2)."""
+    from firmware.root.simulator import check_resume, table_ids
+    from firmware.rules.registry import load_ruleset
+
+    folder: Path = args.state_dir
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--state-dir {folder}: not a folder")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise ValueError(f"--state-dir {folder}: its folder {folder.parent} does not exist")
+    saved_file = folder / FLEET_FILE
+    want = fleet_identity(args)
+    if saved_file.exists():
+        try:
+            saved = json.loads(saved_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--state-dir {folder}: {saved_file.name} cannot be read ({exc}); give another folder "
+                             f"to start afresh") from None
+        differs = [key for key in want if not isinstance(saved, dict) or saved.get(key) != want[key]]
+        if differs:
+            was = ", ".join(f"{key} {saved.get(key)!r}" for key in differs) if isinstance(saved, dict) else "?"
+            raise ValueError(f"--state-dir {folder} keeps a fleet started with {was}: run the same command to "
+                             f"resume it, or give another folder to start afresh")
+    elif folder.exists() and any(folder.glob("t*.db")):
+        raise ValueError(f"--state-dir {folder} holds table databases but no {FLEET_FILE}: give another folder")
+    folder.mkdir(exist_ok=True)
+    tile_set = load_ruleset(args.rules).tile_set
+    for table in table_ids(args.fleet):
+        try:
+            check_resume(folder / f"{table}.db", args.rules, tile_set)
+        except Exception as exc:                  # (a ResumeError names the file and what to do)
+            raise ValueError(str(exc).replace("--state ", "--state-dir: ", 1)) from None
+
+
+def keep_fleet_identity(args: argparse.Namespace) -> None:
+    """Write DIR/fleet.json (once, before any table database is made there)."""
+    folder: Path = args.state_dir
+    folder.mkdir(exist_ok=True)
+    saved = folder / FLEET_FILE
+    if not saved.exists():
+        part = folder / (FLEET_FILE + ".part")
+        part.write_text(json.dumps(fleet_identity(args)) + "\n", encoding="utf-8")
+        part.replace(saved)
+
+
+def fleet_faults(specs: list[str], tables: int, hands: int) -> dict[str, list]:
+    """Each table's faults from ``--inject``: a SPEC for every table, ``tNNN:SPEC`` for table tNNN alone; each
+    checked as for one table (ValueError naming the spec)."""
+    from firmware.root.simulator import check_fits_run, parse_fault
+    from firmware.root.simulator import table_ids
+
+    ids = table_ids(tables)
+    out: dict[str, list] = {table: [] for table in ids}
+    for text in specs:
+        prefix = TABLE_PREFIX.match(text.strip())
+        targets, spec_text = (([prefix.group(1)], prefix.group(2)) if prefix else (ids, text))
+        if prefix and prefix.group(1) not in out:
+            raise ValueError(f"--inject {text!r}: no table {prefix.group(1)} in a fleet of {tables} "
+                             f"({ids[0]}..{ids[-1]})")
+        try:
+            spec = parse_fault(spec_text)
+            check_fits_run([spec], hands)
+        except ValueError as exc:
+            raise ValueError(f"--inject: {exc}") from None
+        for table in targets:
+            out[table].append(spec)
+    return out
 
 
 def make_certs_hint(tables: int) -> str:
@@ -90,8 +245,8 @@ def _check_certs(args: argparse.Namespace) -> None:
     """Every simulated table's certificate and key, as config check checks a table's (the first problem, one
     line naming the argument)."""
     from firmware.fleet.table_files import check_tls_files
-    from hal.runtime import wall_clock_s
-    from sim.fleet_run import table_ids
+    from firmware.root.host import wall_clock_s
+    from firmware.root.simulator import table_ids
 
     for table in table_ids(args.fleet):
         problems = check_tls_files(table, args.ca, args.certs / f"{table}.crt", args.certs / f"{table}.key",
@@ -115,23 +270,70 @@ def refusal_line(args: argparse.Namespace, table: str, refusal: str) -> str:
     return f"mjtable sim: {args.broker} refused the simulated tables ({table}: {refusal}): {advice}"
 
 
+class Signals:
+    """SIGINT and SIGTERM counted, from before the tables are built (the first ends the run cleanly: outboxes
+    drained, summary printed; a second ends the drain too).  The handler only counts: it takes no lock (the main
+    thread may hold any lock when a signal lands) and the driver looks at the count after every slice."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: str | None = None
+        self._previous: dict = {}
+
+    def __enter__(self) -> "Signals":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._heard)
+        return self
+
+    def _heard(self, signum, _frame) -> None:
+        import signal
+
+        self.count += 1
+        self.last = signal.Signals(signum).name
+
+    def __exit__(self, *_exc) -> None:
+        import signal
+
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
 def run_fleet(args: argparse.Namespace) -> int:
+    with Signals() as signals:
+        return _run_fleet(args, signals)
+
+
+def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
+    from firmware.cli.console_log import console_prefix
     from firmware.config import default_table_path, load_table_config
-    from sim.fleet_run import FleetSim, summary_lines
-    from sim.pacer import Stopwatch
+    from firmware.root.simulator import FleetSim, fleet_summary_lines as summary_lines
+    from firmware.root.simulator import Stopwatch
 
     cfg = load_table_config(args.table or default_table_path())
+    faults = getattr(args, "fleet_faults", None) or fleet_faults(args.inject, args.fleet, args.hands)
     watch = Stopwatch()
+    awaiting = bool(getattr(args, "await_assignments", False))
+    state_dir = getattr(args, "state_dir", None)
+    if state_dir is not None:
+        keep_fleet_identity(args)
     fleet = FleetSim(args.fleet, args.broker, args.site, rules=args.rules, hands=args.hands, seed=args.seed,
-                     speed=args.speed, cfg=cfg, tls=(args.ca, args.certs) if args.certs is not None else None)
+                     speed=args.speed, cfg=cfg, tls=(args.ca, args.certs) if args.certs is not None else None,
+                     faults=faults, auto_ack_s=args.auto_ack_s, await_assignments=awaiting,
+                     command_key=getattr(args, "command_key", None), folder=state_dir)
     refused = None
+    report = None
     try:
-        total = args.fleet * args.hands
-        with tqdm(total=total, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
-                  file=sys.stderr) as bar, logging_redirect_tqdm():
+        total = args.fleet * args.hands if not awaiting else None
+        with console_prefix(lambda: fleet.current), \
+                tqdm(total=total, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
+                     file=sys.stderr) as bar, logging_redirect_tqdm():
             def played() -> int:
                 return sum(run.game.hands_recorded for run in fleet.runs if run.game is not None)
 
@@ -144,18 +346,29 @@ def run_fleet(args: argparse.Namespace) -> int:
                     refused = fleet.refusal()
                     if refused is not None:              # (trying again will not change it: stop, and say so)
                         break
+                    if signals.count:
+                        print(f"stopped by {signals.last}: "
+                              f"{'the tables wait for no more rounds' if awaiting else 'the tables play no more'}; "
+                              f"waiting up to {args.drain_s:g} s for the broker to acknowledge their events (again: "
+                              f"stop waiting)", file=sys.stderr)
+                        break
                 else:
                     for run in fleet.runs:
                         run.settle()
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:                    # (the handlers were not ours: not the main thread)
                 print("stopped by Ctrl-C", file=sys.stderr)
             bar.update(played() - bar.n)
-        drained = fleet.drain(args.drain_s) if refused is None else False
+        stopped = signals.count
+        drained = fleet.drain(args.drain_s, give_up=lambda: signals.count > stopped) \
+            if refused is None else False
         refused = refused or fleet.refusal()
         wall_s = watch.elapsed_s
         rows = fleet.summary()
+        report = fleet.report(wall_s, faults, broker=args.broker, site=args.site, drained=drained)
     finally:
         fleet.close()
+    if args.report is not None and report is not None:
+        args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     for line in summary_lines(rows, wall_s, verbose=args.verbose > 0):
         print(line)
     if refused is not None:
@@ -169,4 +382,12 @@ def run_fleet(args: argparse.Namespace) -> int:
         left = sum(max(0, r.outbox_depth) for r in rows)
         print(f"mjtable sim: {left} events not acknowledged by {args.broker} within {args.drain_s:g} s "
               f"(they wait in the tables' outboxes)", file=sys.stderr)
-    return 1 if unfinished or not drained else 0
+    broken = [r for r in rows if r.latched or not r.chips_conserved or r.motor_under_interlock]
+    for r in broken[:10]:
+        why = ", ".join(w for w, bad in (("ended latched", r.latched),
+                                        ("INVARIANT BROKEN: the stored payments and chips do not add up",
+                                         not r.chips_conserved),
+                                        ("INVARIANT BROKEN: a motor ran while an interlock was active",
+                                         r.motor_under_interlock)) if bad)
+        print(f"mjtable sim: table {r.table}: {why}", file=sys.stderr)
+    return 1 if unfinished or not drained or broken else 0

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import count
+from firmware.faults import TableError
 
 log = logging.getLogger("mjtable.web")
 
@@ -85,10 +86,19 @@ def set_password(args: argparse.Namespace) -> int:
         print(f"user {args.name} removed from {args.users}; restart the page: systemctl restart mjtable-web")
         return 0
     if args.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
+        line = sys.stdin.readline()
+        if not line:
+            raise TableError(f"web passwd: no password on standard input (it ended); {args.users} not changed")
+        password = line.rstrip("\n")
     else:
-        password = getpass.getpass(f"password for {args.name}: ")
-        if getpass.getpass("the same again: ") != password:
+        try:
+            password = getpass.getpass(f"password for {args.name}: ")
+            again = getpass.getpass("the same again: ")
+        except EOFError:                           # (Ctrl-D, or no terminal and nothing on standard input)
+            print(file=sys.stderr)
+            raise TableError(f"web passwd: no password given (end of input); {args.users} not changed "
+                             f"(--password-stdin reads it from a pipe)") from None
+        if again != password:
             raise ValueError("the two passwords differ; nothing changed")
     users.set_password(args.name, password, Role(args.role))
     print(f"user {args.name} ({args.role}) set in {args.users}; restart the page: systemctl restart mjtable-web")
@@ -96,13 +106,12 @@ def set_password(args: argparse.Namespace) -> int:
 
 
 def make_cert(args: argparse.Namespace) -> int:
-    import datetime
-
-    from hal.web_tls import make_certificate
+    from firmware.web.tls import make_certificate
+    from firmware.root.host import HOST_CLOCK
 
     names = args.name or host_names()
     cert, key = args.dir / DEFAULT_CERT.name, args.dir / DEFAULT_KEY.name
-    print_fingerprint(make_certificate(cert, key, names + ["localhost"], datetime.date.today()), cert, names)
+    print_fingerprint(make_certificate(cert, key, names + ["localhost"], HOST_CLOCK), cert, names)
     return 0
 
 
@@ -112,12 +121,14 @@ def print_fingerprint(fingerprint: str, cert: Path, names: list[str]) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from firmware.web.app import WebSettings, create_app
+    from firmware.web.app import create_app
+    from firmware.web.state import WebSettings
     from firmware.web.control import SocketControl
     from firmware.web.guards import HostRules
     from firmware.web.records import TableRecords
     from firmware.web.users import Users
-    from hal.web_runtime import monotonic_s, serve as serve_app, ticker
+    from firmware.web.runtime import serve as serve_app, ticker
+    from firmware.root.host import HOST_CLOCK
 
     cert = args.tls_cert or (DEFAULT_CERT if DEFAULT_CERT.exists() and not args.tls_key else None)
     key = args.tls_key or (DEFAULT_KEY if cert == DEFAULT_CERT else None)
@@ -134,7 +145,8 @@ def serve(args: argparse.Namespace) -> int:
         log.warning("no user in %s: the page only says how to set a password (mjtable web passwd)", args.users)
     settings = WebSettings(users=users, hosts=HostRules.of(host_names() + args.allow_host), tls=cert is not None,
                            table_name=args.table_name or host_names()[0], simulated=args.simulated)
-    app = create_app(settings, SocketControl(args.socket), TableRecords(args.state), monotonic_s, ticker())
+    app = create_app(settings, SocketControl(args.socket), TableRecords(args.state), HOST_CLOCK.monotonic_s,
+                     ticker(HOST_CLOCK))
     scheme = "https" if cert else "http"
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
 

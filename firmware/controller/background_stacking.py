@@ -23,34 +23,61 @@ fault (:meth:`BackgroundStacking.stop`).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from firmware.controller.bookkeeping import UNKNOWN_SET, StackingProgress
-from firmware.controller.states import SetLocation, TableState
+from firmware.controller.states import SetLocation
+from firmware.faults import Fault, FaultCode
 from firmware.listeners import Listening
 from firmware.loop import Handle
 from firmware.reader.driver import LinkState, Reply
 from firmware.reader.messages import InventoryPart, PayloadError
+from firmware.reader.registry import TileRegistry
 from firmware.reader.verify import Verification
 from firmware.reader.wall_map import HEAD_ANTENNAS, WallRead
 from firmware.reader.wall_session import WallSession
 from firmware.stacking import CycleResult, StackingCycle
+from firmware.table import Table
+from firmware.tiles.sets import TileSet, tile_set
 
 if TYPE_CHECKING:
-    from firmware.controller.controller import Controller
+    from firmware.controller.record import TableRecord
 
 log = logging.getLogger(__name__)
-S = TableState
 READER_WAIT_S = 5.0         # after a restart: how long to wait for the reader to find the tiles in the tracks
+READER_RETRY_S = 2.0        # a stream that did not start is asked for again this often (and when the link is up)
+READER_HOLD_S = 15.0        # a reader that has not streamed for this long holds the table (E84)
+
+
+class StackingOutcomes(Protocol):
+    """What the controller hears of a stacking cycle's end."""
+
+    def set_stacked(self, set_id: str, may_rise: bool) -> None:
+        """A set's walls are complete and verified (``may_rise``: they may be dealt)."""
+
+    def disk_empty(self) -> None:
+        """The centre was opened but nothing was poured in: nothing to stack."""
 
 
 class BackgroundStacking:
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, table: Table, registry: TileRegistry, record: "TableRecord", outcomes: StackingOutcomes,
+                 read_whole: Callable[[], None], uncounted: Callable[[str], None]) -> None:
+        """``read_whole()``: a set's walls were read with every tile (the fault policy counts the sets that were
+        not); ``uncounted(hint)``: a track held tiles its counter missed (what to check if E62 comes back)."""
+        self.table, self.registry, self.record, self.outcomes = table, registry, record, outcomes
+        self.read_whole, self.uncounted = read_whole, uncounted
+        self.tile_set: TileSet = tile_set(table.cfg.table.tile_set)     # the set being stacked
+        self.next_tile_set = self.tile_set       # a change of tile set applies from the next cycle
         self.cycle: StackingCycle | None = None
         self.session: WallSession | None = None
         self._resuming: _TrackSearch | None = None
         self._pause_wanted = False      # the players paused before the reader answered (the cycle starts paused)
+        self._reader_wait: tuple[Listening, Handle] | None = None     # waiting for the reader to stream
+        self._reader_hold: Handle | None = None                       # ... for this long: E84
+
+    def set_tile_count(self, tiles: int) -> None:
+        """A change of tile set applies from the next stacking cycle."""
+        self.next_tile_set = tile_set(tiles)
 
     @property
     def running(self) -> bool:
@@ -58,7 +85,7 @@ class BackgroundStacking:
 
     def start(self) -> None:
         """Stack the set on the disk, or go on with the interrupted cycle of the bookkeeping."""
-        c, b = self.c, self.c.book
+        b = self.record.book
         progress = b.stacking
         if progress is None:
             candidates = b.sets_at(SetLocation.DISK)
@@ -66,48 +93,89 @@ class BackgroundStacking:
             if set_id == UNKNOWN_SET:
                 b.sets.pop(UNKNOWN_SET)         # a set no tag named yet: this cycle's tags will name it
                 set_id = None
-            c.tile_set = c.next_tile_set
+            self.tile_set = self.next_tile_set
             progress = StackingProgress.new(set_id, b.cycles + 1)
             b.stacking = progress
             b.unknown_on_disk = False
             if set_id is not None:
                 b.put(set_id, SetLocation.STACKING)
             self._begin(progress)
-        elif any(progress.counted):
+        elif any(progress.counted) or not progress.counts_known:
+            # tiles may wait in the tracks: counted before a stop, or (after a power cut) counted since the last
+            # stack was written, or before the first; the reader's inventory of each head finds them
             self._resuming = _TrackSearch(self, progress)
             self._resuming.start()
         else:
             self._begin(progress)
 
     def _begin(self, progress: StackingProgress) -> None:
-        c, b = self.c, self.c.book
+        t, b = self.table, self.record.book
         self._resuming = None
-        per_side = c.tile_set.size // 4
-        cfg = c.cfg
+        per_side = self.tile_set.size // 4
+        cfg = t.cfg
         read = WallRead(per_side, cfg.wall, cfg.reader.match_tolerance_s)
         read.restore(progress.uids)
-        unplaced = [s for s in sorted(c.registry.sets) if b.where(s) is SetLocation.NONE]
-        self.session = WallSession(c.loop, c.table.faults, c.table.reader, c.registry, progress.set_id, c.tile_set,
+        unplaced = [s for s in sorted(self.registry.sets) if b.where(s) is SetLocation.NONE]
+        self.session = WallSession(t.loop, t.faults, t.reader, self.registry, progress.set_id, self.tile_set,
                                    read, cfg.reader.rejects_any_defect,
                                    candidates=tuple(unplaced))
-        self.cycle = StackingCycle(c.table, per_side, self._stacked, list(zip(progress.counted, progress.stacked)),
+        self.cycle = StackingCycle(t, per_side, self._stacked, list(zip(progress.counted, progress.stacked)),
                                    probe=progress.set_id is None, on_tile=self._tile, on_stack=self._stack)
         self._pause_wanted = False
-        c.persist()
-        c.bus.publish("controller.stacking", set_id=progress.set_id, resumed=any(progress.counted))
+        self.record.persist()
+        t.bus.publish("controller.stacking", set_id=progress.set_id, resumed=any(progress.counted))
         # The motors wait for the reader's answer to STREAM_START: a tile that reached an antenna before the
-        # board streamed would be counted and never read (an E83 that no cable explains).  A stream that
-        # does not start (the reader down) does not stop the table: the map names the tiles not read.
+        # board streamed would be counted and never read, and a wall with a tile not read is never dealt.  A
+        # stream that does not start (the reader down: E80) keeps the motors still until it does.
         session, cycle = self.session, self.cycle
-        session.start(lambda ok: self._streaming(session, cycle))
+        session.start(lambda ok: self._streaming(session, cycle, ok))
 
-    def _streaming(self, session: WallSession, cycle: StackingCycle) -> None:
+    def _streaming(self, session: WallSession, cycle: StackingCycle, ok: bool) -> None:
         if self.session is not session or self.cycle is not cycle:
             return                      # stopped (a fault, the reset key) while the reader answered
+        if not ok:
+            self._wait_for_reader(session, cycle)
+            return
+        self._quiet_reader_wait()
         if not cycle.start():
             self.stop()                 # refused (an interlock, a stopped table): the progress says where to go on
         elif self._pause_wanted:
             cycle.pause()
+
+    def _wait_for_reader(self, session: WallSession, cycle: StackingCycle) -> None:
+        """The reader did not start streaming: ask again when its link is up (or every ``READER_RETRY_S``, for a
+        board that is up but refused), the motors still."""
+        t = self.table
+        if self._reader_hold is None:
+            log.warning("stacking waits for the tile reader (its stream did not start): nothing moves until it "
+                        "streams")
+            t.bus.publish("stacking.waiting", reason="reader")
+            self._reader_hold = t.loop.call_later(READER_HOLD_S, self._reader_still_down)
+        self._quiet_reader_wait(keep_hold=True)
+
+        def again(*_args) -> None:
+            if self.session is session and self.cycle is cycle and t.reader.state is LinkState.UP:
+                self._quiet_reader_wait(keep_hold=True)
+                session.start(lambda ok: self._streaming(session, cycle, ok))
+        self._reader_wait = (t.reader.on_link.add(again), t.loop.call_later(READER_RETRY_S, again))
+
+    def _reader_still_down(self) -> None:
+        """The reader has not streamed for ``READER_HOLD_S``: the table holds with E84 so that people see it
+        (the lamps blink 84; the history has the reader's own E80 / E81)."""
+        self._reader_hold = None
+        reader = self.table.reader
+        self.table.faults.report(Fault(FaultCode.E84, self.table.loop.now(), "stacking",
+                                   {"link": reader.state.value, "faulty_antennas": sorted(reader.faulty_antennas)}))
+
+    def _quiet_reader_wait(self, keep_hold: bool = False) -> None:
+        if self._reader_wait is not None:
+            listening, timer = self._reader_wait
+            listening.cancel()
+            timer.cancel()
+        self._reader_wait = None
+        if not keep_hold and self._reader_hold is not None:
+            self._reader_hold.cancel()
+            self._reader_hold = None
 
     def stop(self) -> None:
         """Stop now (a fault stopped the table); the progress says where to go on from (in memory the tags read
@@ -115,13 +183,14 @@ class BackgroundStacking:
         if self._resuming is not None:
             self._resuming.cancel()
             self._resuming = None
-        progress = self.c.book.stacking
+        self._quiet_reader_wait()
+        progress = self.record.book.stacking
         if self.cycle is not None:
             self.cycle.abort()
-            self.cycle = None
             if progress is not None:
-                progress.counted = [h.counted for h in self.c.table.heads]
+                progress.counted = [counted for counted, _ in self.cycle.counts()]
                 progress.counts_known = True
+            self.cycle = None
         if self.session is not None:
             session, self.session = self.session, None
             if progress is not None:
@@ -133,7 +202,7 @@ class BackgroundStacking:
     def _suspended(self, session: WallSession, progress: StackingProgress | None) -> None:
         """The TAGs that were on the line when the cycle stopped are in: the progress takes them, unless the
         cycle went on already (a new session) or the set is no longer being stacked."""
-        if progress is None or self.c.book.stacking is not progress or self.session is not None:
+        if progress is None or self.record.book.stacking is not progress or self.session is not None:
             return
         progress.uids = [list(side) for side in session.read.progress()]
 
@@ -155,34 +224,32 @@ class BackgroundStacking:
     def _tile(self, side: int, count: int, at_s: float) -> None:
         if self.session is not None:
             self.session.tile_counted(side, at_s)
-        progress = self.c.book.stacking
+        progress = self.record.book.stacking
         if progress is not None:
             progress.counted[side] = count          # (in memory: the track is searched after a restart)
 
     def _stack(self, side: int, stacked: int) -> None:
         """A cam has left home: its stack counts from now (one row: a power cut from here on finishes the turn
         at the homing)."""
-        progress = self.c.book.stacking
+        progress = self.record.book.stacking
         if progress is None or self.cycle is None:
             return
         known = self.session.read.progress()[side] if self.session is not None else []
-        progress.set_side(side, stacked, self.c.table.heads[side].counted, (known + [None] * stacked)[:stacked])
-        self.c.store.save_side(progress.cycle, side, stacked, progress.counted[side])
+        progress.set_side(side, stacked, self.table.heads[side].counted, known)
+        self.record.store.save_side(progress.cycle, side, stacked, progress.counted[side], progress.uids[side])
 
     # -- the outcome ----------------------------------------------------------------------
     def _stacked(self, result: CycleResult) -> None:
-        c = self.c
         self.cycle = None
         if result.empty:
             # The centre was opened but nothing was poured in: nothing to stack.
             if self.session is not None:
                 self.session.abandon()
                 self.session = None
-            c.book.stacking = None
-            c.persist()
-            c.bus.publish("controller.disk_empty")
-            if c.state == S.STACKING.value:
-                c.stacking_over()
+            self.record.book.stacking = None
+            self.record.persist()
+            self.table.bus.publish("controller.disk_empty")
+            self.outcomes.disk_empty()
             return
         if not result.ok:
             return                              # the fault policy decides (hold, latch)
@@ -191,7 +258,7 @@ class BackgroundStacking:
             session.finish(lambda verification: self._verified(session, verification))
 
     def _verified(self, session: WallSession, verification: Verification) -> None:
-        c, b = self.c, self.c.book
+        b = self.record.book
         set_id = session.set_id or UNKNOWN_SET
         cycle = b.stacking.cycle if b.stacking else b.cycles + 1
         if b.stacking and b.stacking.set_id and b.stacking.set_id != set_id:
@@ -204,8 +271,10 @@ class BackgroundStacking:
             b.rejected.pop(set_id, None)
         else:
             b.rejected[set_id] = [str(p) for p in verification.problems]
-        c.persist(wall_of=set_id)
-        c.set_stacked(set_id, verification.may_rise)
+        if verification.all_read:
+            self.read_whole()
+        self.record.persist(wall_of=set_id)
+        self.outcomes.set_stacked(set_id, verification.may_rise)
 
 
 class _TrackSearch:
@@ -221,7 +290,7 @@ class _TrackSearch:
     def __init__(self, owner: BackgroundStacking, progress: StackingProgress) -> None:
         self.owner = owner
         self.progress = progress
-        self.reader = owner.c.table.reader
+        self.reader = owner.table.reader
         self.found: dict[int, list[bytes] | None] = {}
         self._link: Listening | None = None
         self._timer: Handle | None = None
@@ -232,7 +301,7 @@ class _TrackSearch:
             self._ask()
             return
         self._link = self.reader.on_link.add(self._link_changed)
-        self._timer = self.owner.c.loop.call_later(READER_WAIT_S, self._give_up)
+        self._timer = self.owner.table.loop.call_later(READER_WAIT_S, self._give_up)
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -276,7 +345,7 @@ class _TrackSearch:
         if self._cancelled:
             return
         p = self.progress
-        c = self.owner.c
+        store = self.owner.record.store
         for side, uids in self.found.items():
             if uids is None:
                 continue
@@ -292,14 +361,16 @@ class _TrackSearch:
                     p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * track
                 elif in_groove != p.stacked[side]:
                     p.stacked[side] = in_groove
-                    c.store.save_side(p.cycle, side, in_groove, p.counted[side])
+                    store.save_side(p.cycle, side, in_groove, p.counted[side], p.uids[side])
                 continue
             # After a power cut: the stacks begun (each written as its cam left home) are in the groove, the
-            # tiles in the track come next; their order there is not known, so their places stay unread.
+            # tiles in the track come next, in the order they were counted.
+            p.uids[side] = p.uids[side][:p.stacked[side]] + track_order(p.uids[side][p.stacked[side]:], uids)
             p.counted[side] = p.stacked[side] + track
-            p.uids[side] = p.uids[side][:p.stacked[side]] + [None] * track
             if uids:
-                log.info("side %d: %d tiles found waiting in the track (their order there is not known)", side, track)
+                unknown = p.uids[side][p.stacked[side]:].count(None)
+                log.info("side %d: %d tiles found waiting in the track%s", side, track,
+                         f" ({unknown} of them in an order not known)" if unknown else " (their order known)")
         for side in range(len(p.counted)):
             p.uids[side] = (p.uids[side] + [None] * p.counted[side])[:p.counted[side]]
         p.counts_known = False
@@ -307,8 +378,28 @@ class _TrackSearch:
 
     def _uncounted(self, side: int, tiles: int) -> None:
         """More tiles wait in a track than its counter counted: the optic misses tiles (they are counted now)."""
-        c = self.owner.c
-        c.check_hint = (f"side {side}: {tiles} tiles in the feed track that its tile counter (tile_in) did not count: "
-                        f"clean or replace side {side}'s counter optic")
-        log.warning("%s", c.check_hint)
-        c.bus.publish("tiles.uncounted", side=side, tiles=tiles)
+        hint = (f"side {side}: {tiles} tiles in the feed track that its tile counter (tile_in) did not count: "
+                f"clean or replace side {side}'s counter optic")
+        log.warning("%s", hint)
+        self.owner.uncounted(hint)
+        self.owner.table.bus.publish("tiles.uncounted", side=side, tiles=tiles)
+
+
+def track_order(written: list[bytes | None], found: list[bytes]) -> list[bytes | None]:
+    """The tiles waiting in a feed track, in the order they will be stacked, after a power cut.
+
+    ``written``: the UIDs the last progress row kept for the tiles counted after the side's last stack (in
+    count order; None where the TAG had not come yet); ``found``: what the head antenna's inventory finds in
+    the track now (no order).  A track is first in, first out, so the tiles written come first, in their
+    order; tiles counted after the row was written follow.  A place whose tile is not certain stays None
+    (never guessed): one tile left over for one place is certain, two for two are not.  If what was written
+    does not agree with what is found (a tile written that is not in the track), no place is trusted.
+    """
+    found_set = set(found)
+    places: list[bytes | None] = list(written[:len(found)]) + [None] * max(0, len(found) - len(written))
+    if any(uid is not None and uid not in found_set for uid in places) or len(written) > len(found):
+        return [None] * len(found)
+    left = [uid for uid in found if uid not in set(places)]
+    if len(left) == 1 and places.count(None) == 1:
+        places[places.index(None)] = left[0]
+    return places

@@ -2,7 +2,7 @@
 
 Plain data, written to the table database as one JSON document after every
 change and read back through its typed model
-(:class:`firmware.controller.records.BookRecord`, whose fields are these).
+(:class:`firmware.store.records.BookRecord`, whose fields are these).
 Positions of a stacked set's walls are kept as faces per position (from
 the verified wall map), so a restarted controller can still deal.  A wall
 none of whose faces is known was counted, not verified (its set is not
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from firmware.controller.records import BookRecord
 from firmware.controller.states import SetLocation
+from firmware.rules.ruleset import Dealership
+from firmware.store.records import BookRecord
 from firmware.tiles.wall import Position, Wall
 
 
@@ -35,9 +36,10 @@ class StackingProgress:
         return cls(set_id, cycle, [0] * 4, [0] * 4, [[] for _ in range(4)])
 
     def set_side(self, side: int, stacked: int, counted: int, uids: list[bytes | None]) -> None:
-        """A side's progress: tiles stacked (their UIDs in order) and counted."""
+        """A side's progress: tiles stacked and counted, and the UIDs of the counted tiles in count order
+        (as far as they are known: the rest are not read yet)."""
         self.stacked[side], self.counted[side] = stacked, max(counted, stacked)
-        self.uids[side] = list(uids)[:stacked]
+        self.uids[side] = list(uids)[:self.counted[side]]
 
 
 UNKNOWN_SET = "?"       # a stacked set none of whose tags could be read (it is named at its next stacking)
@@ -55,12 +57,43 @@ class Bookkeeping:
     long_hair: int = 0                 # 辽宁 长毛 carried over from 黄庄
     last_winner: int | None = None     # physical side that won the hand just played (None: drawn)
     last_followed: bool = False        # the dealer's first discard of that hand was followed (跟庄)
+    last_discarder: int | None = None  # that hand's first win was several on one discard (一炮多响): the discarder
     hand_open: bool = False            # a hand is being played
     hand_over: bool = False            # a hand ended; its set still has to go into the centre
     raising: bool = False              # the wall lifts were turning (a restart repeats the raise)
     players_waited_s: float = 0.0
     cycles: int = 0
     rejected: dict[str, list[str]] = field(default_factory=dict)  # set id -> why its walls may not be played
+
+    # -- the sets as they move ----------------------------------------------------------------------------
+    def raised(self) -> None:
+        """The wall lifts finished their turn: the stacked sets are up, on the table."""
+        for set_id in self.sets_at(SetLocation.STACKED):
+            self.put(set_id, SetLocation.TABLE)
+        self.raising = False
+
+    def below(self) -> bool:
+        """A set is (partly) on the disk, to be stacked underneath."""
+        return bool(self.stacking or self.sets_at(SetLocation.DISK) or self.unknown_on_disk)
+
+    def hand_ended(self) -> None:
+        self.hand_open = False
+        self.hand_over = True
+
+    def centre_closed(self, dealership: Dealership | None) -> None:
+        """The centre closed: the walls on the table went in (rejected walls are shuffled and read again); after
+        a hand the dealer moves on to ``dealership``; opened to load, a set may have been poured in."""
+        for set_id in self.sets_at(SetLocation.TABLE):
+            self.put(set_id, SetLocation.DISK)
+            self.rejected.pop(set_id, None)
+        if self.hand_over:
+            assert dealership is not None
+            self.hand_over = False
+            self.dealer, self.dealer_streak, self.long_hair = dealership.dealer, dealership.streak, \
+                dealership.long_hair
+            self.last_winner, self.last_followed, self.last_discarder = None, False, None
+        else:
+            self.unknown_on_disk = True
 
     def rejected_on_table(self) -> list[str]:
         """Sets whose walls are up although verification rejected them: they are not dealt."""

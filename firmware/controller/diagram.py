@@ -31,7 +31,7 @@ def _meaning(state: TableState) -> str:
 
 def fault_card() -> str:
     """Every fault code with its tier, meaning, how the lamps show it and what to do (the hint)."""
-    from firmware.controller.status import lamp_pattern
+    from firmware.controller.lamps import lamp_pattern
     from firmware.faults import FaultCode
 
     rows = "\n".join(f"| {c.value} | {c.tier.value} | {c.text} | {lamp_pattern(c)} | {c.hint} |" for c in FaultCode)

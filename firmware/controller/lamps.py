@@ -11,6 +11,7 @@ E03 shows nothing for the tens, then sides 0 and 1 (3).
 
 from __future__ import annotations
 
+from firmware.faults import FaultCode
 from firmware.loop import Handle, Loop
 
 SIDES = 4
@@ -21,6 +22,12 @@ PAUSE_S = 1.6           # dark between repetitions of the code
 def digit_sides(digit: int) -> set[int]:
     """The sides whose lamps light for a digit (0..9) as a 4-bit pattern."""
     return {side for side in range(SIDES) if digit >> side & 1}
+
+
+def lamp_pattern(code: FaultCode) -> str:
+    """How the dealer lamps blink a code: the sides lit for the tens digit, then for the ones digit."""
+    tens, ones = divmod(code.number, 10)
+    return " then ".join("+".join(str(s) for s in sorted(digit_sides(d))) or "none" for d in (tens, ones))
 
 
 class DealerLamps:

@@ -1,1 +1,1 @@
-"""Technician diagnostics: the commands a technician may give the running controller."""
+"""Technician diagnostics: the commands a technician may give the running controller, and the socket they come by."""

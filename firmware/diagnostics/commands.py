@@ -2,7 +2,7 @@
 
 Read-only requests (``state``, ``status``, ``faults``, ``counters``, ``sensors``,
 ``reader``) are always answered (``status``: the components of
-:mod:`firmware.controller.status`, which the socket's subscriptions send); ``state`` names how each set's walls
+:mod:`firmware.game.status`, which the socket's subscriptions send); ``state`` names how each set's walls
 below or on the table were checked (``verified`` or ``counted``, counted
 only) and, while a set is not enrolled, how to enrol it (``enrol``).  ``ack`` acknowledges a latched fault
 (refused, with the reason, while an interlock is still there).  Service
@@ -37,23 +37,56 @@ import logging
 import math
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from firmware.controller.states import SetLocation, TableState
-from firmware.controller.status import get_status
 from firmware.faults import FaultCode
-from firmware.diagnostics.edge_log import EdgeLog, table_inputs
-from firmware.diagnostics.judge import drawn, hand, judge_from_pad, kong, penalty
+from firmware.game.staff import StaffError
+from firmware.diagnostics import log_ring
+from firmware.diagnostics.edge_log import EdgeLog
+from firmware.diagnostics.hand_facts_told import drawn, void
+from firmware.diagnostics.judge import hand, judge_from_pad, kong, penalty
 from firmware.diagnostics.reader_answers import ask_reader
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_MAX_S, DISK_JOG_S, GROUP_TESTS,
                                                 LEARN_RUNS, ServiceTests, slower_than_design)
+
+if TYPE_CHECKING:
+    from firmware.game.session import TableSession
+    from firmware.game.staff import Staff
 
 log = logging.getLogger(__name__)
 
 Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
-COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, kong, drawn, hand, ack, test, "
+LOG_WAIT_MAX_S = 60.0       # a log request waits at most this long for a new line (following live)
+LOG_LOOK_S = 0.5
+COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, kong, void, drawn, hand, ack, "
+            "session, players, game, log, bundle, test, "
             "jog, learn, burn-in, stop")
+
+
+def _by(request: dict) -> str:
+    """Who asked (the web page names its user, the fleet its issuer; else the technician's socket)."""
+    by = request.get("by")
+    return by[:64] if isinstance(by, str) and by.isprintable() and by else "technician"
+
+
+def _versions() -> dict:
+    """The firmware's and its main libraries' versions, the Python and the system."""
+    import platform
+    from importlib import metadata
+
+    import firmware
+
+    out = {"mjtable": firmware.__version__, "python": platform.python_version(), "system": platform.platform()}
+    for package in ("starlette", "uvicorn", "pydantic", "paho-mqtt", "transitions", "gpiozero", "pyserial",
+                    "cryptography"):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = None
+    return out
 
 
 class BadField(ValueError):
@@ -75,10 +108,15 @@ _DISK_BUSY_UNTIL: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDicti
 
 
 class DiagCommands:
-    def __init__(self, controller) -> None:
-        self.controller = controller
-        self.tests = ServiceTests(controller)
-        EdgeLog.of(controller.table)                # from now on every input change is recorded
+    """The requests of one controller; ``fleet`` (the table's fleet link's ``status``, when it has one) is
+    answered in ``counters`` too."""
+
+    def __init__(self, session: "TableSession", fleet: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.session = session
+        self.controller = session.controller
+        self.fleet = fleet
+        self.tests = ServiceTests(self.controller)
+        EdgeLog.of(session.table)                   # from now on every input change is recorded
 
     def handle(self, request: dict[str, Any], reply: Reply) -> None:
         cmd = request.get("cmd")
@@ -97,28 +135,30 @@ class DiagCommands:
 
     # -- read-only ------------------------------------------------------------------
     def _cmd_state(self, request: dict, reply: Reply) -> None:
-        c = self.controller
+        c, session = self.controller, self.session
         b = c.book
         walls = {s: b.wall_mode(s) for s in sorted(b.sets_at(SetLocation.STACKED) + b.sets_at(SetLocation.TABLE))}
-        reply({"ok": True, "state": c.state, "book": b.to_dict(), "chips": c.scoreboard.chips,
-               "walls": walls, **({"enrol": c.enrol_hint} if c.enrol_hint else {}),
+        enrol = session.registry.enrol_hint()
+        reply({"ok": True, "state": c.state, "book": b.to_dict(), "chips": session.scoreboard.chips,
+               "walls": walls, **({"enrol": enrol} if enrol else {}),
                "fault": c.fault.code.value if c.fault else None,
-               "interlocks": [f"{f.detail['interlock']} ({f.code.value})" for f in c.safety.active()],
+               "interlocks": [f"{f.detail['interlock']} ({f.code.value})" for f in c.table.safety.active()],
                "stuck_keys": sorted(c.table.panel.stuck),
-               **({"look_for": c.missing_tiles, "check": c.check_hint}
+               **({"round": session.rounds.status()} if session.rounds is not None else {}),
+               **({"look_for": c.policy.missing_tiles, "check": c.policy.check_hint}
                   if c.fault and c.fault.code.value == "E62" else {})})
 
     def _cmd_status(self, request: dict, reply: Reply) -> None:
-        """The status components (:mod:`firmware.controller.status`), all or the ``components`` named."""
+        """The status components (:mod:`firmware.game.status`), all or the ``components`` named."""
         components = request.get("components")
         if components is not None and not (isinstance(components, list)
                                            and all(isinstance(n, str) for n in components)):
             raise BadField(f"components: a list of component names, not {components!r:.60}")
         try:
-            status = get_status(self.controller, components)
+            status = self.session.get_status(components)
         except ValueError as exc:
             raise BadField(str(exc)) from None
-        reply({"ok": True, "status": status, "at_s": round(self.controller.loop.now(), 3)})
+        reply({"ok": True, "status": status, "at_s": round(self.controller.table.loop.now(), 3)})
 
     def _cmd_faults(self, request: dict, reply: Reply) -> None:
         rows = self.controller.policy.history()
@@ -126,6 +166,133 @@ class DiagCommands:
             code = FaultCode(row["code"])
             row["text"], row["hint"] = code.text, code.hint
         reply({"ok": True, "faults": rows})
+
+    # -- staff: names, games, the table session (开台) -------------------------------------------------------
+    def _staff(self, reply: Reply) -> "Staff | None":
+        staff = self.session.staff
+        if staff is None:
+            reply({"ok": False, "error": "this table has no staff's desk"})
+        return staff
+
+    def _cmd_session(self, request: dict, reply: Reply) -> None:
+        """``{"action": "open", "minutes": N}``, ``{"action": "close"}`` or ``{"action": "status"}`` (default)."""
+        staff = self._staff(reply)
+        if staff is None:
+            return
+        action, by = request.get("action", "status"), _by(request)
+        try:
+            if action == "open":
+                answer = staff.open(request.get("minutes"), by)
+            elif action == "close":
+                answer = staff.close(by)
+            elif action == "status":
+                answer = staff.status()
+            else:
+                raise BadField("session: action is open, close or status")
+        except StaffError as exc:
+            reply({"ok": False, "error": str(exc)})
+            return
+        reply({"ok": True, "session": answer, **({"sessions": staff.sessions(10)} if action == "status" else {})})
+
+    def _cmd_players(self, request: dict, reply: Reply) -> None:
+        """The names at the seats: ``{"players": {"E": ..., "S": ..., "W": ..., "N": ...}}`` sets them, ``null``
+        clears them, no field reads them."""
+        staff = self._staff(reply)
+        if staff is None:
+            return
+        if "players" not in request:
+            reply({"ok": True, "players": staff.players})
+            return
+        try:
+            reply({"ok": True, "players": staff.set_players(request["players"], _by(request))})
+        except StaffError as exc:
+            reply({"ok": False, "error": str(exc)})
+
+    def _cmd_game(self, request: dict, reply: Reply) -> None:
+        """``{"action": "start", "rules": NAME?, "chips": N?}`` or ``{"action": "end"}`` (between hands)."""
+        staff = self._staff(reply)
+        if staff is None:
+            return
+        action, rules, chips = request.get("action"), request.get("rules"), request.get("chips")
+        if rules is not None and not isinstance(rules, str):
+            raise BadField("game: rules is a rule set's name")
+        try:
+            if action == "start":
+                answer = staff.start_game(rules, chips, _by(request))
+            elif action == "end":
+                answer = staff.end_game(_by(request))
+            else:
+                raise BadField("game: action is start or end")
+        except StaffError as exc:
+            reply({"ok": False, "error": str(exc)})
+            return
+        reply({"ok": True, "game": answer})
+
+    # -- technicians: the log and the support bundle ----------------------------------------------------------
+    def _cmd_log(self, request: dict, reply: Reply) -> None:
+        """The service's recent log (:mod:`firmware.diagnostics.log_ring`): ``level``, ``text``, ``after``,
+        ``limit``."""
+        ring = log_ring.ring()
+        if ring is None:
+            reply({"ok": False, "error": "this process keeps no log for the page (the journal has it: "
+                                         "journalctl -u mjtable)"})
+            return
+        wait_s = request.get("wait_s", 0)
+        if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or not 0 <= wait_s <= LOG_WAIT_MAX_S:
+            raise BadField(f"log: wait_s is 0 to {LOG_WAIT_MAX_S:g} seconds")
+
+        def look() -> dict:
+            try:
+                return ring.lines(request.get("level", "INFO"), request.get("text", ""), request.get("after", 0),
+                                  request.get("limit", log_ring.MAX_LINES))
+            except ValueError as exc:
+                raise BadField(f"log: {exc}") from None
+
+        answer = look()
+        if answer["lines"] or not wait_s:
+            reply({"ok": True, **answer})
+            return
+        loop = self.controller.table.loop
+        deadline = loop.now() + wait_s
+
+        def again() -> None:                # (following live: answered when new lines come, or at the deadline)
+            found = look()
+            if found["lines"] or loop.now() >= deadline:
+                reply({"ok": True, **found})
+            else:
+                loop.call_later(LOG_LOOK_S, again)
+        loop.call_later(LOG_LOOK_S, again)
+
+    def _cmd_bundle(self, request: dict, reply: Reply) -> None:
+        """What a support ticket's archive holds, from this table (:mod:`firmware.support_bundle` redacts it and
+        writes it; ``integrity``: check the database here too, for a caller that cannot open it)."""
+        from firmware.support_bundle import integrity_check, redact
+
+        c, session = self.controller, self.session
+        cfg = c.table.cfg
+        files: dict[str, str] = {}
+        if cfg.source is not None:
+            try:
+                files[Path(str(cfg.source)).name] = Path(str(cfg.source)).read_text(encoding="utf-8")[:200_000]
+            except OSError as exc:
+                files[Path(str(cfg.source)).name] = f"(not readable: {exc})"
+        ring = log_ring.ring()
+        staff = session.staff
+        answer = {"ok": True, "versions": _versions(), "database": str(session.store.path),
+                  "config": redact({"table": cfg.model_dump(mode="json"), "rules": session.rules.name}),
+                  "config_files": files, "faults": self._fault_rows(),
+                  "log": ring.lines("DEBUG", "", 0, log_ring.MAX_LINES)["lines"] if ring is not None else [],
+                  "sessions": staff.sessions(50) if staff is not None else [], "status": session.get_status()}
+        if request.get("integrity") and session.store.path != ":memory:":
+            answer["integrity"] = integrity_check(session.store.path)
+        reply(answer)
+
+    def _fault_rows(self) -> list[dict]:
+        rows = self.controller.policy.history()[-500:]
+        for row in rows:
+            code = FaultCode(row["code"])
+            row["text"], row["hint"] = code.text, code.hint
+        return rows
 
     def _cmd_counters(self, request: dict, reply: Reply) -> None:
         """The counters; ``reset``: start the reader's line counters and the slow-move counts from zero
@@ -139,7 +306,8 @@ class DiagCommands:
                "mechanisms": {m.name: {"runs": m.runs, "warnings": m.warnings, "nominal_s": round(m.nominal.value_s, 3),
                                       "design_s": round(m.nominal.initial_s, 3)} for m in table.mechanisms()},
                "slower_than_design": slower_than_design(table.mechanisms()),
-               "tiles_counted": [h.counted for h in table.heads]})
+               "tiles_counted": [h.counted for h in table.heads],
+               **({"fleet": self.fleet()} if self.fleet is not None else {})})
 
     def _cmd_sensors(self, request: dict, reply: Reply) -> None:
         reply({"ok": True, "sensors": self._snapshot()})
@@ -150,37 +318,41 @@ class DiagCommands:
         if not 0 < seconds <= WATCH_MAX_S:
             reply({"ok": False, "error": f"seconds: watch between 0 and {WATCH_MAX_S:g} s"})
             return
-        log, start_s = EdgeLog.of(self.controller.table), self.controller.loop.now()
-        self.controller.loop.call_later(seconds, lambda: reply(
+        loop = self.controller.table.loop
+        log, start_s = EdgeLog.of(self.controller.table), loop.now()
+        loop.call_later(seconds, lambda: reply(
             {"ok": True, "watched_s": seconds, "changes": log.since(start_s), "sensors": self._snapshot()}))
 
     def _snapshot(self) -> dict[str, bool]:
-        return {name: bool(sensor.active) for name, sensor in table_inputs(self.controller.table).items()}
+        return {name: bool(sensor.active) for name, sensor in self.controller.table.inputs().items()}
 
     def _cmd_reader(self, request: dict, reply: Reply) -> None:
         """The tile reader through the controller's own driver (the service owns the serial port)."""
-        c = self.controller
-        ask_reader(c.table.reader, c.registry, c.loop.now, request, reply)
+        ask_reader(self.session.table.reader, self.session.registry, self.session.table.loop.now, request, reply)
 
     def _cmd_judge(self, request: dict, reply: Reply) -> None:
         """Check a declared win from the winner's seat pad (optionally record it for the hand)."""
-        judge_from_pad(self.controller, request, reply)
+        judge_from_pad(self.session, request, reply)
 
     def _cmd_penalty(self, request: dict, reply: Reply) -> None:
         """A referee's penalty on the hand in play (paid now, kept on the scoreboard)."""
-        penalty(self.controller, request, reply)
+        penalty(self.session, request, reply)
 
     def _cmd_kong(self, request: dict, reply: Reply) -> None:
         """A kong on the hand in play, when it is made (its money paid now)."""
-        kong(self.controller, request, reply)
+        kong(self.session, request, reply)
+
+    def _cmd_void(self, request: dict, reply: Reply) -> None:
+        """A side's void suit (四川's 定缺) on the hand in play."""
+        void(self.session, request, reply)
 
     def _cmd_drawn(self, request: dict, reply: Reply) -> None:
         """The wall's end with no win (黄庄): its money, and the hand's result."""
-        drawn(self.controller, request, reply)
+        drawn(self.session, request, reply)
 
     def _cmd_hand(self, request: dict, reply: Reply) -> None:
         """A hand's record and money (the hand in play, or a recorded one)."""
-        hand(self.controller, request, reply)
+        hand(self.session, request, reply)
 
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller
@@ -251,7 +423,7 @@ class DiagCommands:
         that ran the disk is stopped, the disk is refused until then: from the test's start for a jog or
         the disk test (they run it at once), else at most one disk run from the stop."""
         c = self.controller
-        started_s, disk_runs = c.loop.now(), c.table.turntable.runs
+        started_s, disk_runs = c.table.loop.now(), c.table.turntable.runs
 
         def answered(answer: dict[str, Any]) -> None:
             if "stopped_by" in answer and held:
@@ -259,17 +431,17 @@ class DiagCommands:
                     timer.cancel()
             elif "stopped_by" in answer and disk_s is not None and c.table.turntable.runs != disk_runs:
                 at_once = name.startswith("jog") or name == "test disk"
-                _DISK_BUSY_UNTIL[c] = (started_s if at_once else c.loop.now()) + disk_s
+                _DISK_BUSY_UNTIL[c] = (started_s if at_once else c.table.loop.now()) + disk_s
             reply(answer)
         answer = c.begin_service_test(answered)
-        _RUNNING[c.service_test] = _Running(name, request.get("client"))
+        _RUNNING[c.service_test.current] = _Running(name, request.get("client"))
         return answer
 
     # -- stopping --------------------------------------------------------------------------------------
     def _cmd_stop(self, request: dict, reply: Reply) -> None:
         """Stop the running service test or jog: every motor to safe, the test answered (see the module)."""
         c = self.controller
-        test = c.service_test
+        test = c.service_test.current
         running = _RUNNING.get(test) if test is not None else None
         if request.get("client_gone"):
             if running is None or running.client is None or running.client != request.get("client"):
@@ -297,17 +469,17 @@ class DiagCommands:
             reply({"ok": False, "error": f"motor tests need service mode (both lift keys at power-on); "
                                          f"the table is {c.state}"})
             return False
-        cause = c.safety.check("service test")
+        cause = c.table.safety.check("service test")
         if cause is not None:
             reply({"ok": False, "error": f"refused: {cause.detail['interlock']} ({cause.code.value}); "
                                          f"{cause.code.hint}", "fault": cause.code.value})
             return False
         busy = [m.name for m in c.table.mechanisms() if m.busy] + (["turntable"] if c.table.turntable.running else [])
-        if busy or c.service_test is not None:
+        if busy or c.service_test.current is not None:
             reply({"ok": False, "error": f"still moving: {', '.join(busy) or 'a test'}; wait for the running test "
                                          f"(or mjtable diag stop)"})
             return False
-        wait_s = _DISK_BUSY_UNTIL.get(c, 0.0) - c.loop.now()
+        wait_s = _DISK_BUSY_UNTIL.get(c, 0.0) - c.table.loop.now()
         if disk and wait_s > 0:
             reply({"ok": False, "error": f"the stopped disk run is still timed: the disk may run again in "
                                          f"{wait_s:.1f} s"})

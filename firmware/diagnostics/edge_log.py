@@ -15,25 +15,11 @@ from typing import Any
 KEPT = 1000
 
 
-def table_inputs(table) -> dict[str, Any]:
-    """Every digital input of the table by the name a technician reads on the wiring plan."""
-    inputs = {"center_up": table.center_lift.up_sensor, "center_down": table.center_lift.down_sensor,
-              "supply_ok": table.supply_ok}
-    inputs.update({f"stacker_home{h.side}": h.cam.home for h in table.heads})
-    inputs.update({f"tile_in{h.side}": h.tile_in for h in table.heads})
-    inputs.update({f"feed_full{h.side}": h.feed_full for h in table.heads})
-    inputs.update({f"lift_home{i}": lift.home for i, lift in enumerate(table.lifts)})
-    inputs.update(table.panel.keys)
-    if table.lid is not None:
-        inputs["lid"] = table.lid
-    return inputs
-
-
 class EdgeLog:
     def __init__(self, table) -> None:
         self.now = table.loop.now
         self.changes: deque[tuple[float, str, bool]] = deque(maxlen=KEPT)
-        for name, sensor in table_inputs(table).items():
+        for name, sensor in table.inputs().items():
             sensor.on_edge(lambda active, name=name: self.changes.append((self.now(), name, bool(active))))
 
     @classmethod

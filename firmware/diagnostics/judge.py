@@ -12,8 +12,12 @@ one settlement (:mod:`firmware.rules.settlement`), the table's context in
 the record (dealer, round wind, the streak, 长毛, the chips at the deal).
 Without ``record`` nothing is written (a question); with it, during a hand,
 the actions are taken like the simulated players' (kong money on the spot),
-a legal win ends the hand's scoring, and a false win is paid and the hand
-goes on (the declarer plays on as a dead hand).  A whole hand's record
+a legal win ends the hand's scoring (四川: once three have won; before that
+the hand goes on), and a false win is paid and the hand goes on (the
+declarer plays on as a dead hand).  Several winners on one
+discard (``more``: another follows) are judged one by one and taken
+together with the last, in the order the discarder pays them (下家 first,
+"点炮方按逆时针顺序付分"), whatever order they were judged in.  A whole hand's record
 (``hand_record``, e.g. from a simulated run's report) is judged as it is.
 """
 
@@ -22,10 +26,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
-from firmware.controller.hand_in_play import round_wind_of
+from firmware.game.hand_in_play import round_wind_of
 from firmware.controller.states import SetLocation, TableState
 from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standing_from_pad
-from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb
+from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb, in_paying_order
 from firmware.rules.money import deltas
 from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
 from firmware.rules.win import MeldKind
@@ -39,12 +43,12 @@ class BadJudgeRequest(ValueError):
     """A judge request that cannot be judged; the message names the field."""
 
 
-def judge_from_pad(controller, request: dict[str, Any], reply: Reply) -> None:
+def judge_from_pad(session, request: dict[str, Any], reply: Reply) -> None:
     try:
         if request.get("hand_record") is not None:
-            _judge_record(controller, request, reply)
+            _judge_record(session, request, reply)
         else:
-            _judge_declaration(controller, request, reply)
+            _judge_declaration(session, request, reply)
     except (BadJudgeRequest, BadRecord) as exc:
         reply({"ok": False, "error": str(exc)})
 
@@ -58,7 +62,7 @@ def _side(request: dict[str, Any], name: str, required: bool = True) -> int | No
     return value
 
 
-def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | None, list[Action], list[Action],
+def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None, list[Action], list[Action],
                                                                  frozenset[str]]:
     """(side, tile, discarder, the winner's sets, the actions before the win, the win's flags) of a request."""
     side = _side(request, "side")
@@ -89,9 +93,9 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
     if opened is not None and (not isinstance(opened, list)
                                or any(type(s) is not int or s not in range(SIDES) for s in opened)):
         raise BadJudgeRequest("'open' lists the sides that had opened (0..3; [] for none)")
-    if controller.rules.needs_open_seats and opened is None and not seat_melds:
+    if session.rules.needs_open_seats and opened is None and not seat_melds:
         # (as mjtable score: a side not named would be taken as closed, its 闭门 items and share a guess)
-        raise BadJudgeRequest(f"rule set {controller.rules.name}: what each payer pays depends on whether it had "
+        raise BadJudgeRequest(f"rule set {session.rules.name}: what each payer pays depends on whether it had "
                               "opened; say who had: --open 1,3 (the sides that chowed, punged or exposed a kong), "
                               "--open none (nobody had: every other side closed) or --seat-melds SIDE=SETS "
                               "(over the socket: 'open', [] for none, or 'seat_melds')")
@@ -108,30 +112,30 @@ def _declaration(controller, request: dict[str, Any]) -> tuple[int, int, int | N
     more = request.get("more", False)
     if not isinstance(more, bool):
         raise BadJudgeRequest("'more' is true or false")
-    if more and not controller.rules.several_winners:
-        raise BadJudgeRequest(f"rule set {controller.rules.name}: one winner per discard (no --more)")
+    if more and not session.rules.several_winners:
+        raise BadJudgeRequest(f"rule set {session.rules.name}: one winner per discard (no --more)")
     if more and discarder is None:
         raise BadJudgeRequest("--more: another winner on the same discard; a self-drawn win has none")
-    pending = _pending_win(controller)
-    if pending is not None and (pending.tile, pending.discarder) != (tile, discarder):
-        raise BadJudgeRequest(f"side {pending.side} won on side {pending.discarder}'s {code(pending.tile)} (--more): "
+    pending = _pending_win(session)
+    if pending is not None and (pending.tile, pending.source) != (tile, discarder):
+        raise BadJudgeRequest(f"side {pending.side} won on side {pending.source}'s {code(pending.tile)} (--more): "
                               f"only another winner on that discard may be judged now (--tile {code(pending.tile)} "
-                              f"--discarder {pending.discarder}; the last without --more ends the hand)")
+                              f"--discarder {pending.source}; the last without --more records them all)")
+    if pending is not None and side in {a.side for a in session.hand.referee.pending if a.verb is Verb.WIN}:
+        raise BadJudgeRequest(f"side {side} is judged on this discard already (--more): judge the next winner")
     return side, tile, discarder, own, before + own, frozenset(flags)
 
 
-def _pending_win(controller) -> WinVerdict | None:
-    """The hand in play's legal win recorded with ``more`` (another winner on that discard follows), if any."""
-    if controller.hand.hand is None or controller.scoreboard.recorded(controller.hand.hand):
+def _pending_win(session) -> Action | None:
+    """The first win judged with ``more`` on the hand in play's discard (waiting for the last winner on it)."""
+    if session.hand.hand is None or session.scoreboard.recorded(session.hand.hand):
         return None
-    settled = controller.hand.referee.settlement()
-    legal = [v for v in settled.verdicts if v.legal] if settled is not None else []
-    return legal[-1] if legal else None
+    return next((a for a in session.hand.referee.pending if a.verb is Verb.WIN), None)
 
 
-def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> None:
-    side, tile, discarder, own, before, flags = _declaration(controller, request)
-    book = controller.book
+def _judge_declaration(session, request: dict[str, Any], reply: Reply) -> None:
+    side, tile, discarder, own, before, flags = _declaration(session, request)
+    book = session.book
     on_table = book.sets_at(SetLocation.TABLE)
 
     def got(read: PadRead) -> None:
@@ -144,34 +148,36 @@ def _judge_declaration(controller, request: dict[str, Any], reply: Reply) -> Non
             reply({"ok": False, "error": str(exc)})
             return
         win = Action(Verb.WIN, side, tile, discarder, hand, flags, read.flowers)
-        actions = _not_recorded(controller, before) + [win]
-        in_play = controller.state == TableState.IN_PLAY.value and controller.hand.hand is not None
+        actions = _not_recorded(session, before) + [win]
+        in_play = session.state == TableState.IN_PLAY.value and session.hand.hand is not None
         if request.get("record") and in_play:
-            reply(_record(controller, actions, more=bool(request.get("more"))))
+            reply(_record(session, actions, more=bool(request.get("more"))))
             return
+        if in_play:
+            actions = in_paying_order(_together(session.hand.referee.pending, actions))
         try:
-            settled = settle_hand(controller.rules, _hand_so_far(controller, actions))
+            settled = settle_hand(session.rules, _hand_so_far(session, actions))
         except BadRecord as exc:
             reply({"ok": False, "error": str(exc)})
             return
-        out = answer(settled, recorded=False, since=len(_hand_so_far(controller, []).actions))
+        out = answer(settled, recorded=False, since=len(_hand_so_far(session, []).actions))
         if request.get("record"):
-            out["error"] = f"not recorded: no hand in play (the table is {controller.state})"
+            out["error"] = f"not recorded: no hand in play (the table is {session.state})"
         reply(out)
 
-    read_pad(controller.table.reader, side, controller.registry, on_table[0] if on_table else None, got)
+    read_pad(session.table.reader, side, session.registry, on_table[0] if on_table else None, got)
 
 
-def _hand_so_far(controller, actions: list[Action]) -> HandRecord:
+def _hand_so_far(session, actions: list[Action]) -> HandRecord:
     """The hand in play's record with ``actions`` after it (or, between hands, a record of the table's context)."""
-    live = controller.hand.referee.record if controller.hand.hand is not None else None
+    live = session.hand.referee.record if session.hand.hand is not None else None
     if live is not None:
         record = HandRecord(live.rules, live.hand, live.dealer, live.round_wind, live.streak, live.long_hair,
                             live.chips, list(live.actions))
     else:
-        b = controller.book
-        record = HandRecord(controller.rules.name, b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak,
-                            b.long_hair, tuple(controller.scoreboard.chips))
+        b = session.book
+        record = HandRecord(session.rules.name, b.hand, b.dealer, round_wind_of(b.hand), b.dealer_streak,
+                            b.long_hair, tuple(session.scoreboard.chips))
     record.actions += actions
     return record
 
@@ -194,11 +200,11 @@ def _set_keys(melds) -> Counter[tuple[str, int, str | None]]:
     return keys
 
 
-def _not_recorded(controller, actions: list[Action]) -> list[Action]:
+def _not_recorded(session, actions: list[Action]) -> list[Action]:
     """``actions`` without the sets the hand in play's record has already for their side (taken by an earlier
     declaration, a false win that let the hand go on, or ``mjtable diag kong`` when it happened): a set named
     again is the same set, not another one (its kong money is not paid twice)."""
-    settler = controller.hand.referee.settler if controller.hand.hand is not None else None
+    settler = session.hand.referee.settler if session.hand.hand is not None else None
     if settler is None:
         return list(actions)
     facts = settler.facts
@@ -215,43 +221,81 @@ def _not_recorded(controller, actions: list[Action]) -> list[Action]:
     return out
 
 
-def _record(controller, actions: list[Action], more: bool = False) -> dict[str, Any]:
+def _record(session, actions: list[Action], more: bool = False) -> dict[str, Any]:
     """Take the judged actions into the hand in play, all of them or (one cannot have happened) none; a legal win
-    ends its scoring (``more``: unless another winner on the same discard follows)."""
-    hand = controller.book.hand
-    taken = len(controller.hand.referee.record.actions)
-    why = controller.hand.take_all(hand, actions)
+    ends its scoring.  ``more``: another winner on the same discard follows: these actions wait (judged now,
+    nothing taken) and are taken with the last winner's, the wins in the order the discarder pays them."""
+    hand = session.book.hand
+    referee = session.hand.referee
+    taken = len(referee.record.actions)
+    actions = _together(referee.pending, actions)
+    if more:
+        try:
+            settled = settle_hand(session.rules, _hand_so_far(session, in_paying_order(actions)))
+        except BadRecord as exc:
+            return {"ok": False, "error": f"not recorded: {exc}", "recorded": False}
+        verdict = next(v for v in reversed(settled.verdicts) if v.side == actions[-1].side)
+        if not verdict.legal:
+            return {"ok": False, "error": f"not recorded: side {verdict.side}'s is not a legal win ({verdict.reason}); "
+                                          "judge it without --more to record a false win", "recorded": False}
+        referee.pending = actions
+        out = answer(settled, recorded=False, since=taken, side=actions[-1].side)
+        out.update(pending=True, note="judged, not paid yet: the hand waits for the other winners on this discard; "
+                                      "judge them with --record (the last one without --more records them all, paid "
+                                      "下家 first)")
+        return out
+    why = session.hand.take_all(hand, actions)
     if why is not None:
         return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
-    settled = controller.hand.referee.settlement()
+    referee.pending = []
+    settled = session.hand.referee.settlement()
     assert settled is not None
-    verdict = settled.verdicts[-1]
-    finished = bool(settled.winners) and not more   # (a win, or the last declaration on a discard won with more)
+    verdict = next(v for v in reversed(settled.verdicts) if v.side == actions[-1].side)
+    finished = session.rules.hand_over(settled.winners)
     if finished:
-        why = controller.hand.finish(hand)
+        why = session.hand.finish(hand)
         if why is not None:
             return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
-    out = answer(settled, recorded=not controller.store.failing, since=taken)
+    out = answer(settled, recorded=not session.store.failing, since=taken, side=verdict.side)
     if not verdict.legal:
         out["note"] = "a false win: paid now; " + (
             f"the hand's result is written with the win of side {', '.join(map(str, settled.winners))}" if finished
             else "the hand goes on and the declarer may not win it")
-    elif more:
-        out["note"] = ("paid now; the hand waits for another winner on this discard: judge their hand with --record "
-                       "(the last one without --more writes the hand's result)")
+    elif not finished:
+        out["note"] = (f"paid now; the hand goes on ({len(set(settled.winners))} won so far): judge the next win, or "
+                       "'mjtable diag drawn' when the wall runs out")
     return out
 
 
-def _judge_record(controller, request: dict[str, Any], reply: Reply) -> None:
+def _together(pending: list[Action], actions: list[Action]) -> list[Action]:
+    """The actions of the declarations judged on one discard so far and of this one, as one: the sets first (one
+    named by two declarations is taken once), then the wins."""
+    sets: list[Action] = []
+    seen: Counter[tuple] = Counter()
+    for a in pending:
+        if a.verb is not Verb.WIN:
+            seen[(a.verb, a.side, a.tile, a.source)] += 1
+            sets.append(a)
+    for a in actions:
+        key = (a.verb, a.side, a.tile, a.source)
+        if a.verb is not Verb.WIN and seen[key] > 0:
+            seen[key] -= 1
+            continue
+        if a.verb is not Verb.WIN:
+            sets.append(a)
+    return sets + [a for a in pending + actions if a.verb is Verb.WIN]
+
+
+def _judge_record(session, request: dict[str, Any], reply: Reply) -> None:
     """A whole hand's record, judged as it is (nothing is written); with ``check_pad`` the first winner's pad
     must show the tiles the record declares."""
     if request.get("record"):
         raise BadJudgeRequest("a hand's record is judged, not recorded: record the hand in play with its sets "
                               "and the pad")
     record = HandRecord.from_json(request["hand_record"])
-    if record.rules != controller.rules.name:
-        raise BadJudgeRequest(f"the record is of rule set {record.rules!r}; this table plays {controller.rules.name}")
-    settled = settle_hand(controller.rules, record)
+    if record.rules != session.rules.name:
+        raise BadJudgeRequest(f"the record is of rule set {record.rules!r}; this table plays {session.rules.name}")
+    settled = settle_hand(session.rules, record)
     if not request.get("check_pad") or not settled.verdicts:
         reply(answer(settled, recorded=False))
         return
@@ -272,13 +316,15 @@ def _judge_record(controller, request: dict[str, Any], reply: Reply) -> None:
         else:
             reply(answer(settled, recorded=False))
 
-    on_table = controller.book.sets_at(SetLocation.TABLE)
-    read_pad(controller.table.reader, v.side, controller.registry, on_table[0] if on_table else None, got)
+    on_table = session.book.sets_at(SetLocation.TABLE)
+    read_pad(session.table.reader, v.side, session.registry, on_table[0] if on_table else None, got)
 
 
-def answer(settled: HandSettlement, recorded: bool, since: int = 0) -> dict[str, Any]:
-    """The judge's answer: the (last) declared win's verdict, and the hand's money from action ``since`` on."""
-    verdict: WinVerdict | None = settled.verdicts[-1] if settled.verdicts else None
+def answer(settled: HandSettlement, recorded: bool, since: int = 0, side: int | None = None) -> dict[str, Any]:
+    """The judge's answer: the last declared win's verdict (``side``'s last, when given), and the hand's money from
+    action ``since`` on."""
+    verdicts = [v for v in settled.verdicts if side is None or v.side == side]
+    verdict: WinVerdict | None = verdicts[-1] if verdicts else None
     money = [p for p in settled.payments if p.event >= since]
     out: dict[str, Any] = {"ok": True}
     if verdict is None:
@@ -296,7 +342,7 @@ def answer(settled: HandSettlement, recorded: bool, since: int = 0) -> dict[str,
     return out
 
 
-def penalty(controller, request: dict[str, Any], reply: Reply) -> None:
+def penalty(session, request: dict[str, Any], reply: Reply) -> None:
     """``mjtable diag penalty SIDE KIND [--to SIDE]``: a referee's penalty on the hand in play, paid now."""
     try:
         side = _side(request, "side")
@@ -305,40 +351,40 @@ def penalty(controller, request: dict[str, Any], reply: Reply) -> None:
         reply({"ok": False, "error": str(exc)})
         return
     kind = request.get("kind")
-    known = controller.rules.config.penalties
+    known = session.rules.config.penalties
     if not isinstance(kind, str) or kind not in known:
-        reply({"ok": False, "error": f"penalty {kind!r:.40}: rule set {controller.rules.name} has "
+        reply({"ok": False, "error": f"penalty {kind!r:.40}: rule set {session.rules.name} has "
                                      + (f"the kinds {', '.join(known)}" if known else "no penalties")})
         return
     if to == side:
         reply({"ok": False, "error": "a penalty goes to another side"})
         return
-    referee = controller.hand.referee
+    referee = session.hand.referee
     taken = len(referee.record.actions) if referee.record is not None else 0
-    why = controller.hand.penalty(side, kind, to)
+    why = session.hand.penalty(side, kind, to)
     if why is not None:
         reply({"ok": False, "error": why})
         return
     settled = referee.settlement()
     assert settled is not None
     money = [p for p in settled.payments if p.event >= taken]
-    reply({"ok": True, "hand": controller.book.hand, "side": side, "kind": kind, "name": known[kind].name,
+    reply({"ok": True, "hand": session.book.hand, "side": side, "kind": kind, "name": known[kind].name,
            "dead_hand": known[kind].dead_hand, "warning": not money, "money": [p.to_json() for p in money],
            "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
-           "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}})
+           "chips": {f"side{s}": c for s, c in enumerate(session.scoreboard.chips)}})
 
 
-def hand(controller, request: dict[str, Any], reply: Reply) -> None:
+def hand(session, request: dict[str, Any], reply: Reply) -> None:
     """``mjtable diag hand [N]``: a hand's record and its money by reason (default: the hand in play, else the
     last one scored); the record is what ``judge --hand-record`` judges again."""
     number = request.get("hand")
-    board = controller.scoreboard
-    live = controller.hand.referee.record if controller.hand.hand is not None else None
+    board = session.scoreboard
+    live = session.hand.referee.record if session.hand.hand is not None else None
     if number is not None and (type(number) is not int or number < 1):
         reply({"ok": False, "error": "'hand' must be a hand number from 1"})
         return
     if live is not None and number in (None, live.hand) and not board.recorded(live.hand):
-        settled = controller.hand.referee.settlement()
+        settled = session.hand.referee.settlement()
         assert settled is not None
         reply({"ok": True, "hand": live.hand, "in_play": True, "record": live.to_json(),
                "money": [p.to_json() for p in settled.payments],
@@ -357,17 +403,17 @@ def hand(controller, request: dict[str, Any], reply: Reply) -> None:
            "payments": {f"side{s}": d for s, d in enumerate(row["payments"])}})
 
 
-def _money(controller, taken: int) -> dict[str, Any]:
+def money_since(session, taken: int) -> dict[str, Any]:
     """The hand in play's money from action ``taken`` on, and the chips now."""
-    settled = controller.hand.referee.settlement()
+    settled = session.hand.referee.settlement()
     assert settled is not None
     money = [p for p in settled.payments if p.event >= taken]
     return {"money": [p.to_json() for p in money],
             "payments": {f"side{s}": d for s, d in enumerate(deltas(money, include_held=True))},
-            "chips": {f"side{s}": c for s, c in enumerate(controller.scoreboard.chips)}}
+            "chips": {f"side{s}": c for s, c in enumerate(session.scoreboard.chips)}}
 
 
-def kong(controller, request: dict[str, Any], reply: Reply) -> None:
+def kong(session, request: dict[str, Any], reply: Reply) -> None:
     """``mjtable diag kong SIDE TILE --from SIDE | --added | --concealed``: a kong when it is made, its money paid
     now (a later ``judge`` that names it again does not take it twice).  ``added`` with ``from``: the pung it
     was added to, fed by that side, when the hand's record does not have it yet."""
@@ -393,10 +439,10 @@ def kong(controller, request: dict[str, Any], reply: Reply) -> None:
     except BadJudgeRequest as exc:
         reply({"ok": False, "error": str(exc)})
         return
-    if controller.hand.hand is None:
-        reply({"ok": False, "error": f"no hand in play (the table is {controller.state})"})
+    if session.hand.hand is None:
+        reply({"ok": False, "error": f"no hand in play (the table is {session.state})"})
         return
-    referee = controller.hand.referee
+    referee = session.hand.referee
     if concealed:
         actions, kind = [Action(Verb.CONCEALED_KONG, side, tile)], "concealed"
     elif added:
@@ -410,24 +456,9 @@ def kong(controller, request: dict[str, Any], reply: Reply) -> None:
     else:
         actions, kind = [Action(Verb.KONG, side, tile, source)], "melded"
     taken = len(referee.record.actions)
-    why = controller.hand.take_all(controller.book.hand, actions)
+    why = session.hand.take_all(session.book.hand, actions)
     if why is not None:
         reply({"ok": False, "error": why})
         return
-    reply({"ok": True, "hand": controller.book.hand, "side": side, "tile": code(tile), "kind": kind,
-           "actions": [a.text() for a in actions], **_money(controller, taken)})
-
-
-def drawn(controller, request: dict[str, Any], reply: Reply) -> None:
-    """``mjtable diag drawn``: the live wall ran out with no win (黄庄): its money where the rule set has it, and
-    the hand's result (a drawn hand: the dealer rotation and the scoreboard follow)."""
-    hand = controller.book.hand
-    record = controller.hand.referee.record if controller.hand.hand is not None else None
-    ends = [i for i, a in enumerate(record.actions) if a.verb is Verb.WALL_END] if record is not None else []
-    taken = ends[0] if ends else len(record.actions) if record is not None else 0    # (asked again: its money)
-    why = controller.hand.wall_end()
-    if why is not None:
-        reply({"ok": False, "error": why})
-        return
-    reply({"ok": True, "hand": hand, "drawn": True, "recorded": controller.scoreboard.recorded(hand)
-           and not controller.store.failing, **_money(controller, taken)})
+    reply({"ok": True, "hand": session.book.hand, "side": side, "tile": code(tile), "kind": kind,
+           "actions": [a.text() for a in actions], **money_since(session, taken)})

@@ -22,6 +22,15 @@ def render(answer: dict[str, Any]) -> str:
             if value:
                 lines.append(f"{key}:")
                 lines += [f"  {_move(m)}" for m in value]
+        elif key == "lines" and isinstance(value, list):
+            lines += [f"{r['level']:8} {r['logger']}: {r['message']}" for r in value]
+        elif key == "session" and isinstance(value, dict):
+            lines.append(_session(value))
+        elif key == "sessions" and isinstance(value, list):
+            lines.append(f"sessions: {len(value)}")
+            lines += [f"  #{r['id']} {r['minutes']} min by {r['opened_by']}: "
+                      + (f"{r['hands']} hands, ended ({r['reason']}) by {r['ended_by']}" if r["ended_s"] is not None
+                         else "open") for r in value]
         elif key == "faults" and isinstance(value, list):
             lines.append(f"faults: {len(value)}")
             lines += [f"  {_fault(f)}" for f in value]
@@ -85,6 +94,9 @@ def _fault(fault: dict[str, Any]) -> str:
             f" [{fault.get('source', '')}]: {fault.get('text', '')}")
     if acked is not None:
         text += f" (acknowledged at {acked:.1f} s)"
+    cleared = fault.get("cleared_at_s")
+    if cleared is not None:
+        text += f" (cleared at {cleared:.1f} s)"
     if fault.get("hint"):
         text += f"\n    hint: {fault['hint']}"
     return text
@@ -111,3 +123,19 @@ def _compact(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
+
+
+def _session(status: dict[str, Any]) -> str:
+    """A table session (开台) in words."""
+    state = status.get("state")
+    if state is None:
+        return "session: none opened (the table plays freely)"
+    text = f"session #{status['id']}: {state}, {status['minutes']} min"
+    if status.get("seconds_left") is not None:
+        text += f", {status['seconds_left'] / 60:.1f} min left"
+    if status.get("warning"):
+        text += f" (warned at {status['warning']} min)"
+    text += f", {status.get('hands') or 0} hands"
+    if status.get("reason"):
+        text += f", ended: {status['reason']}"
+    return text

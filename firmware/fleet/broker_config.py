@@ -15,10 +15,15 @@ by that path, Mosquitto taking no paths relative to its configuration):
   loopback only when asked (a service on the broker's own machine);
   retained messages and queued sessions kept across a restart.
 * ``acl``: ``pattern`` lines confine every table (``%u`` = its CN) to
-  writing under ``mj/v1/<site>/tbl/<table>/`` and reading its own
-  ``cmd/#`` (and its ``avail``, to answer a late Will); ``viewer`` reads the
-  site; ``technician`` reads it and sends every command; ``service`` reads it
-  and may ask for ``rebirth`` and ``resend_since`` only.
+  writing its leaves, events and answers under ``mj/v1/<site>/tbl/<table>/``
+  (never its ``cmd/`` or ``assign``) and reading its own ``cmd/#``, its
+  ``assign`` (the hall's assignment for a tournament round) and its
+  ``avail`` (to answer a late Will); ``viewer`` reads the site;
+  ``technician`` reads it, sends every command and writes assignments;
+  ``service.recorder`` reads it and may ask for ``rebirth`` and
+  ``resend_since`` only; ``service.tourney`` (the hall's tournament
+  service) reads it, asks for ``rebirth`` and ``resend_since`` and writes
+  the tables' assignments.
 * ``passwd``: the staff and service accounts in Mosquitto's own ``$7$``
   format (PBKDF2-SHA512, 101 iterations, 12-byte salt, both base64:
   ``$7$101$<salt>$<hash>``, as ``mosquitto_passwd`` writes them).
@@ -39,11 +44,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware.fleet.topics import PREFIX, check_id
+from firmware.ports.broker import BrokerAddress
 from firmware.private_files import write_private
 
 PBKDF2_ITERATIONS = 101        # mosquitto_passwd's default for $7$
 SALT_BYTES = 12
-ACCOUNTS = {"staff.viewer": "viewer", "staff.technician": "technician", "service.recorder": "service"}
+ACCOUNTS = {"staff.viewer": "viewer", "staff.technician": "technician", "service.recorder": "service",
+            "service.tourney": "tournament"}
 
 
 def hash_password(password: str, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
@@ -65,10 +72,18 @@ def acl_text(site: str) -> str:
     site_root = f"{PREFIX}/{check_id(site, 'site')}"
     tables = f"{site_root}/tbl"
     return f"""# written by mjtable fleet broker-config: who may read and write what on site {site}
-# every table (username = its certificate's CN): its own subtree only
-pattern write {tables}/%u/#
+# every table (username = its certificate's CN): its own subtree only; its leaves, events and answers, never its
+# commands or its assignment (the hall writes those, signed)
+pattern write {tables}/%u/avail
+pattern write {tables}/%u/meta
+pattern write {tables}/%u/state
+pattern write {tables}/%u/faults
+pattern write {tables}/%u/counters
+pattern write {tables}/%u/evt/#
+pattern write {tables}/%u/resp/#
 pattern read {tables}/%u/cmd/#
 pattern read {tables}/%u/avail
+pattern read {tables}/%u/assign
 
 # staff: the site's every table, live; the technician may send commands
 user staff.viewer
@@ -77,12 +92,21 @@ topic read {site_root}/#
 user staff.technician
 topic read {site_root}/#
 topic write {tables}/+/cmd/#
+topic write {tables}/+/assign
+topic write {site_root}/rollout
 
 # services (a tournament's recorder): read everything, ask for rebirth and resends, never an acknowledge
 user service.recorder
 topic read {site_root}/#
 topic write {tables}/+/cmd/rebirth
 topic write {tables}/+/cmd/resend_since
+
+# the hall's tournament service: reads everything, asks for rebirth and resends, writes the tables' assignments
+user service.tourney
+topic read {site_root}/#
+topic write {tables}/+/cmd/rebirth
+topic write {tables}/+/cmd/resend_since
+topic write {tables}/+/assign
 """
 
 
@@ -92,6 +116,48 @@ class Listeners:
     staff_port: int = 8884           # staff and services: passwords over TLS
     plain_port: int | None = None    # plain MQTT on loopback (passwords), only if asked
     bind: str = ""                   # the address the TLS listeners take ('' = every address)
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """The parlour's uplink to the chain's cluster: its nodes (tried in turn), the bridge's client id and account,
+    the CA to check them with (mqtts://)."""
+
+    nodes: tuple[BrokerAddress, ...]
+    client_id: str
+    username: str | None = None
+    password: str | None = None
+    cafile: Path | None = None
+
+
+def bridge_text(site: str, bridge: Bridge) -> str:
+    """Mosquitto's ``connection`` block: what the site's tables publish goes up to the cluster (QoS 1, queued in
+    the parlour's broker while the uplink is down: a persistent bridge session, ``cleansession false``), the
+    commands the chain sends come down; nothing that came down goes up again (no loop)."""
+    tables = f"{PREFIX}/{check_id(site, 'site')}/tbl"
+    nodes = bridge.nodes
+    if not nodes:
+        raise ValueError("--bridge: no node of the cluster given")
+    if len({n.tls for n in nodes}) != 1:
+        raise ValueError("--bridge: the cluster's nodes are all mqtt:// or all mqtts://")
+    lines = ["# the uplink to the chain's cluster (written by mjtable fleet broker-config --bridge)",
+             "connection chain", "address " + " ".join(f"{n.host}:{n.port}" for n in nodes),
+             "round_robin false", "bridge_protocol_version mqttv311", "try_private false", "cleansession false",
+             f"remote_clientid {check_id(bridge.client_id, 'bridge client id')}", "start_type automatic",
+             "restart_timeout 1 30", "keepalive_interval 30", "notifications false",
+             f"topic {tables}/+/avail out 1", f"topic {tables}/+/meta out 1", f"topic {tables}/+/state out 1",
+             f"topic {tables}/+/faults out 1", f"topic {tables}/+/counters out 1",
+             f"topic {tables}/+/evt/# out 1", f"topic {tables}/+/resp/# out 1",
+             f"topic {tables}/+/cmd/# in 1"]
+    if bridge.username:
+        lines.append(f"remote_username {bridge.username}")
+    if bridge.password:
+        lines.append(f"remote_password {bridge.password}")
+    if nodes[0].tls:
+        if bridge.cafile is None:
+            raise ValueError("--bridge mqtts://...: give --bridge-ca (the cluster's CA certificate)")
+        lines.append(f"bridge_cafile {bridge.cafile}")
+    return "\n".join(lines) + "\n"
 
 
 def conf_text(site: str, install_dir: Path, listeners: Listeners = Listeners()) -> str:
@@ -134,7 +200,8 @@ tls_version tlsv1.2
 
 def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path, key_file: Path,
                         listeners: Listeners = Listeners(),
-                        passwords: dict[str, str] | None = None, install_dir: Path | None = None) -> dict[str, str]:
+                        passwords: dict[str, str] | None = None, install_dir: Path | None = None,
+                        bridge: Bridge | None = None) -> dict[str, str]:
     """Write the configuration (see the module's docstring) for the folder at ``install_dir`` on the server
     (default: ``out_dir`` itself, on this machine); returns every account's password.  Accounts not in
     ``passwords`` get a random one."""
@@ -161,8 +228,13 @@ def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path
     _secret(out_dir / "credentials", "# the broker's accounts, in clear: hand them out, then delete this file\n"
             + "".join(f"{name} ({ACCOUNTS[name]}): {pw}\n" for name, pw in chosen.items()))
     _secret(out_dir / "acl", acl_text(site))
-    (out_dir / "mosquitto.conf").write_text(conf_text(site, Path(install_dir or out_dir.resolve()), listeners),
-                                            encoding="utf-8")
+    conf = conf_text(site, Path(install_dir or out_dir.resolve()), listeners)
+    if bridge is not None:                  # (its file holds the uplink's password: the broker's eyes only)
+        (out_dir / "bridge").mkdir(exist_ok=True)
+        _secret(out_dir / "bridge" / "bridge.conf", bridge_text(site, bridge))
+        where = Path(install_dir or out_dir.resolve()) / "bridge"
+        conf += f"\n# the uplink to the chain's cluster\ninclude_dir {where}\n"
+    (out_dir / "mosquitto.conf").write_text(conf, encoding="utf-8")
     return chosen
 
 

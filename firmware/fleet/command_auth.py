@@ -15,7 +15,8 @@ the topic, the site and table are this table's, the key is one of the
 table's keys and the signature verifies, it has not expired, was not issued
 in the future (with :data:`CLOCK_SKEW_S` of tolerance) or before this boot
 started, lives at most :data:`MAX_TTL_S`, its nonce was not seen before,
-and its arguments are valid for the verb: ``ack`` names a
+and its arguments are valid for the verb: ``session_open`` takes
+``{"minutes": N}`` (1 to a day), ``session_close`` nothing, ``ack`` names a
 *recoverable* fault code (a latched or hold fault is acknowledged at the
 table, by its keys or the local diagnostics socket).  Every refusal is
 logged with its reason, a few lines a minute (a flood is summed up, not
@@ -59,8 +60,14 @@ log = logging.getLogger(__name__)
 CLOCK_SKEW_S = 30.0
 MAX_TTL_S = 300.0
 REPLAY_CACHE_SIZE = 1024
+MAX_SEQ = 2**63 - 1          # the outbox's seq is an SQLite INTEGER: a larger one is a bad argument, not a failing card
+MAX_SESSION_MINUTES = 24 * 60   # session_open's minutes (a day at most)
+MAX_TIME_S = 2.0**53         # issued_at / expires_at (Unix seconds): finite, and no larger than this
 ISSUER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+URL_RE = re.compile(r"^https?://[!-~]{1,1990}$")
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 HMAC = "hmac-sha256"
 ED25519 = "ed25519"
 
@@ -195,6 +202,20 @@ def signed_bytes(body: dict[str, Any]) -> bytes:
     return dumps({k: v for k, v in body.items() if k != "sig"}).encode("utf-8")
 
 
+def verify_signature(body: dict[str, Any], keys: list[VerifyKey]) -> None:
+    """``body``'s ``sig`` (with its ``alg`` and ``key_id``, strings) verifies with one of ``keys`` over the canonical
+    JSON of its other fields; else CommandRefused saying why (an unknown key, not base64, a bad signature)."""
+    key = next((k for k in keys if k.alg == body["alg"] and k.key_id == body["key_id"]), None)
+    if key is None:
+        raise CommandRefused(f"signed with an unknown key ({body['alg'][:16]} {body['key_id'][:32]})")
+    try:
+        signature = base64.b64decode(body["sig"], validate=True)
+    except ValueError:
+        raise CommandRefused("bad signature (not base64)") from None
+    if not key.verify(signed_bytes(body), signature):
+        raise CommandRefused("bad signature")
+
+
 def sign_command(key: SigningKey, *, site: str, table: str, verb: Verb | str, args: dict[str, Any] | None,
                  issuer: str, issued_at: float, ttl_s: float = 60.0, nonce: str | None = None) -> bytes:
     """A signed command (``issued_at``: the console's wall clock, Unix seconds)."""
@@ -225,7 +246,7 @@ class CommandVerifier:
     refused: int = 0
 
     def __post_init__(self) -> None:
-        self._refusals = LogLimiter(log, self.wall_clock_s, "command refusals")
+        self.refusal_log = LogLimiter(log, self.wall_clock_s, "command refusals")   # (the link gives it a timer)
         self._floor_s = self.boot_wall_s          # commands issued before it are refused
         if self.store is not None:
             kept, forgotten_until = self.store.load_nonces()
@@ -238,7 +259,7 @@ class CommandVerifier:
             return self._verify(topic_verb, payload)
         except CommandRefused as exc:
             self.refused += 1
-            self._refusals.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
+            self.refusal_log.warning("table %s: command cmd/%s refused: %s", self.table, topic_verb[:32], exc)
             raise
 
     def _verify(self, topic_verb: str, payload: bytes) -> Command:
@@ -251,8 +272,11 @@ class CommandVerifier:
             if not isinstance(body.get(name), kind) or isinstance(body.get(name), bool):
                 raise CommandRefused(f"field '{name}' missing or not a {kind.__name__}")
         for name in ("issued_at", "expires_at"):
-            if not isinstance(body.get(name), (int, float)) or isinstance(body.get(name), bool):
+            value = body.get(name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise CommandRefused(f"field '{name}' missing or not a number")
+            if not -MAX_TIME_S <= value <= MAX_TIME_S:       # (an int of any size, 1e400 = inf: no float() on them)
+                raise CommandRefused(f"field '{name}' out of range (Unix seconds, at most {MAX_TIME_S:.0f})")
         if body["v"] != 1:
             raise CommandRefused(f"command version {body['v']} (this table reads 1)")
         if body["verb"] not in {v.value for v in Verb} or topic_verb not in {v.value for v in Verb}:
@@ -263,15 +287,7 @@ class CommandVerifier:
         if body["site"] != self.site or body["table"] != self.table:
             raise CommandRefused(f"addressed to table {body['table'][:64]!r} of site {body['site'][:64]!r}, "
                                  f"this is {self.table!r} of {self.site!r}")
-        key = next((k for k in self.keys if k.alg == body["alg"] and k.key_id == body["key_id"]), None)
-        if key is None:
-            raise CommandRefused(f"signed with an unknown key ({body['alg'][:16]} {body['key_id'][:32]})")
-        try:
-            signature = base64.b64decode(body["sig"], validate=True)
-        except ValueError:
-            raise CommandRefused("bad signature (not base64)") from None
-        if not key.verify(signed_bytes(body), signature):
-            raise CommandRefused("bad signature")
+        verify_signature(body, self.keys)
         if not ISSUER_RE.match(body["issuer"]) or not NONCE_RE.match(body["nonce"]):
             raise CommandRefused("issuer or nonce of the wrong form")
         if body["nonce"] in self._seen:
@@ -312,7 +328,7 @@ class CommandVerifier:
 
 class NonceStore(Protocol):
     """Where a table keeps its accepted commands' nonces across restarts (the table database's ``fleet_nonces``,
-    :class:`~firmware.fleet.outbox.SqliteOutbox`)."""
+    :class:`~firmware.store.outbox.SqliteOutbox`)."""
 
     def load_nonces(self) -> tuple[dict[str, float], float]:
         """(nonce -> expires_at of those kept, the latest expiry of those forgotten)."""
@@ -330,7 +346,27 @@ def _check_args(verb: Verb, args: dict[str, Any]) -> dict[str, Any]:
         seq = args.get("seq")
         if set(args) != {"seq"} or not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
             raise CommandRefused("resend_since takes {\"seq\": a whole number >= 0}")
+        if seq > MAX_SEQ:
+            raise CommandRefused(f"resend_since: seq {_short(seq)} is out of range (a bad argument: a seq is a whole "
+                                 f"number from 0 to {MAX_SEQ})")
         return {"seq": seq}
+    if verb is Verb.UPDATE:
+        return _update_args(args)
+    if verb is Verb.ROLLBACK:
+        version = args.get("version")
+        if set(args) != {"version"} or not isinstance(version, str) or not VERSION_RE.match(version):
+            raise CommandRefused("rollback takes {\"version\": the release to roll back from}")
+        return {"version": version}
+    if verb is Verb.SESSION_OPEN:
+        minutes = args.get("minutes")
+        if set(args) != {"minutes"} or not isinstance(minutes, int) or isinstance(minutes, bool) \
+                or not 1 <= minutes <= MAX_SESSION_MINUTES:
+            raise CommandRefused(f"session_open takes {{\"minutes\": a whole number from 1 to {MAX_SESSION_MINUTES}}}")
+        return {"minutes": minutes}
+    if verb is Verb.SESSION_CLOSE:
+        if args:
+            raise CommandRefused("session_close takes no arguments")
+        return {}
     code = args.get("code")
     if set(args) != {"code"} or not isinstance(code, str):
         raise CommandRefused("ack takes {\"code\": a fault code, e.g. \"E41\"}")
@@ -342,3 +378,24 @@ def _check_args(verb: Verb, args: dict[str, Any]) -> dict[str, Any]:
         raise CommandRefused(f"ack: {code} is a {fault.tier.value} fault; it is acknowledged at the table "
                              f"(its keys or the diagnostics socket)")
     return {"code": code}
+
+
+def _update_args(args: dict[str, Any]) -> dict[str, Any]:
+    """``update``: the bundle's ``url`` (http or https, the hall's server), its ``sha256`` (64 hex digits) and its
+    ``version`` (a release folder's name: no '/', no leading '.')."""
+    url, digest, version = args.get("url"), args.get("sha256"), args.get("version")
+    if set(args) != {"url", "sha256", "version"}:
+        raise CommandRefused("update takes {\"url\": ..., \"sha256\": ..., \"version\": ...}")
+    if not isinstance(url, str) or not URL_RE.match(url):
+        raise CommandRefused("update: url is not an http:// or https:// URL (at most 2,000 plain characters)")
+    if not isinstance(digest, str) or not SHA256_RE.match(digest):
+        raise CommandRefused("update: sha256 is not 64 hex digits")
+    if not isinstance(version, str) or not VERSION_RE.match(version):
+        raise CommandRefused("update: version is not a release's version (letters, digits, '.', '+', '_', '-')")
+    return {"url": url, "sha256": digest.lower(), "version": version}
+
+
+def _short(number: int) -> str:
+    """A number for a message: a huge one by its size (its digits would fill the answer)."""
+    text = str(number)
+    return text if len(text) <= 24 else f"{text[:6]}...({len(text)} digits)"

@@ -23,10 +23,10 @@ import logging
 from typing import Any, Callable
 
 from firmware.fleet import messages
-from firmware.fleet.adapter import InboundMessage, MqttAdapter, PublishProperties
-from firmware.fleet.log_limit import LogLimiter
-from firmware.fleet.command_auth import Command, CommandRefused, CommandVerifier
-from firmware.fleet.outbox import OutboxRow
+from firmware.ports.broker import InboundMessage, MqttAdapter, PublishProperties
+from firmware.fleet.log_limit import LogLimiter, Schedule
+from firmware.fleet.command_auth import MAX_SEQ, Command, CommandRefused, CommandVerifier
+from firmware.store.outbox import OutboxRow
 from firmware.fleet.topics import TableTopics, Verb
 
 log = logging.getLogger(__name__)
@@ -40,12 +40,13 @@ class CommandDesk:
 
     ``rebirth()`` publishes the retained leaves; ``publish_event(row)``
     publishes one outbox row; ``outbox`` answers ``since``, ``oldest_kept``
-    and ``meta`` (the link's outbox); ``clock_s`` (the loop's ``now``) paces the log lines of refusals."""
+    and ``meta`` (the link's outbox); ``clock_s`` (the loop's ``now``) paces the log lines of refusals, and
+    ``call_later`` (the loop's) sums up those left out when the window ends."""
 
     def __init__(self, topics: TableTopics, adapter: MqttAdapter, outbox: Any, verifier: CommandVerifier | None,
                  on_command: CommandHandler | None, rebirth: Callable[[], None],
                  publish_event: Callable[[OutboxRow], None], resend_batch: int = 100,
-                 clock_s: Callable[[], float] | None = None) -> None:
+                 clock_s: Callable[[], float] | None = None, call_later: Schedule | None = None) -> None:
         self.topics = topics
         self.adapter = adapter
         self.outbox = outbox
@@ -57,19 +58,22 @@ class CommandDesk:
         self.done = 0
         self.refused = 0
         self.resent = 0
-        self._refusals = LogLimiter(log, clock_s or (lambda: 0.0), "refused commands")
+        self.refusal_log = LogLimiter(log, clock_s or (lambda: 0.0), "refused commands", call_later=call_later)
 
     def handle(self, verb: str, message: InboundMessage) -> None:
         try:
-            if message.message_expiry_s is None or message.message_expiry_s <= 0:
+            bridged = message.response_topic is None and message.message_expiry_s is None
+            if not bridged and (message.message_expiry_s is None or message.message_expiry_s <= 0):
                 raise CommandRefused("a command must carry an MQTT 5 message expiry")
+            # (a command with no MQTT 5 properties at all crossed an MQTT 3.1.1 bridge from a chain's cluster:
+            # its signed expires_at bounds it alone, and it is carried out without an answer)
             if self.verifier is None:
                 raise CommandRefused("this table takes no commands (no command key in its [fleet] section)")
             command = self.verifier.verify(verb, message.payload)
             result = self._carry_out(command)
         except CommandRefused as exc:
             self.refused += 1
-            self._refusals.warning("fleet %s: cmd/%s refused: %s", self.topics.table, verb[:32], exc)
+            self.refusal_log.warning("fleet %s: cmd/%s refused: %s", self.topics.table, verb[:32], exc)
             self._respond(verb, message, False, str(exc), None)
             return
         self.done += 1
@@ -83,7 +87,7 @@ class CommandDesk:
         if command.verb is Verb.RESEND_SINCE:
             return self._resend(command.args["seq"])
         if self.on_command is None:
-            raise CommandRefused("this table does not take acknowledges over the fleet")
+            raise CommandRefused(f"this table does not take {command.verb.value} over the fleet")
         try:
             return self.on_command(command.verb.value, dict(command.args), command.issuer)
         except CommandRefused:
@@ -93,9 +97,13 @@ class CommandDesk:
             raise CommandRefused(f"failed at the table: {exc}") from None
 
     def _resend(self, after: int) -> dict[str, Any]:
+        if not isinstance(after, int) or not 0 <= after <= MAX_SEQ:    # (the verifier refuses it first)
+            raise CommandRefused(f"resend_since: seq out of range (a bad argument: from 0 to {MAX_SEQ})")
         try:
             rows = self.outbox.since(after, self.resend_batch)
             oldest, last = self.outbox.oldest_kept(), self.outbox.meta().last_seq
+        except (OverflowError, TypeError) as exc:      # (a value SQLite cannot bind: the argument, not the card)
+            raise CommandRefused(f"resend_since: a bad argument ({exc})") from None
         except Exception as exc:                       # noqa: BLE001 (a failing card)
             raise CommandRefused(f"the outbox cannot be read: {exc}") from None
         for row in rows:
@@ -109,7 +117,7 @@ class CommandDesk:
         if not message.response_topic:
             return
         if not self.topics.owns_response_topic(message.response_topic):
-            self._refusals.warning("fleet %s: cmd/%s not answered: the response topic %r is outside %s",
+            self.refusal_log.warning("fleet %s: cmd/%s not answered: the response topic %r is outside %s",
                                    self.topics.table,
                         verb[:32], message.response_topic[:128], self.topics.response_prefix)
             return

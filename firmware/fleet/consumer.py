@@ -21,7 +21,7 @@ reconnected table offline (a fresh table database, with another ``db_id``,
 starts the order again).
 
 :class:`ConsumerClient` connects a consumer to a broker through an
-:class:`~firmware.fleet.adapter.MqttAdapter` on the injected loop
+:class:`~firmware.ports.broker.MqttAdapter` on the injected loop
 (``mjtable fleet watch``, the tests, the benchmark), reconnecting with the
 same jittered backoff as a table; a broker refusing *who* connects (a wrong
 password, no account) is not tried again (``refused``).  It subscribes to
@@ -43,13 +43,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter, refused_who
+from firmware.ports.broker import InboundMessage, MqttAdapter, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.loop import Loop
 
 log = logging.getLogger(__name__)
 
 LATENCIES_KEPT = 100_000
+# a table publishes its counters every 60 s: three missed in a row and it is stale
+STALE_AFTER_S = 3 * 60.0 + 5.0
 
 
 @dataclass
@@ -66,6 +68,16 @@ class TableView:
     counters: dict = field(default_factory=dict)
     events: int = 0
     last_seen_s: float = 0.0
+    birth: dict = field(default_factory=dict)    # the last birth's data (versions, rules, seq, oldest)
+
+    def status(self, now_s: float, stale_after_s: float = STALE_AFTER_S) -> str:
+        """``online``, ``offline``, ``stale`` (online by its last birth, but nothing heard from it for
+        ``stale_after_s``: its link or its broker's bridge may be down without a Will yet) or ``unknown``."""
+        if self.online is None:
+            return "unknown"
+        if not self.online:
+            return "offline"
+        return "stale" if now_s - self.last_seen_s > stale_after_s else "online"
 
     def outbox_depth(self) -> int | None:
         link = self.counters.get("link") if isinstance(self.counters, dict) else None
@@ -74,6 +86,7 @@ class TableView:
 
     def as_dict(self) -> dict[str, Any]:
         return {"table": self.table, "online": self.online, "boot_id": self.boot_id, "session": self.session,
+                "birth": self.birth,
                 "state": self.state, "faults": self.faults, "meta": self.meta, "outbox_depth": self.outbox_depth(),
                 "events": self.events}
 
@@ -142,7 +155,7 @@ class FleetConsumer:
         delivered what it held (the table said it at the envelope's ``ts``, perhaps long ago), not a live
         message: the table was last heard then, not at ``received_s``."""
         parsed = topics.parse(topic)
-        if parsed is None or parsed.site != self.site or parsed.section in ("cmd", "resp"):
+        if parsed is None or parsed.site != self.site or parsed.section in ("cmd", "resp", "assign"):
             return None
         try:
             message = messages.decode(payload)
@@ -209,7 +222,14 @@ class FleetConsumer:
         if view.online is not None and db == known_db and (boot, session) < (known_boot, view.session):
             return Change(view.table, "stale", message)    # e.g. the late Will of a connection already replaced
         view.online, view.session, view.boot_id = online, session, boot_id
+        if online:
+            view.birth = {k: v for k, v in data.items() if k not in ("online", "boot", "session")}
         return Change(view.table, "avail", message)
+
+    def last_seq(self, table: str, db_id: str) -> int | None:
+        """The highest event seq seen from that table database (None: none seen)."""
+        seen = self._seen.get((table, db_id))
+        return seen.runs[-1][1] if seen is not None and seen.runs else None
 
     def gaps(self) -> dict[str, list[int]]:
         """Missing seqs per ``table:db_id`` (between the lowest and highest seen)."""
@@ -297,8 +317,9 @@ class ConsumerClient:
             self._retry(reason)
             return
         self.connected = True
-        self._sub_tokens = {self.adapter.subscribe(topic_filter, qos): False
-                            for topic_filter, qos in topics.site_subscriptions(self.consumer.site)}
+        wanted = (self.consumer.subscriptions() if hasattr(self.consumer, "subscriptions")
+                  else topics.site_subscriptions(self.consumer.site))
+        self._sub_tokens = {self.adapter.subscribe(topic_filter, qos): False for topic_filter, qos in wanted}
 
     def on_connection_lost(self, session: int, reason: str) -> None:
         if session == self.session:

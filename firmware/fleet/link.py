@@ -1,7 +1,7 @@
 """The table's link to the parlour's broker: birth, retained state, the outbox drained in order, commands.
 
 :class:`FleetLink` is protocol logic only, driven by the injected loop
-(``now``, ``call_later``, ``post``) and an :class:`~firmware.fleet.adapter.MqttAdapter`;
+(``now``, ``call_later``, ``post``) and an :class:`~firmware.ports.broker.MqttAdapter`;
 it never sleeps, never reads a clock of its own, and never raises into the
 loop (a failure of the link, of ``status()`` or of the outbox is logged and
 kept as ``last_error``: the table plays on).  What it does:
@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
-from firmware.fleet.adapter import InboundMessage, MqttAdapter, WillMessage, refused_who
+from firmware.ports.broker import InboundMessage, MqttAdapter, WillMessage, refused_who
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.fleet.command_auth import CommandVerifier
 from firmware.fleet.command_desk import CommandDesk, CommandHandler
-from firmware.fleet.outbox import Outbox, OutboxMeta, OutboxRow
+from firmware.store.outbox import Outbox, OutboxMeta, OutboxRow
 from firmware.fleet.topics import Leaf, TableTopics
 from firmware.loop import Handle, Loop
 
@@ -112,8 +112,10 @@ class FleetLink:
                  on_command: CommandHandler | None, *, site: str, table: str, meta: dict,
                  wall_clock_s: Callable[[], float], verifier: CommandVerifier | None = None,
                  settings: LinkSettings = LinkSettings(), count_boot: bool = True,
-                 on_refusal: Callable[[str], None] | None = None) -> None:
+                 on_refusal: Callable[[str], None] | None = None,
+                 on_assignment: Callable[[bytes], None] | None = None) -> None:
         self.loop = loop
+        self.on_assignment = on_assignment    # the hall's retained assignment (its payload; b"": withdrawn)
         self.on_refusal = on_refusal
         self.adapter = adapter
         self.outbox = outbox
@@ -145,7 +147,9 @@ class FleetLink:
         self.errors = 0
         self.counts = {"published": 0, "acked": 0, "refused_by_broker": 0, "reconnects": 0, "reasserted": 0}
         self.desk = CommandDesk(self.topics, adapter, outbox, verifier, on_command, self.rebirth, self._publish_row,
-                                settings.resend_batch, clock_s=loop.now)
+                                settings.resend_batch, clock_s=loop.now, call_later=self._later)
+        if verifier is not None and verifier.refusal_log.call_later is None:
+            verifier.refusal_log.call_later = self._later      # (its summary too comes when its window ends)
 
     # -- the owner's calls ----------------------------------------------------------------------------------
     @_guarded
@@ -180,6 +184,15 @@ class FleetLink:
         self._live = None
         self.state = LinkState.STOPPED
 
+    def abandon(self) -> None:
+        """The power went: every timer cancelled and nothing said (no flush, no disconnect, no Will asked for);
+        the caller drops the connection.  What was not acknowledged is in the outbox for the next boot."""
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._live = None
+        self.state = LinkState.STOPPED
+
     @_guarded
     def notify(self) -> None:
         """The table's status changed: faults go out at once, state within its rate limit."""
@@ -200,6 +213,20 @@ class FleetLink:
             if self._connected():
                 self._retain(Leaf.META, self.meta)
 
+    def _later(self, delay_s: float, fn: Callable[[], None]) -> Handle:
+        """A timer on the link's loop for its log limits (a failure in it is logged, never raised into the loop)."""
+        return self.loop.call_later(delay_s, self._guarded_call, fn)
+
+    @_guarded
+    def _guarded_call(self, fn: Callable[[], None]) -> None:
+        fn()
+
+    def log_lines_dropped(self) -> int:
+        """Log lines the link's rate limits left out (refused commands and their answers), since start: each
+        window's are also summed up in the log when it ends."""
+        limits = [self.desk.refusal_log] + ([self.verifier.refusal_log] if self.verifier is not None else [])
+        return sum(limit.suppressed_total for limit in limits)
+
     def status(self) -> dict[str, Any]:
         """The link for a status line: state, outbox depth, events in flight, session, last error, counters."""
         try:
@@ -210,6 +237,7 @@ class FleetLink:
                 "session": self.session, "boot_id": self.source.boot_id, "last_error": self.last_error,
                 "refusal": self.refusal, "errors": self.errors,
                 "inbound_dropped": int(getattr(self.adapter, "inbound_dropped", 0)),   # (the adapter's bound)
+                "log_lines_dropped": self.log_lines_dropped(),
                 **self.counts, "commands_done": self.desk.done,
                 "commands_refused": self.desk.refused, "resent": self.desk.resent}
 
@@ -284,7 +312,16 @@ class FleetLink:
         self._timer("connect", delay_s, self._connect)
 
     def _avail(self, online: bool) -> bytes:
-        return messages.avail(self.source, online, self.boot.boot, self.session, self.wall_clock_s())
+        return messages.avail(self.source, online, self.boot.boot, self.session, self.wall_clock_s(),
+                              self._birth() if online else None)
+
+    def _birth(self) -> dict[str, Any]:
+        """What a birth says besides online (Sparkplug's NBIRTH, without its payloads): the table's versions and
+        rule set (from ``meta``), the last event ``seq`` written and the oldest still kept for ``resend_since``, so
+        that a consumer knows at once what it is missing and what it can still ask for."""
+        meta = self.outbox.meta()
+        return {"seq": meta.last_seq, "oldest": self.outbox.oldest_kept(), "db_id": meta.db_id,
+                **{key: self.meta[key] for key in ("firmware", "model", "rules", "tile_sets") if key in self.meta}}
 
     # -- the adapter's reports (on the loop's thread) ----------------------------------------------------------
     @_guarded
@@ -310,6 +347,8 @@ class FleetLink:
         self.rebirth()
         self.adapter.subscribe(self.topics.commands_filter, 1)
         self.adapter.subscribe(self.topics.avail, 1)
+        if self.on_assignment is not None:
+            self.adapter.subscribe(self.topics.assign, 1)
         self._timer("stable", self.settings.stable_s, self.backoff.reset)
         self._timer("poll", self.settings.poll_s, self._poll)
         self._drain()
@@ -356,6 +395,8 @@ class FleetLink:
             self._own_avail(message)
         elif parsed.section == "cmd":
             self.desk.handle(parsed.name, message)
+        elif parsed.section == topics.ASSIGN and self.on_assignment is not None:
+            self.on_assignment(bytes(message.payload))
 
     # -- publishing ----------------------------------------------------------------------------------------------
     def _retain(self, leaf: Leaf, data: Any) -> None:

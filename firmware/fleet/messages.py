@@ -22,56 +22,20 @@ oversized, non-UTF-8, non-object, too deeply nested or non-finite JSON).
 
 from __future__ import annotations
 
-import enum
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from firmware.event_json import MAX_DEPTH, dumps, encode_data
+
 VERSION = 1
-MAX_EVENT_BYTES = 64 * 1024          # an event's data (a hand's record and payments is a few KB)
 MAX_RETAINED_BYTES = 32 * 1024       # a retained leaf's data
 MAX_COMMAND_BYTES = 8 * 1024         # a command as received
 MAX_MESSAGE_BYTES = 128 * 1024       # anything a consumer decodes
-MAX_DEPTH = 32
 
 
 class MessageError(ValueError):
     """A payload that is not a valid fleet message (the text says why)."""
-
-
-def dumps(value: Any) -> str:
-    """Strict compact JSON (no NaN or Infinity; keys sorted so equal values give equal bytes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def encode_data(value: Any, limit_bytes: int = MAX_EVENT_BYTES) -> str:
-    """An event's or a leaf's data as JSON text, never raising: values JSON cannot carry become their text,
-    non-finite numbers null, and data over ``limit_bytes`` a stub ``{"truncated": true, "bytes": N}``."""
-    try:
-        text = dumps(_plain(value, 0))
-    except (TypeError, ValueError, RecursionError) as exc:
-        return dumps({"unencodable": str(exc)[:200]})
-    size = len(text.encode("utf-8"))
-    if size > limit_bytes:
-        return dumps({"truncated": True, "bytes": size})
-    return text
-
-
-def _plain(value: Any, depth: int) -> Any:
-    if depth > MAX_DEPTH:
-        raise ValueError(f"nested deeper than {MAX_DEPTH}")
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, depth + 1) for v in value]
-    if isinstance(value, enum.Enum):
-        return _plain(value.value, depth + 1)
-    return str(value)
 
 
 def msg_id(table: str, db_id: str, seq: int) -> str:
@@ -116,11 +80,13 @@ def retained(source: Source, leaf: str, data: Any, ts: float) -> bytes:
     return (dumps(head)[:-1] + ',"data":' + encode_data(data, MAX_RETAINED_BYTES) + "}").encode("utf-8")
 
 
-def avail(source: Source, online: bool, boot: int, session: int, ts: float) -> bytes:
+def avail(source: Source, online: bool, boot: int, session: int, ts: float,
+          birth: dict[str, Any] | None = None) -> bytes:
     """``avail``: online or offline, naming the boot and the connection (session) it is about.  The offline one is
-    the connection's Will: a consumer applies an offline only to the session it names."""
+    the connection's Will: a consumer applies an offline only to the session it names.  An online one is the
+    table's birth and carries ``birth``: who it is and where its events resume (see docs/fleet.md, Lifecycle)."""
     head = source.header("avail", ts)
-    head["data"] = {"online": online, "boot": boot, "session": session}
+    head["data"] = {"online": online, "boot": boot, "session": session, **(birth or {})}
     return dumps(head).encode("utf-8")
 
 

@@ -1,6 +1,6 @@
 """The fleet link wired to one table: built from its ``[fleet]`` section, told of changes by the bus, answering ack.
 
-The composition root (:func:`firmware.wiring.wire_table`) builds a
+The composition root (:func:`firmware.root.table.build_table`) builds a
 :class:`TableLink` when the table model has a ``[fleet]`` section and the
 entry point hands in a :class:`FleetPlug` (the MQTT client to use, the wall
 clock, and the loop the link runs on: the table's own on a table, the
@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from firmware.faults import ConfigError
-from firmware.fleet.adapter import MqttAdapter
+from firmware.ports.broker import MqttAdapter
+from firmware.fleet.assignment_auth import AssignmentRefused, AssignmentVerifier
+from firmware.game.staff import StaffError
+from firmware.game.assignment import AssignmentError
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, NonceStore, load_verify_keys
 from firmware.fleet.link import FleetLink, LinkSettings
 from firmware.fleet.table_files import problem_lines
@@ -35,13 +38,13 @@ from firmware.loop import Loop
 
 if TYPE_CHECKING:
     from firmware.config import FleetSection, TableConfig
-    from firmware.controller.controller import Controller
+    from firmware.game.session import TableSession
 
 log = logging.getLogger(__name__)
 
 AdapterFactory = Callable[["TableConfig", Callable[..., None]], MqttAdapter]   # (table model, post) -> client
 WATCHED = ("controller.state", "deal", "fault", "controller.acknowledged", "controller.fault_acknowledged",
-           "hand.settled", "hand.money", "scoreboard")
+           "hand.settled", "hand.money", "scoreboard", "assignment")
 
 
 @dataclass(frozen=True)
@@ -89,24 +92,29 @@ def verifier_of(cfg: "TableConfig", wall_clock_s: Callable[[], float],
 class TableLink:
     """One table's telemetry (see the module's docstring); :meth:`start` after the controller started."""
 
-    def __init__(self, controller: "Controller", cfg: "TableConfig", plug: FleetPlug) -> None:
+    def __init__(self, session: "TableSession", cfg: "TableConfig", plug: FleetPlug) -> None:
         section = cfg.fleet
         if section is None:
             raise ValueError("a table link needs the table model's [fleet] section")
-        self.c = controller
+        self.session = session
+        self.c = session.controller
+        self.cfg = cfg
         self.plug = plug
-        self.loop = plug.loop or controller.loop
-        events = controller.store.event_outbox()
+        self.loop = plug.loop or self.c.table.loop
+        events = session.store.event_outbox()
         verifier = verifier_of(cfg, plug.wall_clock_s, events)
+        self.assignments = AssignmentVerifier(section.site, section.table_id, verifier.keys, plug.wall_clock_s) \
+            if verifier is not None else None
         self.adapter = plug.adapter(cfg, self.loop.post)
         self.link = FleetLink(self.loop, self.adapter, events, self._status,
                               self._command, site=section.site, table=section.table_id,
-                              meta=table_meta(cfg, controller.rules), wall_clock_s=plug.wall_clock_s,
+                              meta=table_meta(cfg, session.rules), wall_clock_s=plug.wall_clock_s,
                               verifier=verifier, settings=plug.settings or settings_of(section),
-                              count_boot=False,      # (wire_table counts every power-on, link or not)
-                              on_refusal=self._refused if plug.on_refusal is not None else None)
+                              count_boot=False,      # (build_table counts every power-on, link or not)
+                              on_refusal=self._refused if plug.on_refusal is not None else None,
+                              on_assignment=self._assignment)
         self._posted = False
-        self._subscriptions = [controller.bus.subscribe(topic, self._changed) for topic in WATCHED]
+        self._subscriptions = [self.c.table.bus.subscribe(topic, self._changed) for topic in WATCHED]
 
     @property
     def table_id(self) -> str:
@@ -117,8 +125,8 @@ class TableLink:
         (the table plays on; its events wait in its database until the file is mended and the service
         restarted), rather than a bare errno or the broker's refusal at every retry."""
         log.info("fleet: table %s of site %s, broker %s", self.table_id, self.link.topics.site,
-                 self.c.cfg.fleet.broker_url if self.c.cfg.fleet else "?")
-        problems = problem_lines(self.c.cfg)
+                 self.cfg.fleet.broker_url if self.cfg.fleet else "?")
+        problems = problem_lines(self.cfg)
         if problems:
             self.link.last_error = problems[0]
             log.error("fleet link %s not started (the table plays on, its events wait in its database; mend the "
@@ -160,11 +168,33 @@ class TableLink:
         self.link.outbox_changed()
 
     def _status(self) -> dict[str, Any]:
-        return table_status(self.c)
+        return table_status(self.session)
+
+    # -- the hall's assignment for a tournament round -------------------------------------------------------------
+    def _assignment(self, payload: bytes) -> None:
+        """(the link's loop) The retained assignment arrived: checked and handed to the table on the table's loop."""
+        self.c.table.loop.post(self._take_assignment, payload)
+
+    def _take_assignment(self, payload: bytes) -> None:
+        rounds = self.session.rounds
+        if rounds is None:
+            return
+        if not payload:
+            rounds.withdraw()
+            return
+        if self.assignments is None:
+            rounds.refused("this table has no command key ([fleet] command_key_file): it takes no assignment")
+            return
+        try:
+            rounds.offer(self.assignments.verify(payload, rounds.knows))
+        except (AssignmentRefused, AssignmentError) as exc:
+            rounds.refused(str(exc))
 
     # -- commands ---------------------------------------------------------------------------------------------
     def _command(self, verb: str, args: dict, issuer: str) -> Any:
         """An authenticated ``ack`` (the verifier has refused latched and hold codes): a recoverable fault."""
+        if verb in ("session_open", "session_close"):
+            return self._session(verb, args, issuer)
         if verb != "ack":
             raise CommandRefused(f"{verb}: not a command for the table's handler")
         code = str(args.get("code", ""))
@@ -173,3 +203,15 @@ class TableLink:
             raise CommandRefused(why)
         log.warning("fleet: %s acknowledged by %s", code, issuer)
         return {"acknowledged": code, "by": issuer}
+
+    def _session(self, verb: str, args: dict, issuer: str) -> Any:
+        """An authenticated ``session_open`` / ``session_close`` (a parlour's booking system): the table session."""
+        staff = self.session.staff
+        if staff is None:
+            raise CommandRefused(f"{verb}: this table has no table sessions")
+        try:
+            status = staff.open(args["minutes"], f"fleet:{issuer}") if verb == "session_open" \
+                else staff.close(f"fleet:{issuer}")
+        except StaffError as exc:
+            raise CommandRefused(f"{verb}: {exc}") from None
+        return {"session": status}

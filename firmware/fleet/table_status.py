@@ -1,4 +1,4 @@
-"""A table's status for the fleet's retained leaves, read from the controller's public fields (never written).
+"""A table's status for the fleet's retained leaves, read from the table's session (never written).
 
 :func:`table_status` is what the link's ``status()`` returns: the ``state``
 leaf (the table's state, the hand, the dealer, the chips of the game being
@@ -7,9 +7,7 @@ the table is stopped for, latched or held, then the recoverable faults not
 yet acknowledged) and ``counters`` (hands dealt, stacking cycles, the
 players' waiting time).  :func:`table_meta` is the ``meta`` leaf.  Nothing
 here changes the table: a status that cannot be read is the link's problem
-(logged, the table plays on).  When the web page's per-component status
-(``firmware/controller/status.py``, issue 17) lands, this mapping can read
-from it instead.
+(logged, the table plays on).
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from firmware.faults import Fault, FaultTier
 if TYPE_CHECKING:
     from firmware.config import TableConfig
     from firmware.controller.controller import Controller
+    from firmware.game.session import TableSession
     from firmware.rules.ruleset import RuleSet
 
 log = logging.getLogger(__name__)
@@ -47,16 +46,35 @@ def active_faults(controller: "Controller") -> list[dict[str, Any]]:
     return out
 
 
-def table_status(controller: "Controller") -> dict[str, Any]:
+def table_status(session: "TableSession") -> dict[str, Any]:
     """The table's status as the link publishes it (``state`` leaf, ``faults``, ``counters``)."""
-    c = controller
+    c, board = session.controller, session.scoreboard
     b = c.book
     return {"state": c.state, "hand": b.hand, "hand_open": b.hand_open, "dealer": b.dealer,
-            "dealer_streak": b.dealer_streak, "chips": list(c.scoreboard.chips), "game": c.scoreboard.game,
+            "dealer_streak": b.dealer_streak, "chips": list(board.chips), "game": board.game,
             "rules": c.rules.name, "stacking": b.stacking is not None,
+            **round_status(session),
             "faults": active_faults(c),
             "counters": {"hands": b.hand, "cycles": b.cycles, "players_waited_s": round(b.players_waited_s, 1),
                          "faults_seen": len(c.policy.recent)}}
+
+
+def round_status(session: "TableSession") -> dict[str, Any]:
+    """A tournament round on the ``state`` leaf: ``assignment`` in words (``playing <id>``, ``ended <id>
+    (<reason>)``, ``pending <id>``, ``refused: <why>`` or None) and ``round`` (the status's component)."""
+    rounds = session.rounds
+    if rounds is None:
+        return {}
+    st = rounds.status()
+    words = None
+    if st["refused"]:
+        words = f"refused: {st['refused']}"
+    elif st["pending"] is not None:
+        words = f"pending {st['pending']['id']}"
+    elif st["assignment"] is not None:
+        words = f"{st['state']} {st['assignment']['id']}" + (f" ({st['reason']})" if st["reason"] else "")
+    return {"assignment": words, "round": {k: st[k] for k in ("state", "assignment", "players", "hands",
+                                                              "hands_played", "ends_at", "reason", "pending")}}
 
 
 def table_meta(cfg: "TableConfig", rules: "RuleSet") -> dict[str, Any]:

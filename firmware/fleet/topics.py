@@ -3,7 +3,9 @@
 Every table owns one subtree.  Retained leaves say what the table is now
 (``avail``, ``meta``, ``state``, ``faults``, ``counters``); ``evt/<kind>``
 carries events (QoS 1, not retained, from the outbox); ``cmd/<verb>`` is
-where staff send commands and ``resp/<anything>`` where the table answers
+where staff send commands, ``assign`` the hall's retained, signed assignment
+of the table for a tournament round (written by the hall, read by the
+table), and ``resp/<anything>`` where the table answers
 them (the requester's MQTT 5 response topic must lie there, inside the
 table's own subtree, so that the broker's ACL never has to let a table write
 anywhere else).  Site and table ids are short and plain (letters, digits,
@@ -18,8 +20,11 @@ import enum
 import re
 from dataclasses import dataclass
 
+from firmware.ports.broker import ID_PATTERN
+from firmware.store.outbox import EventKind
+
 PREFIX = "mj/v1"
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+ASSIGN = "assign"            # the hall's retained assignment of a table (firmware/fleet/assignment_auth.py)
 ID_RE = re.compile(ID_PATTERN)
 
 
@@ -33,20 +38,16 @@ class Leaf(str, enum.Enum):
     COUNTERS = "counters"
 
 
-class EventKind(str, enum.Enum):
-    """Events (``evt/<kind>``): QoS 1, not retained, each from a row of the outbox."""
-
-    HAND = "hand"
-    FAULT = "fault"
-    GAME = "game"
-
-
 class Verb(str, enum.Enum):
     """The command allow-list (``cmd/<verb>``).  No verb moves a motor."""
 
     REBIRTH = "rebirth"               # publish the retained leaves again
     RESEND_SINCE = "resend_since"     # publish again the events after a seq still kept in the outbox
     ACK = "ack"                       # acknowledge a recoverable fault (latched ones only at the table)
+    UPDATE = "update"                 # fetch a signed release bundle, install it with its self-test (staged updates)
+    ROLLBACK = "rollback"             # go back to the previous release, if the current one is the version named
+    SESSION_OPEN = "session_open"     # open the table for {"minutes": N} (开台; a parlour's booking system)
+    SESSION_CLOSE = "session_close"   # end the table session (the hand in play is finished first)
 
 
 def check_id(value: str, what: str) -> str:
@@ -82,6 +83,12 @@ class TableTopics:
     def event(self, kind: EventKind | str) -> str:
         return f"{self.root}/evt/{EventKind(kind).value}"
 
+    @property
+    def assign(self) -> str:
+        """The table's assignment topic: the hall's retained, signed assignment for a tournament round (the table
+        reads it, never writes it)."""
+        return f"{self.root}/{ASSIGN}"
+
     def command(self, verb: Verb | str) -> str:
         return f"{self.root}/cmd/{Verb(verb).value}"
 
@@ -104,6 +111,11 @@ class TableTopics:
         return bool(rest) and not any(c in rest for c in "+#\x00")
 
 
+def rollout_topic(site: str) -> str:
+    """Where ``mjtable fleet release`` publishes a staged update's progress for the hall (retained, QoS 1)."""
+    return f"{PREFIX}/{check_id(site, 'site')}/rollout"
+
+
 def site_filter(site: str) -> str:
     """Everything every table of ``site`` publishes (a console's subscription)."""
     return f"{PREFIX}/{check_id(site, 'site')}/tbl/+/#"
@@ -116,10 +128,16 @@ def site_subscriptions(site: str) -> list[tuple[str, int]]:
     return [(f"{tables}/+", 0), (f"{tables}/evt/+", 1)]
 
 
+def chain_subscriptions() -> list[tuple[str, int]]:
+    """A chain's consumer: every site's tables, as :func:`site_subscriptions` for one site."""
+    tables = f"{PREFIX}/+/tbl/+"
+    return [(f"{tables}/+", 0), (f"{tables}/evt/+", 1)]
+
+
 @dataclass(frozen=True)
 class ParsedTopic:
-    """A topic of the tree: ``section`` is a :class:`Leaf` value, ``evt``, ``cmd`` or ``resp``; ``name`` is the
-    event kind, the verb or the rest of a response topic ('' for a leaf)."""
+    """A topic of the tree: ``section`` is a :class:`Leaf` value, ``assign``, ``evt``, ``cmd`` or ``resp``; ``name``
+    is the event kind, the verb or the rest of a response topic ('' for a leaf)."""
 
     site: str
     table: str
@@ -137,6 +155,8 @@ def parse(topic: str) -> ParsedTopic | None:
         return None
     if len(rest) == 1 and rest[0] in {leaf.value for leaf in Leaf}:
         return ParsedTopic(site, table, rest[0])
+    if len(rest) == 1 and rest[0] == ASSIGN:
+        return ParsedTopic(site, table, ASSIGN)
     if len(rest) == 2 and rest[0] == "evt" and rest[1] in {k.value for k in EventKind}:
         return ParsedTopic(site, table, "evt", rest[1])
     if len(rest) == 2 and rest[0] == "cmd" and rest[1]:

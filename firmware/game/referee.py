@@ -32,6 +32,10 @@ class Referee:
             return False
         return self.rules.score(win).legal
 
+    def waits_of(self, hand: tuple[int, ...], declared: int) -> frozenset[int]:
+        """The tiles that complete the standing ``hand`` in shape (remembered while the hand does not change)."""
+        return self._waits_of(hand, declared)
+
     def _waits_of(self, hand: tuple[int, ...], declared: int) -> frozenset[int]:
         key = (tuple(sorted(hand)), declared)
         found = self._waits.get(key)

@@ -2,7 +2,7 @@
 
 Chips are kept per physical side (players keep their seat at the table).
 Everything is rows in the table database, appended, never a rewritten
-document (:mod:`firmware.controller.score_rows`): one per game (局), one per
+document (:mod:`firmware.store.score_rows`): one per game (局), one per
 hand's result with the hand's record, one per payment with its reason.
 Money paid on the spot (kongs, 追牌, 跟庄, penalties) is written when it
 happens; the rest of a hand's money with its result, the chips in the same
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from firmware.controller.score_rows import ScoreRows
+from firmware.store.score_rows import ScoreRows
 from firmware.rules.money import PENALTY_PREFIX, REASONS, Payment, Reason, deltas
 from firmware.rules.ruleset import RuleSet
 
 if TYPE_CHECKING:
-    from firmware.controller.store import TableStore
+    from firmware.store.table_store import TableStore
     from firmware.rules.settlement import HandSettlement
 
 SIDES = 4
@@ -43,6 +43,7 @@ class ScoredHand:
     round_wind: int = 0                # 0..3 = E S W N
     record: str = ""                   # the hand's record as JSON ("" when there is none)
     followed: bool = False             # 跟庄
+    first_discarder: int | None = None  # the hand's first win was several on one discard (一炮多响): the discarder
 
     @property
     def by_side(self) -> list[int]:
@@ -55,7 +56,8 @@ class ScoredHand:
         false = [f"false win by side {v.side}: {v.reason}" for v in settlement.verdicts if not v.legal]
         return cls(record.hand, record.dealer, settlement.winners, settlement.drawn, list(settlement.payments),
                    items, "; ".join([*false, *([note] if note else [])]), record.round_wind,
-                   json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")), settlement.followed)
+                   json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")), settlement.followed,
+                   settlement.outcome.discarder)
 
 
 class Scoreboard:
@@ -68,6 +70,7 @@ class Scoreboard:
         if self.game:
             self.start_chips = self.rows.game_start(self.game)     # the game's own start (the config may differ)
         self.chips: list[int] = self.rows.chips(self.game) if self.game else [self.start_chips] * SIDES
+        self.chosen_chips: int | None = None      # staff's chips for the next games (None: the rule set's)
 
     # -- writing --------------------------------------------------------------------------------------------
     def pay(self, hand: int, payments: list[Payment]) -> bool:
@@ -110,12 +113,30 @@ class Scoreboard:
         self.rows.end_game(self.game, hand, reason)
         return reason
 
+    def end_game(self, hand: int, reason: str, extra: dict[str, Any] | None) -> None:
+        """(in the caller's batch) The game in play ends after ``hand`` (a round's end, or an assignment taken)."""
+        self.rows.end_game(self.game, hand, reason, extra)
+
+    def start_game(self, first_hand: int, extra: dict[str, Any] | None, chips: int | None = None) -> int:
+        """(in the caller's batch) A new game with fresh chips from ``first_hand`` (a round's: ``extra`` says which;
+        ``chips``: each side's start, default the rule set's)."""
+        start = chips if chips is not None else self.rules.start_chips
+        self.game = self.rows.new_game(self.rules.name, start, first_hand, extra)
+        self.start_chips = start
+        self.chips = [self.start_chips] * SIDES
+        return self.game
+
+    def use_rules(self, rules: RuleSet) -> None:
+        """The table switched its rule set (between games: the caller starts the next game)."""
+        self.rules = rules
+
     def begin_hand(self, hand: int) -> None:
         """The deal of ``hand`` (in its transaction): after a game that ended, the next starts with fresh chips."""
         if not self.rows.ended(self.game):
             return
-        self.game = self.rows.new_game(self.rules.name, self.rules.start_chips, hand)
-        self.start_chips = self.rules.start_chips
+        start = self.chosen_chips if self.chosen_chips is not None else self.rules.start_chips
+        self.game = self.rows.new_game(self.rules.name, start, hand)
+        self.start_chips = start
         self.chips = [self.start_chips] * SIDES
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -135,13 +156,26 @@ class Scoreboard:
     def hands(self, since: int = 0, limit: int | None = None, all_games: bool = False) -> list[ScoredHand]:
         """The game's recorded hands after hand ``since``, oldest first (read from the database); ``all_games``:
         of every game (局) since, not only the one being played."""
-        out = []
-        for h in self.rows.hand_results(None if all_games else self.game, since=since, limit=limit):
-            payments = [Payment(p["payer"], p["payee"], p["amount"], self.reason(p["reason"]), p["event"], p["held"])
-                        for p in h["money"]]
-            out.append(ScoredHand(h["hand"], h["dealer"], h["winners"], h["drawn"], payments, h["fans"], h["note"],
-                                  h["round_wind"], h["record"]))
-        return out
+        return [self._scored(h) for h in self.rows.hand_results(None if all_games else self.game, since=since,
+                                                                limit=limit)]
+
+    def each_hand(self, since: int = 0, all_games: bool = False, page: int = 256) -> Iterator[ScoredHand]:
+        """The hands :meth:`hands` gives, read ``page`` at a time: a summary of a long history holds one page of
+        it in memory, not all of it."""
+        game = None if all_games else self.game
+        while True:
+            rows = self.rows.hand_results_after(game, since, page)
+            for h in rows:
+                yield self._scored(h)
+            if len(rows) < page:
+                return
+            since = rows[-1]["hand"]
+
+    def _scored(self, h: dict) -> ScoredHand:
+        payments = [Payment(p["payer"], p["payee"], p["amount"], self.reason(p["reason"]), p["event"], p["held"])
+                    for p in h["money"]]
+        return ScoredHand(h["hand"], h["dealer"], h["winners"], h["drawn"], payments, h["fans"], h["note"],
+                          h["round_wind"], h["record"])
 
     def games(self, limit: int = 20) -> list[dict[str, Any]]:
         return self.rows.games(limit)

@@ -21,9 +21,9 @@ import dataclasses
 import logging
 from typing import Callable
 
-from firmware.controller.score_rows import ScoreRows
+from firmware.store.score_rows import ScoreRows
 from firmware.game.scoreboard import Scoreboard, ScoredHand
-from firmware.rules.hand_record import Action, BadRecord, HandRecord, parse_action
+from firmware.rules.hand_record import Action, BadRecord, HandRecord, in_paying_order, parse_action
 from firmware.rules.money import Payment
 from firmware.rules.ruleset import RuleSet
 from firmware.rules.settlement import HandSettlement, Settler, WinVerdict, settle_hand
@@ -44,6 +44,7 @@ class TableReferee:
         self.last_seq = 0                  # the highest sender ``seq`` taken in this hand
         self._unsaved: list[tuple[int, int | None, str]] = []
         self.last: HandSettlement | None = None
+        self.pending: list[Action] = []     # wins judged on one discard waiting for the last winner (not taken)
 
     @property
     def hand(self) -> int | None:
@@ -82,6 +83,7 @@ class TableReferee:
         self.settler = Settler(self.rules, record)
         self.last_seq = 0
         self._unsaved = []
+        self.pending = []
 
     # -- the hand's actions -------------------------------------------------------------------------------
     def take(self, action: Action, seq: int | None = None) -> list[Payment]:
@@ -111,11 +113,13 @@ class TableReferee:
         return payments
 
     def take_all(self, actions: list[Action]) -> list[Payment]:
-        """Settle ``actions`` together, all of them or none: the hand's record so far with them is settled first
+        """Settle ``actions`` together, all of them or none (several wins on one discard among them in the order they
+        are paid, 下家 first): the hand's record so far with them is settled first
         (on a copy), and when one of them cannot have happened (BadRecord) nothing is taken; else they are taken
         in one transaction.  The payments they make."""
         if self.settler is None or self.record is None:
             raise BadRecord("no hand in play")
+        actions = in_paying_order(list(actions))
         trial = dataclasses.replace(self.record, actions=list(self.record.actions) + list(actions))
         settle_hand(self.rules, trial)
         payments: list[Payment] = []

@@ -87,23 +87,18 @@ def _groups(counts: list[int]) -> tuple[tuple[int, ...], ...]:
 
 _SUITED = (True, True, True, False)
 
-# Packed per-pattern summaries (firmware.hands.group_info), filled on first sight of a pattern.
-_SUIT_INFO: dict[tuple[int, ...], int] = {}
-_HONOUR_INFO: dict[tuple[int, ...], int] = {}
+# Packed per-pattern summaries (firmware.hands.group_info), kept in LRUs of a measured size (the scoring
+# benchmark prints their hit rates and memory; an entry is ~0.2 KB).  Honour patterns are at most 5^7.
+INFOS_KEPT = 16384
+_suit_info = lru_cache(maxsize=INFOS_KEPT)(gi.suited_info)
+_honour_info = lru_cache(maxsize=INFOS_KEPT // 4)(gi.honours_info)
 
 
 def _infos(counts: list[int]) -> tuple[int, int, int, int]:
     """The four groups' packed summaries."""
-    suit_info = _SUIT_INFO
-    k = tuple(counts[0:9])
-    a = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
-    k = tuple(counts[9:18])
-    b = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
-    k = tuple(counts[18:27])
-    c = suit_info.get(k) or suit_info.setdefault(k, gi.suited_info(k))
-    k = tuple(counts[27:34])
-    h = _HONOUR_INFO.get(k) or _HONOUR_INFO.setdefault(k, gi.honours_info(k))
-    return a, b, c, h
+    suit_info = _suit_info
+    return (suit_info(tuple(counts[0:9])), suit_info(tuple(counts[9:18])), suit_info(tuple(counts[18:27])),
+            _honour_info(tuple(counts[27:34])))
 
 
 def _standard(infos: tuple[int, int, int, int], tiles: int, declared: int) -> bool:
@@ -465,4 +460,14 @@ def _special_discards(counts: list[int], shapes: frozenset[Shape]):
 
 
 _TERMINAL_OR_HONOUR = frozenset(TERMINALS_AND_HONOURS)
+
+
+def caches() -> dict[str, object]:
+    """The hand analysis's bounded caches by name (each has ``cache_info`` and ``cache_clear``), for the
+    benchmarks.  (``_MASKS`` is bounded by design: one entry per set of shapes a rule set names.)"""
+    from firmware.hands import suit_tables as st
+
+    return {"hands.suit_info": _suit_info, "hands.honour_info": _honour_info, "hands.one_short": gi.one_short,
+            "hands.splits": st.splits, "hands.status": st.status, "hands.completers": st.completers,
+            "hands.blocks": st.blocks, "hands.before": _before, "hands.after": _after}
 _KNITTED_SETS = tuple(frozenset(tiles) for tiles in sp.KNITTED)

@@ -23,6 +23,7 @@ Layout (bit: meaning):
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import permutations
 
 from firmware.hands.suit_tables import status
@@ -101,19 +102,18 @@ def run_bits(infos: tuple[int, int, int], shift: int) -> int:
 
 def one_short_of_knitted(infos: tuple[int, int, int]) -> bool:
     """Some arrangement with every run held, or all but one rank of one run."""
-    key = run_bits(infos, KNIT_SHIFT) | run_bits(infos, NEAR_SHIFT) << 9
-    known = _ONE_SHORT.get(key)
-    if known is None:
-        known = _ONE_SHORT[key] = _one_short(infos)
-    return known
+    return one_short(run_bits(infos, KNIT_SHIFT) | run_bits(infos, NEAR_SHIFT) << 9)
 
 
-_ONE_SHORT: dict[int, bool] = {}
+# (18 bits of runs held and runs one short: bounded by design, and kept in a small LRU all the same)
+ONE_SHORT_KEPT = 1024
 
 
-def _one_short(infos: tuple[int, int, int]) -> bool:
-    full = [(i >> KNIT_SHIFT) & 7 for i in infos]
-    near = [(i >> NEAR_SHIFT) & 7 for i in infos]
+@lru_cache(maxsize=ONE_SHORT_KEPT)
+def one_short(key: int) -> bool:
+    """``one_short_of_knitted`` by the 9 bits of runs held and the 9 of runs one short."""
+    full = [key >> (3 * s) & 7 for s in range(3)]
+    near = [key >> (9 + 3 * s) & 7 for s in range(3)]
     for starts in ARRANGEMENT_STARTS:
         short = 0
         for suit in range(3):

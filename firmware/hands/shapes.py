@@ -12,7 +12,7 @@ shape           tiles (no declared sets unless stated)
 ==============  =====================================================
 
 The fast checks live in :mod:`firmware.hands.group_info` (per-suit summaries);
-``tests/hand_reference.py`` checks them against the definitions above.
+``tests/support/hand_reference.py`` checks them against the definitions above.
 """
 
 from __future__ import annotations

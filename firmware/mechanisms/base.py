@@ -21,7 +21,7 @@ from typing import Any, Callable
 from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.nominal import NominalTime
-from hal.interfaces import DigitalOutput
+from firmware.ports.hardware import DigitalOutput
 
 log = logging.getLogger(__name__)
 

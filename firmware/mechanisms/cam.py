@@ -19,7 +19,7 @@ from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
 from firmware.mechanisms.base import DoneCallback, Mechanism, Permit
 from firmware.mechanisms.nominal import NominalTime
-from hal.interfaces import DigitalInput, DigitalOutput
+from firmware.ports.hardware import DigitalInput, DigitalOutput
 
 
 class CamMechanism(Mechanism):

@@ -16,7 +16,7 @@ from firmware.faults import FaultCode, FaultReporter
 from firmware.loop import Loop
 from firmware.mechanisms.base import Mechanism, MoveResult, Permit
 from firmware.mechanisms.nominal import NominalTime
-from hal.interfaces import DigitalInput, DigitalOutput
+from firmware.ports.hardware import DigitalInput, DigitalOutput
 
 SENSOR_GRACE_S = 0.5
 

@@ -11,6 +11,12 @@ closes; the 108 set's odd last tile makes a single-tile stack.  The
 feed-full sensor is reported to the stacking cycle for back-pressure; held
 active too long it is stuck (E51..E54).  A tile counted past the target is
 E63; a cam that does not come home is E31..E34.
+
+The stacking cycle may also close a side's gate for a while (``admit``)
+so that the ring's tiles go to the sides that need them for their next
+stack: a gate is open only while the side still counts towards its target
+and the cycle admits tiles to it; the owner hears of every change of what
+the side waits for (``on_need``).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from firmware.faults import Fault, FaultCode
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.base import MoveResult
 from firmware.mechanisms.cam import CamMechanism
-from hal.interfaces import DigitalInput, DigitalOutput
+from firmware.ports.hardware import DigitalInput, DigitalOutput
 
 
 class StackingHead:
@@ -48,6 +54,8 @@ class StackingHead:
         self.on_complete: Callable[[int], None] | None = None
         self.on_fault: Callable[[Fault], None] | None = None
         self.on_feed_full: Callable[[int, bool], None] | None = None
+        self.on_need: Callable[[int], None] | None = None             # (side): what it waits for changed
+        self.admitting = True           # the cycle lets tiles in (it closes the gate of a side that has enough)
         self._feed_timer: Handle | None = None
         self._in_turn = 0
         cam.on_left_home = self._cam_left_home
@@ -62,6 +70,38 @@ class StackingHead:
     def complete(self) -> bool:
         return self.active is False and self.complete_s is not None
 
+    @property
+    def counting(self) -> bool:
+        """Still to count tiles towards its target (its gate may open)."""
+        return self.active and self.counted < self.target_tiles
+
+    @property
+    def needs_tiles(self) -> bool:
+        """Counting, and fewer tiles wait in the track than its next stack takes: the cam will stand still
+        when its turn ends (or stands still now) unless tiles come."""
+        return self.counting and self.pending < min(2, self.target_tiles - self.counted + self.pending)
+
+    @property
+    def idle(self) -> bool:
+        """Counting, the cam still: the side waits for tiles now."""
+        return self.counting and not self.cam.busy
+
+    def admit(self, admitting: bool) -> None:
+        """Let tiles in (True) or keep the gate closed while the side has enough (False)."""
+        if admitting != self.admitting:
+            self.admitting = admitting
+            self._set_gate()
+
+    def _set_gate(self) -> None:
+        """The gate is open while the side counts towards its target and the cycle admits tiles to it."""
+        open_ = self.counting and self.admitting
+        if open_ != self.gate.active:
+            self.gate.set(open_)
+
+    def _need_changed(self) -> None:
+        if self.on_need is not None:
+            self.on_need(self.side)
+
     def start(self, target_tiles: int, counted: int = 0, stacked: int = 0) -> None:
         """Begin a side: open the gate and stack until ``target_tiles`` are in.
 
@@ -73,12 +113,13 @@ class StackingHead:
         self.stacks = (stacked + 1) // 2
         self.complete_s = None
         self.last_tile_s = None
+        self.admitting = True
         if stacked >= target_tiles:
             self.active = False
             self.complete_s = self.loop.now()
             return
         self.active = True
-        self.gate.set(counted < target_tiles)
+        self._set_gate()
         if self.feed_full.active:
             self._feed_full_edge(True)
         self._maybe_turn()
@@ -103,9 +144,10 @@ class StackingHead:
         if self.on_tile is not None:
             self.on_tile(self.side, self.counted)
         if self.counted == self.target_tiles:
-            self.gate.set(False)
+            self._set_gate()
         self.pending += 1
         self._maybe_turn()
+        self._need_changed()
 
     def _maybe_turn(self) -> None:
         if self.cam.busy or not self.active:
@@ -140,6 +182,7 @@ class StackingHead:
                 self.on_complete(self.side)
             return
         self._maybe_turn()
+        self._need_changed()
 
     def _feed_full_edge(self, active: bool) -> None:
         if self._feed_timer is not None:

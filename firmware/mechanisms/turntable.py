@@ -19,7 +19,7 @@ from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.base import Mechanism, Permit
 from firmware.mechanisms.nominal import NominalTime
-from hal.interfaces import DigitalInput, DigitalOutput
+from firmware.ports.hardware import DigitalInput, DigitalOutput
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ class Turntable(Mechanism):
         super().__init__("turntable", loop, faults, NominalTime(revolution_s, max_run_s), FaultCode.E60, permit)
         self.disk, self.ring, self.index = disk, ring, index
         self.outputs = [disk, ring]
+        self.revolution_s = revolution_s
         self.stall_after_s = revolution_s * stall_revolutions
         self.max_run_s = max_run_s
         self.revolutions = 0
@@ -45,6 +46,14 @@ class Turntable(Mechanism):
     @property
     def running(self) -> bool:
         return self.disk.active
+
+    @property
+    def turning(self) -> bool:
+        """Running, and its index pulsed within the last revolution and a half: the disk really turns now."""
+        if not self.running:
+            return False
+        since_s = self._since_index_s + self.loop.now() - self._segment_started_s
+        return since_s <= 1.5 * self.revolution_s
 
     def start(self) -> bool:
         """Run disk and ring; False when the safety supervisor refuses (nothing moves then)."""

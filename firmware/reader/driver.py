@@ -28,7 +28,7 @@ from firmware.reader.codec import REPLY, BoardError, Cmd, DecoderCounters, Frame
 from firmware.reader.link import LinkState, ReaderCounters, Reply
 from firmware.reader.messages import (ErrorReport, Heartbeat, InventoryPart, PayloadError, PingInfo, TagEvent,
                                       is_tile_uid)
-from hal.interfaces import PortError, SerialPort
+from firmware.ports.hardware import PortError, SerialPort
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,7 @@ class ReaderDriver:
 
     def stream_stop(self, done: Callable[[Reply], None] | None = None) -> None:
         self._stream_mask = 0
+        self._stream_acked = False
         self.command(Cmd.STREAM_STOP, b"", lambda reply: self._stream_stopped(reply, done))
 
     def command(self, cmd: Cmd, payload: bytes, done: Callable[[Reply], None]) -> None:
@@ -307,6 +308,10 @@ class ReaderDriver:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
         self._close_port()
+        if not self._stream_acked:
+            # the board was not streaming: no TAG can be lost in the outage, and the event counter's jump over it
+            # (heartbeats) is not a loss of this wall's tags
+            self._last_counter = None
         self._fail_commands(f"reader link down: {reason}")
         if self.state is not LinkState.DOWN:
             self._counters.link_losses += 1

@@ -3,10 +3,10 @@
 Every tile exactly once, no unknown UIDs, no tile of the other set, no face
 the rule set does not play with, the right count per side.  Each problem
 names the tile and where it lies, so the players or the technician can take
-it out.  Set defects are E82; positions whose TAG was lost are E83.  In
-competition mode any problem rejects the set; in casual mode a wall whose
-only problem is unread positions may rise, with a warning (the deal then
-does not know those tiles).
+it out.  Set defects are E82; positions whose TAG was lost are E83.  Any
+problem rejects an enrolled set: a wall is dealt only when every one of its
+tiles was read (a tile the deal would not know is never guessed; the set
+is shuffled and read again).
 
 A set that is declared but not enrolled (or a table with no set enrolled)
 has tags that name no tile: its walls are *counted only*
@@ -71,6 +71,11 @@ class Verification:
         return "verified" if self.verified else "counted"
 
     @property
+    def all_read(self) -> bool:
+        """Every counted tile's TAG was read (no E83)."""
+        return not any(p.defect is Defect.UNREAD for p in self.problems)
+
+    @property
     def fault_code(self) -> FaultCode | None:
         """E82 for any set defect, else E83 for unread positions, else None."""
         codes = {p.defect.code for p in self.problems}
@@ -118,10 +123,7 @@ def verify_wall(wall_map: WallMap, registry: TileRegistry, set_id: str, tile_set
     problems += _count_problems(wall_map)
     unread = wall_map.unread
     problems += _missing(registry, set_id, tile_set, set(by_uid), len(unread))
-    may_rise = _may_rise(problems, competition)
-    warnings = [f"{len(unread)} positions unknown: the deal will not know those tiles"] if unread and may_rise \
-        else []
-    return Verification(may_rise, problems, _wall(faces, wall_map.tiles_per_side), warnings)
+    return Verification(not problems, problems, _wall(faces, wall_map.tiles_per_side))
 
 
 def count_wall(wall_map: WallMap, set_id: str, competition: bool = False) -> Verification:
@@ -151,7 +153,8 @@ def _count_problems(wall_map: WallMap) -> list[Problem]:
 
 
 def _may_rise(problems: list[Problem], competition: bool) -> bool:
-    """No problem, or (in casual mode) only positions whose TAG was lost."""
+    """A counted-only wall: no problem, or (in casual mode) only positions whose TAG was lost (no face of it is
+    known either way)."""
     return not problems or (all(p.defect is Defect.UNREAD for p in problems) and not competition)
 
 

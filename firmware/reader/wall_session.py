@@ -1,7 +1,8 @@
 """Read one set's walls while it is stacked, then verify them: the reader's part of a cycle.
 
 ``start()`` before the stacking cycle starts: the session streams TAGs from
-the four head antennas, and its owner hands it every counted tile
+the four head antennas (taking those that come after the board's answer to
+its STREAM_START: the TAGs of this cycle), and its owner hands it every counted tile
 (``tile_counted``, a direct call from the stacking cycle).  ``finish(done)``
 after the cycle: it stops the stream (whose reply
 tells how many TAGs the board sent, so a last loss is caught), builds the
@@ -20,6 +21,7 @@ import logging
 from typing import Callable
 
 from firmware.faults import Fault, FaultReporter
+from firmware.reader.codec import Status
 from firmware.listeners import Listening
 from firmware.loop import Loop
 from firmware.reader.driver import ReaderDriver, Reply
@@ -31,6 +33,7 @@ from firmware.tiles.sets import TileSet
 log = logging.getLogger(__name__)
 
 HEAD_MASK = sum(1 << a for a in HEAD_ANTENNAS)
+STREAMING = (Status.OK, Status.ANTENNA_ERROR)      # the board's answers to STREAM_START after which it streams
 
 
 class WallSession:
@@ -57,10 +60,12 @@ class WallSession:
         self._stream_ok: bool | None = None     # the board's answer to STREAM_START (None: none yet)
 
     def start(self, streaming: Callable[[bool], None] | None = None) -> None:
-        """Listen and ask the board to stream the head antennas; ``streaming(ok)`` when it answered
-        (False: it refused or the link is down; nothing of this cycle will be read)."""
-        self._listening = [self.reader.on_tag.add(self.read.tag),
-                           self.reader.on_events_lost.add(self.read.events_lost)]
+        """Ask the board to stream the head antennas, and listen from its answer on; ``streaming(ok)`` when it
+        answered (False: it refused or the link is down: the owner asks again before anything moves).
+
+        Only what comes after the board's answer is this cycle's: the board sends its frames in order, so a TAG
+        before the answer was sent for an earlier stream (another set's cycle whose STREAM_STOP was lost with the
+        link, its frames held in the port's buffer while the link was down and read when it came back)."""
         self._streaming = streaming
         self.reader.stream_start(HEAD_MASK, self._stream_started)
 
@@ -76,6 +81,11 @@ class WallSession:
         return missing, unread
 
     def _stream_started(self, reply: Reply) -> None:
+        if reply.status in STREAMING and not self._listening:
+            # (a stream asked for again after one that did not start, or one the driver resumed after a
+            # reconnect, is the same cycle's: listening already)
+            self._listening = [self.reader.on_tag.add(self.read.tag),
+                               self.reader.on_events_lost.add(self.read.events_lost)]
         if not reply.ok:
             # Without a stream no tile of this cycle is read; the map will say which.
             log.warning("wall read: stream did not start (%s)", reply.error or reply.status)

@@ -21,7 +21,7 @@ from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_
 from firmware.tiles.tile import TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
-BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win")
+BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win", "first_turn")
 NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
 CASE_FIELDS = ("id", "rules", "hand", "melds", "win_tile", *BOOL_FIELDS, "kong_discard", "seat_wind", "round_wind",
                "flowers", "discarder", "table", *NOTES)
@@ -51,20 +51,30 @@ class _BadNumber:
     problem: str
 
 
+# How many _BadNumber the reader has made (ever): a line whose reading left it unchanged holds none, so it need
+# not be searched for one.  (Another thread's reading may change it too: that line is then searched, no more.)
+_BAD_NUMBERS = [0]
+
+
+def _bad(problem: str) -> _BadNumber:
+    _BAD_NUMBERS[0] += 1
+    return _BadNumber(problem)
+
+
 def _int(text: str) -> int | _BadNumber:
     digits = len(text) - text.startswith("-")
     if digits > MAX_INT_DIGITS:
-        return _BadNumber(f"an integer of {digits} digits is out of range (at most {MAX_INT_DIGITS})")
+        return _bad(f"an integer of {digits} digits is out of range (at most {MAX_INT_DIGITS})")
     return int(text)
 
 
 def _float(text: str) -> float | _BadNumber:
     value = float(text)
-    return value if math.isfinite(value) else _BadNumber(f"{show(text, 24)} is out of range (not a finite number)")
+    return value if math.isfinite(value) else _bad(f"{show(text, 24)} is out of range (not a finite number)")
 
 
 def _constant(name: str) -> _BadNumber:
-    return _BadNumber(f"{name} is not a JSON number")
+    return _bad(f"{name} is not a JSON number")
 
 
 _STRINGS = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.S)      # possessive: no backtracking, linear
@@ -88,6 +98,7 @@ def load_object(text: str) -> dict[str, Any]:
     with a lone surrogate, or not an object."""
     if text.count("[") + text.count("{") > MAX_DEPTH and nesting(text)[1] > MAX_DEPTH:
         raise UnreadableLine(f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects")
+    bad_before = _BAD_NUMBERS[0]
     try:
         data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except json.JSONDecodeError as exc:
@@ -101,7 +112,9 @@ def load_object(text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         hint = f" (not an array of cases: {ONE_CASE_PER_LINE})" if isinstance(data, list) else ""
         raise UnreadableLine(f"a case is a JSON object, got {describe(data)}{hint}")
-    problem = _first_problem(data, "")
+    # a lone surrogate comes from a \u escape, or is in the text already (a str given to score_line)
+    suspect = _BAD_NUMBERS[0] != bad_before or "\\u" in text or not (text.isascii() or _is_unicode(text))
+    problem = _first_problem(data, "") if suspect else None
     if problem:
         path, what = problem
         in_id = path == "id" or path.startswith(("id.", "id["))

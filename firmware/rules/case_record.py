@@ -4,7 +4,9 @@ A case is the end of a hand: the winner's tiles and sets, how the win came,
 and (in ``table``) what is known of the rest: the dealer's streak, 长毛, each
 seat's chips, the sets the other seats exposed and who fed them
 (``table.melds``) or only which seats opened (``table.open_seats``), dead
-hands, a liable seat, whether the dealer's first discard was followed.  East
+hands, a liable seat, whether the dealer's first discard was followed; for
+四川 each seat's void suit (``table.void``), the seats that have won already
+(``table.won``) and the variant switches in play (``table.options``).  East
 is the dealer, so a seat wind is the side of the record.  The record is
 settled by :func:`firmware.rules.settlement.settle_hand`, the one the
 simulated game and the table's referee use; the answer gives the win's
@@ -40,7 +42,7 @@ def table_context(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise CaseError(f"field 'table' must be an object, got {describe(raw)}")
     known = {"dealer_streak", "long_hair", "open_seats", "chips", "liable", "first_discard_followed", "dead_hands",
-             "melds"}
+             "melds", "void", "won", "options"}
     unknown = sorted(k for k in raw if k not in known)
     if unknown:
         raise CaseError(f"field 'table.{unknown[0]}' is not known (fields: {', '.join(sorted(known))})")
@@ -68,13 +70,23 @@ def table_context(data: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(items, list) or len(items) > 4:
                 raise CaseError(f"field 'table.melds.{wind}' must be an array of at most 4 melds")
             seat_melds[winds.index(wind)] = [_meld(m, i) for i, m in enumerate(items)]
+    void = raw.get("void")
+    if void is not None and not (isinstance(void, dict) and all(k in winds and v in ("m", "p", "s")
+                                                                for k, v in void.items())):
+        raise CaseError(f"field 'table.void' maps seat winds (E, S, W, N) to their void suit (m, p or s), e.g. "
+                        f'{{"E": "m", "S": "p"}}; got {describe(void)}')
+    options = raw.get("options")
+    if options is not None and not isinstance(options, dict):
+        raise CaseError(f"field 'table.options' must be an object of the rule set's switches, got {describe(options)}")
     return {"dealer_streak": _integer(raw, "dealer_streak", "table", 0, MAX_DEALER_STREAK),
             "long_hair": _integer(raw, "long_hair", "table", 0, MAX_DEALER_STREAK),
             "open_seats": frozenset(winds.index(w) for w in _winds(raw, "open_seats")),
             "open_known": "open_seats" in raw or melds is not None,
             "chips": chips, "liable": winds.index(liable) if liable is not None else None,
             "first_discard_followed": bool(followed),
-            "dead_hands": [winds.index(w) for w in _winds(raw, "dead_hands")], "melds": seat_melds}
+            "dead_hands": [winds.index(w) for w in _winds(raw, "dead_hands")], "melds": seat_melds,
+            "void": {winds.index(w): suit for w, suit in (void or {}).items()},
+            "won": [winds.index(w) for w in _winds(raw, "won")], "options": options or {}}
 
 
 def _meld_actions(side: int, melds: tuple[Meld, ...] | list[Meld]) -> list[Action]:
@@ -98,6 +110,10 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
     winner = win.seat_wind
     chips = tuple(table["chips"]) if table["chips"] is not None else None
     record = HandRecord(rules, 0, 0, win.round_wind, table["dealer_streak"], table["long_hair"], chips)
+    record.actions += [Action(Verb.VOID, s, kind=suit) for s, suit in sorted(table["void"].items())]
+    if winner in table["won"]:
+        raise CaseError("field 'table.won': the winner is not among the seats that have won already")
+    record.actions += [Action(Verb.WON, s) for s in sorted(set(table["won"]))]
     for side, melds in sorted(table["melds"].items()):
         if side == winner:
             raise CaseError("field 'table.melds': the winner's sets are the case's 'melds'")
@@ -109,7 +125,8 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
     if table["liable"] is not None:
         record.actions.append(Action(Verb.LIABLE, table["liable"]))
     record.actions += _meld_actions(winner, win.melds)
-    flags = {name for name in ("kong_win", "last_tile", "flower_win", "last_of_kind") if getattr(win, name)}
+    flags = {name for name in ("kong_win", "last_tile", "flower_win", "last_of_kind", "first_turn")
+             if getattr(win, name)}
     if case.kong_discard:
         flags.add("kong_discard")
     source = None
@@ -123,6 +140,13 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
 def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
     """The answer to one case (ValueError: the case cannot be settled as given, e.g. context missing)."""
     wants = "discarder" in data
+    try:
+        ruleset = ruleset.with_options(table["options"])
+    except ValueError as exc:
+        raise CaseError(f"field 'table.options': {exc}") from None
+    if ruleset.play.void_suit and case.win.seat_wind not in table["void"]:
+        raise CaseError(f"rule set {ruleset.name}: give each seat's void suit (定缺) in 'table.void', the winner's at "
+                        'least, e.g. {"E": "m", "S": "p", "W": "s", "N": "m"}')
     if wants and ruleset.needs_open_seats and not table["open_known"]:
         raise CaseError(f"rule set {ruleset.name}: payments depend on which other seats were closed; give "
                         "'table.open_seats' (the seat winds that chowed, punged or exposed a kong; [] for none) or "

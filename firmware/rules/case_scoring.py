@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, BinaryIO, Iterable, Iterator, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
 from firmware.rules.case_format import (MAX_DEPTH, NOTES, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
                                         id_problem, load_object, nesting, parse_case, valid_id)
 from firmware.rules.case_record import case_result, record_result, table_context
 from firmware.rules.hand_record import BadRecord, HandRecord
-from firmware.rules.registry import DEFAULT, RULE_NAMES, load_ruleset
+from firmware.rules.names import DEFAULT, RULE_NAMES
+from firmware.rules.registry import load_ruleset
 from firmware.tiles.tile import show
 MAX_LINE_BYTES = 64 * 1024              # a case is a few hundred bytes
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024   # read ahead at most this much to tell a multi-line JSON document
@@ -53,12 +54,23 @@ class Summary:
         return 2 if self.document else 1 if self.unreadable else 0
 
 
-def iter_lines(source: BinaryIO | TextIO | Iterable[str | bytes],
-               limit: int = MAX_LINE_BYTES) -> Iterator[bytes | TooLong]:
+CHUNK_BYTES = 64 * 1024                # a binary stream is read this much at a time (at most)
+
+
+def iter_lines(source: BinaryIO | TextIO | Iterable[str | bytes], limit: int = MAX_LINE_BYTES,
+               before_wait: Callable[[], object] | None = None) -> Iterator[bytes | TooLong]:
     """The lines of ``source`` as bytes without the newline (a text stream is UTF-8 encoded; a lone surrogate
     then fails to decode like a bad byte).  A stream is read with ``readline(limit + 1)``: a line over
     ``limit`` bytes is dropped chunk by chunk to its newline and comes out as :class:`TooLong`, so memory
-    stays bounded whatever the input.  A byte-order mark before the first line is dropped."""
+    stays bounded whatever the input.  A byte-order mark before the first line is dropped.
+
+    A binary stream with ``read1`` (a file, standard input) is read in chunks of what is there, at most
+    CHUNK_BYTES, and cut into lines here, with the same answers; ``before_wait`` is called before each read
+    that may wait for input (the caller's answers so far then go out: one write a chunk, not one a line)."""
+    read1 = getattr(source, "read1", None)
+    if read1 is not None and before_wait is not None:
+        yield from _chunked_lines(read1, limit, before_wait)
+        return
     readline = getattr(source, "readline", None)
     first = True
     if readline is None:                                        # an iterable of lines (e.g. a list)
@@ -91,6 +103,71 @@ def iter_lines(source: BinaryIO | TextIO | Iterable[str | bytes],
         yield raw if len(raw) <= limit else TooLong(len(raw))
 
 
+def _chunked_lines(read1: Callable[[int], bytes], limit: int,
+                   before_wait: Callable[[], object]) -> Iterator[bytes | TooLong]:
+    """:func:`iter_lines` of a binary stream read by ``read1``: the same lines, TooLong sizes and BOM rule."""
+    first = True
+    rest = b""                  # the start of a line whose newline has not come yet (at most ``limit`` bytes)
+    dropping = -1               # >= 0: the bytes so far of a line over the limit, being dropped to its newline
+    while True:
+        before_wait()
+        chunk = read1(CHUNK_BYTES)
+        if not chunk:
+            break
+        start = 0
+        if dropping >= 0:
+            end = chunk.find(b"\n")
+            if end < 0:
+                dropping += len(chunk)
+                continue
+            first = False
+            yield TooLong(dropping + end)
+            dropping, start = -1, end + 1
+        elif rest:
+            end = chunk.find(b"\n")
+            if end < 0 or len(rest) + end > limit:
+                if len(rest) + (len(chunk) if end < 0 else end) <= limit:      # still short, no newline yet
+                    rest += chunk
+                    continue
+                if end < 0:
+                    dropping, rest = len(rest) + len(chunk), b""
+                    continue
+                first = False
+                yield TooLong(len(rest) + end)
+                rest, start = b"", end + 1
+            else:
+                line, rest, start = rest + chunk[:end], b"", end + 1
+                raw = line[:-1] if line.endswith(b"\r") else line
+                raw, first = (raw.removeprefix(_BOM) if first else raw), False
+                yield raw
+        find = chunk.find
+        while True:
+            end = find(b"\n", start)
+            if end < 0:
+                break
+            if end - start > limit:
+                first = False
+                yield TooLong(end - start)
+            else:
+                raw = chunk[start:end - 1] if end > start and chunk[end - 1] == 13 else chunk[start:end]
+                raw, first = (raw.removeprefix(_BOM) if first else raw), False
+                yield raw
+            start = end + 1
+        if start < len(chunk):
+            if len(chunk) - start > limit:
+                dropping = len(chunk) - start
+            else:
+                rest = chunk[start:]
+    if dropping >= 0:
+        yield TooLong(dropping)
+    elif rest:
+        if len(rest) > limit:
+            yield TooLong(len(rest))
+        else:
+            raw = _chomp(rest)
+            yield raw.removeprefix(_BOM) if first else raw
+
+
 def _encode(chunk: str | bytes) -> bytes:
     return chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else bytes(chunk)
 
@@ -112,13 +189,15 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
     whole parses, the input is one JSON document, not JSON lines: one error answer says so, and nothing
     more is read."""
     summary = Summary()
-    lines = iter_lines(source)
+    chunked = getattr(source, "read1", None) is not None
+    lines = iter_lines(source, before_wait=out.flush if chunked else None)
     ahead, document = _read_ahead(lines)
     if document:
         summary.document = True
         _write(out, {"id": None, "error": document})
         summary.answered = 1
         return summary
+    write, flush = out.write, (out.flush if not chunked else None)     # (chunked: flushed before each wait)
     for item in chain(ahead, lines):
         if isinstance(item, TooLong):
             answer, verdict = {"id": None, "error": f"line too long: {item.size} bytes, the limit is "
@@ -133,10 +212,13 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
                                                         f"{exc.start + 1} of the line"}, UNREADABLE
             else:
                 answer, verdict = _answer(text, rules)
-        _write(out, answer)
+        write(to_json(answer) + "\n")
+        if flush is not None:
+            flush()
         summary.answered += 1
         summary.unreadable += verdict in (UNREADABLE, INTERNAL)
         summary.invalid += verdict == INVALID
+    out.flush()
     return summary
 
 
@@ -210,14 +292,17 @@ def to_json(answer: dict[str, Any]) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:                              # a lone surrogate: escaped, still strict JSON
         text = json.dumps(answer, allow_nan=False)
-    return text.translate(_LINE_BREAKS)
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:      # (rare: three scans beat a translate)
+        return text.translate(_LINE_BREAKS)
+    return text
 
 
 def _record_answer(case_id: Any, data: dict[str, Any], default_rules: str | None) -> tuple[dict[str, Any], str]:
-    """A line holding a whole hand's record (``{"id", "record": {...}}``): settled as it is."""
-    extra = sorted(k for k in data if k not in ("id", "record", *NOTES))
+    """A line holding a whole hand's record (``{"id", "record": {...}}``, and the rule set's switches in play in
+    ``options``): settled as it is."""
+    extra = sorted(k for k in data if k not in ("id", "record", "options", *NOTES))
     if extra:
-        return {"id": case_id, "error": f"a line with a 'record' holds 'id', 'record' and notes "
+        return {"id": case_id, "error": f"a line with a 'record' holds 'id', 'record', 'options' and notes "
                                         f"({', '.join(NOTES)}), not {extra[0]!r}"}, INVALID
     try:
         record = HandRecord.from_json(data["record"])
@@ -229,8 +314,15 @@ def _record_answer(case_id: Any, data: dict[str, Any], default_rules: str | None
     if default_rules and record.rules != default_rules:
         return {"id": case_id, "error": f"the record is for rules {show(record.rules)}, --rules says "
                                         f"{show(default_rules)}"}, INVALID
+    options = data.get("options") or {}
     try:
-        return record_result(case_id, load_ruleset(record.rules), record), SCORED
+        if not isinstance(options, dict):
+            raise ValueError("must be an object of the rule set's switches")
+        ruleset = load_ruleset(record.rules).with_options(options)
+    except ValueError as exc:
+        return {"id": case_id, "error": f"field 'options': {exc}"}, INVALID
+    try:
+        return record_result(case_id, ruleset, record), SCORED
     except BadRecord as exc:
         return {"id": case_id, "error": f"field 'record': {exc}"}, INVALID
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from firmware.config_files import PATTERN_HINTS, Section, _format_error, read_toml
+from firmware.config_files import PATTERN_HINTS, Section, Text, _format_error, read_toml, whole_number_of
 from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
 from firmware.hands.analysis import Shape
-from firmware.rules.registry import RULE_NAMES
+from firmware.rules.names import RULE_NAMES
 from firmware.tiles.dealing import DealRules
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ Factor = Annotated[int, Field(ge=1, le=1000)]          # a multiplier, a base or
 
 class RulesSection(Section):
     name: str
-    title: str
-    tile_set: Literal[144, 136, 112, 108]
+    title: Text
+    tile_set: whole_number_of(144, 136, 112, 108)
     shapes: list[Literal["standard", "seven_pairs", "thirteen_orphans", "honours_and_knitted",
                          "knitted_straight", "fourteen_unrelated"]]
 
@@ -45,9 +45,10 @@ class RulesSection(Section):
 
 
 class DealSection(Section):
-    throws: Literal[1, 2]
+    throws: whole_number_of(1, 2)
     kept_tail: Annotated[int, Field(ge=0, le=40)] = 0
     kept_per_kong: Annotated[int, Field(ge=0, le=4)] = 0
+    stack_by: Literal["total", "smaller_die"] = "total"     # one throw: which count picks the stack (四川: the smaller)
 
 
 CompetitionFan = Literal["mixed_straight", "pure_straight", "seven_pairs", "all_pungs", "half_flush", "full_flush",
@@ -115,6 +116,7 @@ class DoublingSection(Section):
     follow_long_hair: bool = False            # 跟庄: 长毛 +1 for the next hand (辽宁)
     names: dict[NortheastItem, str] = Field(default_factory=dict)     # an item's name in this rule set (锦州 洞)
     dealer_stays_on_draw: bool = False        # 黄庄: does the dealer keep the seat (with 长毛 +1)?
+    robbed_kong_paid: bool = True             # a 加杠 robbed by a win (抢杠) keeps its kong money (锦州: no)
     false_win_each: Points = 10               # 诈和: the declarer pays each other seat (not in the sources)
 
 
@@ -130,14 +132,46 @@ class ConditionsSection(Section):
     seven_pairs_free: bool = False            # 锦州: seven pairs win without the other conditions
 
 
+class SichuanSection(Section):
+    """四川 血战到底's values and switches: the defaults of the reference (docs/rules.md), every common variant a key.
+    Amounts are in units of ``base``; a win is worth base x 2^min(F, cap), F its doublings."""
+
+    base: Factor = 1
+    cap: Annotated[int, Field(ge=1, le=10)] = 3                   # 封顶: most doublings counted (3: x8)
+    self_drawn: Literal["add_base", "add_doubling", "none"] = "add_base"   # 自摸加底 / 自摸加番 / nothing more
+    several_winners: bool = True            # 一炮多响 (off: only the first counter-clockwise from the discarder)
+    blood_river: bool = False               # 血流成河: winners stay in (hand locked), only the wall ends the hand
+    dealer_on_draw: Literal["stays", "next"] = "stays"     # nobody won: the dealer stays, or 下家 deals
+    swap_tiles: Literal[0, 3] = 3           # 换三张: three tiles of one suit passed after the deal (0: off)
+    void_first: bool = True                 # tiles of the void suit are discarded before any other
+    dragon_seven_pairs_extra: Literal[0, 1] = 0   # 龙七对 x16 (1: one more doubling, that 根 not counted again)
+    pungs_258: bool = False                 # 将对 (and 将金钩钓): all pungs of 2, 5 and 8, +2
+    seven_pairs_258: bool = False           # 将七对: seven pairs of 2, 5 and 8, +2
+    terminals_in_all: bool = False          # 带幺九 (清幺九): every set and the pair hold a 1 or 9, +2
+    concealed_and_simples: bool = False     # 门清 +1 (no pung or melded kong), 中张 +1 (no 1 or 9)
+    heavenly_earthly: bool = False          # 天胡 / 地胡: worth the cap (off in 血流成河)
+    last_discard: bool = True               # 海底炮: a win on the discard after the last tile, +1
+    concealed_kong_each: Points = 2         # 下雨: 暗杠, from each player still in
+    added_kong_each: Points = 1             # 刮风: 补杠 of a tile just drawn, from each still in (转手杠: nothing)
+    melded_kong: Points = 2                 # 刮风: 直杠, from the discarder
+    melded_kong_others: Points = 0          # 擦挂: more for a 直杠 from each other player still in (off: 0)
+    kong_discard_transfer: Literal["kong", "all", "cancel", "off"] = "kong"   # 杠上炮: 呼叫转移 of that kong's
+    #                                         money to the winner; all of the player's kong money; returned; kept
+    fed_kong_bloom: Literal["self_drawn", "discard"] = "self_drawn"   # 点杠花: as 自摸, or the kong's feeder pays
+    pig_penalty: Literal["cap"] | Annotated[int, Field(ge=1, le=1000)] = "cap"   # 查花猪: each pig pays each
+    #                                         non-pig still in the cap value, or this many base
+    ready_winners_collect: bool = False     # 查大叫: winners collect too (血流成河: always)
+    dead_wait_not_ready: bool = False       # 死叫不算叫: a wait whose tiles are all in view is not ready
+
+
 class Penalty(Section):
     """A penalty a referee gives (``mjtable diag penalty SEAT KIND``): ``each`` to every other seat (or
     ``each`` x 3 to the one harmed seat), more for a repeat in the same hand (``repeat_each``), with
     ``first_is_warning`` the first in a hand only a warning, and with ``dead_hand`` the offender may not win
     that hand."""
 
-    name: str
-    en: str
+    name: Text
+    en: Text
     each: Annotated[int, Field(ge=1, le=1000)]
     repeat_each: list[Annotated[int, Field(ge=1, le=1000)]] = Field(default_factory=list)
     dead_hand: bool = False
@@ -172,6 +206,7 @@ class RuleSetConfig(Section):
     conditions: ConditionsSection | None = None
     penalties: dict[Annotated[str, Field(pattern=PENALTY_KIND)], Penalty] = Field(default_factory=dict)
     match: MatchSection | None = None
+    sichuan: SichuanSection | None = None
 
     @property
     def shape_set(self) -> frozenset[Shape]:
@@ -179,7 +214,7 @@ class RuleSetConfig(Section):
 
     @property
     def deal_rules(self) -> DealRules:
-        return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong)
+        return DealRules(self.deal.throws, self.deal.kept_tail, self.deal.kept_per_kong, self.deal.stack_by)
 
 
 def parse_ruleset_config(data: dict, path: Path) -> RuleSetConfig:

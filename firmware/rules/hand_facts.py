@@ -5,7 +5,9 @@ sets with the side that fed each (包付, 闭门 / 开门), flowers shown (a ful
 set of four is a 花杠), the discards in a row of one tile (four in a row is
 追牌; the first four of the hand, the dealer's followed by the other three,
 is 跟庄), whether a discard came right after its discarder's kong
-(杠流泪), which sides are dead (相公), penalties given so far, and, when
+(杠流泪), which sides are dead (相公), penalties given so far, each side's
+void suit (定缺) and the tiles passed at 换三张 (received once all have
+passed), the sides that have won (and, in 血战到底, left the hand), and, when
 the deal is in the record, each side's standing tiles (so a 全求独钓's hung
 tile is known, and a win's hand can be checked against what was dealt and
 drawn).  :meth:`HandFacts.observe` returns the derived events an action
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 
 from firmware.rules.hand_record import CLAIMS, Action, BadRecord, HandRecord, Verb
 from firmware.rules.win import Meld, MeldKind
-from firmware.tiles.tile import code
+from firmware.tiles.tile import code, format_tiles
 
 SIDES = 4
 FLOWER_SETS = (frozenset(range(34, 38)), frozenset(range(38, 42)))    # 春夏秋冬, 梅兰竹菊
@@ -52,7 +54,13 @@ class SideFacts:
     hung_changed: bool = False
     penalties: Counter[str] = field(default_factory=Counter)
     last_kong: int | None = None                           # the tile of the side's last kong
+    last_kong_event: int | None = None                     # ... and the action of the record that made it
     kong_pending: int | None = None                        # a kong of this tile, its replacement not discarded yet
+    void: int | None = None                                # 定缺: the suit (0 m, 1 p, 2 s) it may not win with
+    swapped: int = 0                                       # 换三张: the times it has passed tiles
+    draws_known: bool = False                              # a draw with its tile is in the record
+    last_drawn: int | None = None                          # the tile it drew this turn (None: none since it played)
+    discarded: bool = False                                # it has made a discard this hand
 
     @property
     def opened(self) -> bool:
@@ -70,6 +78,7 @@ class HandFacts:
         self.sides = [SideFacts() for _ in range(SIDES)]
         self.discards: list[tuple[int, int]] = []       # (side, tile), claimed ones included
         self.last_discard: tuple[int, int] | None = None
+        self.last_discard_event: int | None = None
         self.after_kong_tile: int | None = None          # the last discard came right after its side's kong of this
         self.run: list[int] = []                         # sides of the current run of one tile, in turn
         self.run_tile: int | None = None
@@ -77,21 +86,29 @@ class HandFacts:
         self.followed = False
         self.liable_next: int | None = None
         self.drawn = False
+        self.won: list[int] = []                         # the sides with a legal win, in the order they won
+        self.incoming: dict[int, list[int]] = {}         # 换三张: tiles passed, received once all have passed
+        self.transferred: set[int] = set()               # kongs (their actions) whose money went to a winner (杠上炮)
 
     def feeder_source(self, claimer: int, feeder: int) -> str:
         return OFFSET_SOURCE[(claimer - feeder) % SIDES]
 
-    def observe(self, action: Action) -> list[DerivedEvent]:
-        """Take one action in; the derived events it makes.  BadRecord when it cannot happen."""
+    def observe(self, action: Action, event: int = 0) -> list[DerivedEvent]:
+        """Take one action (the record's number ``event``) in; the derived events it makes.  BadRecord when it
+        cannot happen."""
         v, side = action.verb, action.side
         out: list[DerivedEvent] = []
         s = self.sides[side] if side is not None else None
+        if v is not Verb.SWAP and self.incoming:
+            self._receive()
         if v is Verb.DEAL:
             assert s is not None
             s.standing = Counter(k for k in action.hand if k < 34)
             s.flowers += [k for k in action.hand if k >= 34]
         elif v is Verb.DRAW:
             assert s is not None
+            s.last_drawn = action.tile
+            s.draws_known = s.draws_known or action.tile is not None
             if s.standing is not None:
                 if action.tile is None:
                     s.standing = None
@@ -108,6 +125,8 @@ class HandFacts:
                     s.hung_changed = True              # the hung tile was swapped: no more 全求独钓 danger
                 s.hung = single
             self.after_kong_tile, s.kong_pending = s.kong_pending, None
+            s.last_drawn, s.discarded = None, True
+            self.last_discard_event = event
             self.discards.append((side, action.tile))
             self.last_discard = (side, action.tile)
             out += self._run(side, action.tile)
@@ -153,11 +172,75 @@ class HandFacts:
         elif v is Verb.PENALTY:
             assert s is not None
             s.penalties[action.kind] += 1
+        elif v in (Verb.SWAP, Verb.VOID, Verb.SHOW, Verb.WON):
+            self._hand_news(action)
         if s is not None and v in (Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG):
             s.last_kong = s.kong_pending = action.tile
+            s.last_kong_event = event
         elif s is not None and v in (Verb.CHOW, Verb.PUNG):
-            s.kong_pending = None
+            s.kong_pending = s.last_drawn = None
         return out
+
+    def _hand_news(self, action: Action) -> None:
+        """换三张, 定缺, a hand shown at the drawn end, a side that won earlier."""
+        v, side = action.verb, action.side
+        assert side is not None
+        s = self.sides[side]
+        if v is Verb.SWAP:
+            assert action.to is not None
+            self._take(side, list(action.hand))
+            self.incoming.setdefault(action.to, []).extend(action.hand)
+            s.swapped += 1
+        elif v is Verb.VOID:
+            s.void = "mps".index(action.kind)
+        elif v is Verb.SHOW:
+            shown = Counter(action.hand)
+            if s.standing is not None and +s.standing != shown:
+                held = sorted(k for k, n in s.standing.items() for _ in range(n))
+                raise BadRecord(f"side {side} shows {_tiles(action.hand)}, the record shows {_tiles(held)}")
+            s.standing = shown
+        elif v is Verb.WON and side not in self.won:
+            self.won.append(side)
+
+    def _receive(self) -> None:
+        """换三张: every side has passed its tiles; each receives what was passed to it."""
+        for side, tiles in sorted(self.incoming.items()):
+            standing = self.sides[side].standing
+            if standing is not None:
+                standing.update(tiles)
+        self.incoming = {}
+
+    def drawn_now(self, side: int, tile: int) -> bool:
+        """Whether ``side`` drew ``tile`` this turn (a 加杠 of it then pays; one of a tile held since an earlier turn,
+        转手杠, may not): True when the record has no draws of that side with their tiles."""
+        s = self.sides[side]
+        return not s.draws_known or s.last_drawn == tile
+
+    def in_view(self) -> Counter[int]:
+        """The tiles on view: the discards nobody claimed and every exposed set (a chow's claimed tile counted as
+        a discard too)."""
+        seen = Counter(tile for _, tile in self.discards)
+        for s in self.sides:
+            for meld, feeder in zip(s.melds, s.feeders):
+                seen.update(meld.tiles)
+                if feeder is not None and meld.kind is not MeldKind.CHOW:
+                    seen[meld.tile] -= 1
+        return +seen
+
+    def still_in(self, winners_leave: bool) -> frozenset[int]:
+        """The sides still in the hand (where winners leave it, those that have not won)."""
+        return frozenset(i for i in range(SIDES) if not (winners_leave and i in self.won))
+
+    def unmake_added_kong(self, side: int, tile: int) -> None:
+        """``side``'s 加杠 of ``tile`` was robbed (抢杠和): the kong was never made, the pung stays, the tile is the
+        robber's."""
+        s = self.sides[side]
+        for i, m in enumerate(s.melds):
+            if m.kind is MeldKind.KONG and m.added and m.tile == tile:
+                s.melds[i] = Meld(MeldKind.PUNG, m.tile, m.source)
+                break
+        if s.kong_pending == tile:
+            s.kong_pending = None
 
     # -- helpers ------------------------------------------------------------------------------------
     def _take(self, side: int, tiles: list[int]) -> None:
@@ -234,3 +317,7 @@ class HandFacts:
         """全求独钓: ``side`` has four claimed sets and waits, since then unchanged, on ``tile``."""
         s = self.sides[side]
         return len(s.claimed) == 4 and s.hung == tile and not s.hung_changed
+
+
+def _tiles(kinds) -> str:
+    return format_tiles(list(kinds)) or "nothing"

@@ -11,6 +11,9 @@ notation):
 
 ====================================  ======================================================
 ``2 deal 123m456p789s1234sE``         a starting hand (the reader knew it)
+``2 swap 129m to 3``                  换三张: three tiles of one suit passed to side 3 (all four pass, then all
+                                      receive)
+``2 void p``                          定缺: side 2's void suit (m, p or s), named after the deal
 ``0 draw 5m`` / ``0 draw ?``          a draw (the tile, or not known)
 ``1 discard 9m``                      a discard
 ``3 chow 789m from 2``                a chow on side 2's discard (the claimed tile is the discard)
@@ -25,13 +28,16 @@ notation):
                                       (杠上开花 / on a discard: 抢杠和), ``last_tile``, ``flower_win``,
                                       ``last_of_kind``, ``kong_discard`` (杠流泪) and ``flowers N``
 ``wall_end``                          the live wall ran out: a drawn hand (荒牌 / 黄庄)
+``1 show 123m456p789s11p``            a side's standing tiles shown at a drawn end (查叫)
 ``1 penalty early_draw [to 2]``       a penalty the referee gave (to one harmed side, or each other side)
 ====================================  ======================================================
 
 A referee who knows less may state facts instead of the actions behind them:
 ``2 opened`` (side 2 chowed, punged or exposed a kong), ``1 dead`` (相公),
 ``follow`` (the other three followed the dealer's first discard), ``3 liable``
-(side 3 alone pays for the next win: 包付 found at the table).
+(side 3 alone pays for the next win: 包付 found at the table), ``1 won`` (side 1
+won earlier in this hand and left it: 血战到底).  A win's ``first_turn`` flag is
+天胡 (the dealer, before any discard) or 地胡 (on the dealer's first discard).
 
 Parsing is strict and linear; an error names the action and what is wrong
 with it, so a bad record is refused rather than half settled.
@@ -47,7 +53,7 @@ from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_t
 
 SIDES = 4
 MAX_ACTIONS = 600            # a hand has at most 144 draws and as many discards, plus claims
-WIN_FLAGS = ("kong_win", "last_tile", "flower_win", "last_of_kind", "kong_discard")
+WIN_FLAGS = ("kong_win", "last_tile", "flower_win", "last_of_kind", "kong_discard", "first_turn")
 
 
 class Verb(enum.Enum):
@@ -68,10 +74,43 @@ class Verb(enum.Enum):
     DEAD = "dead"
     FOLLOW = "follow"
     LIABLE = "liable"
+    SWAP = "swap"
+    VOID = "void"
+    SHOW = "show"
+    WON = "won"
 
 
 CLAIMS = frozenset({Verb.CHOW, Verb.PUNG, Verb.KONG})
 TABLE_VERBS = frozenset({Verb.WALL_END, Verb.FOLLOW})          # no side
+
+
+def paying_rank(discarder: int, side: int) -> int:
+    """Where ``side`` comes among several winners on ``discarder``'s discard: 1 下家, 2 对家, 3 上家 (the order
+    the discarder pays them: counter-clockwise from the discarder)."""
+    return (side - discarder) % SIDES
+
+
+def in_paying_order(actions: list["Action"]) -> list["Action"]:
+    """``actions`` with every run of wins on one discard (数家同时和牌: one after another, on the same side's same
+    tile) in the order the discarder pays them, 下家 first; the rest as they are.  Wins on one discard happen at
+    once, so their order in a record says nothing but how they are paid."""
+    out: list[Action] = []
+    run: list[Action] = []
+
+    def flush() -> None:
+        out.extend(sorted(run, key=lambda a: paying_rank(a.source, a.side)))      # (stable)
+        run.clear()
+
+    for action in actions:
+        one_discard = action.verb is Verb.WIN and action.source is not None
+        if not (one_discard and run and (run[0].source, run[0].tile) == (action.source, action.tile)):
+            flush()
+        if one_discard:
+            run.append(action)
+        else:
+            out.append(action)
+    flush()
+    return out
 
 
 class BadRecord(ValueError):
@@ -87,8 +126,8 @@ class Action:
     hand: tuple[int, ...] = ()         # deal: the starting tiles; win: the standing tiles without the winning tile
     flags: frozenset[str] = frozenset()
     flowers: int | None = None         # win: flowers held (None: count the side's ``flower`` actions)
-    kind: str = ""                     # penalty: its kind
-    to: int | None = None              # penalty: the one side it goes to
+    kind: str = ""                     # penalty: its kind; void: the suit (m, p or s)
+    to: int | None = None              # penalty: the one side it goes to; swap: the side that receives
 
     @property
     def self_drawn(self) -> bool:
@@ -103,11 +142,11 @@ class Action:
         if self.verb in TABLE_VERBS:
             return self.verb.value
         words = [str(self.side), self.verb.value]
-        if self.verb is Verb.DEAL:
+        if self.verb in (Verb.DEAL, Verb.SWAP, Verb.SHOW):
             words.append(format_tiles(self.hand))
         elif self.verb is Verb.CHOW:
             words.append(format_tiles(self.chow_tiles, sort=False))
-        elif self.verb is Verb.PENALTY:
+        elif self.verb in (Verb.PENALTY, Verb.VOID):
             words.append(self.kind)
         elif self.tile is not None:
             words.append(code(self.tile))
@@ -162,7 +201,8 @@ class HandRecord:
 
     @classmethod
     def from_json(cls, data: Any) -> "HandRecord":
-        """A record from its JSON form (``to_json``); BadRecord names the field at fault."""
+        """A record from its JSON form (``to_json``), several wins on one discard in the order they are paid
+        (:func:`in_paying_order`); BadRecord names the field at fault."""
         if not isinstance(data, dict):
             raise BadRecord("a hand's record is a JSON object")
         unknown = sorted(set(data) - {"rules", "hand", "dealer", "round_wind", "streak", "long_hair", "chips",
@@ -193,8 +233,7 @@ class HandRecord:
         record = cls(rules, _int(data, "hand", 0, 10**9), _int(data, "dealer", 0, SIDES - 1), "ESWN".index(wind),
                      _int(data, "streak", 0, 1000), _int(data, "long_hair", 0, 1000), chips,
                      dealt={int(k): v for k, v in dealt.items()})
-        for i, line in enumerate(actions):
-            record.actions.append(parse_action(line, i))
+        record.actions += in_paying_order([parse_action(line, i) for i, line in enumerate(actions)])
         return record
 
 
@@ -258,14 +297,14 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
         del rest[i:i + 2]
         if source == side:
             raise BadRecord("a side cannot claim or win on its own discard")
-    if "to" in rest and verb is Verb.PENALTY:
+    if "to" in rest and verb in (Verb.PENALTY, Verb.SWAP):
         i = rest.index("to")
         if i + 1 >= len(rest):
             raise BadRecord("'to' needs a side")
         to = _side(rest[i + 1])
         del rest[i:i + 2]
         if to == side:
-            raise BadRecord("a penalty goes to another side")
+            raise BadRecord(f"a {verb.value} goes to another side")
     needs_source = verb in CLAIMS
     if needs_source and source is None:
         raise BadRecord(f"a {verb.value} says whose discard it took: 'from SIDE'")
@@ -273,9 +312,15 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
         raise BadRecord(f"a {verb.value} takes no 'from'")
     if verb is Verb.WIN:
         return _win(side, source, rest)
-    if verb in (Verb.FLOWER_DISCARD, Verb.OPENED, Verb.DEAD, Verb.LIABLE):
+    if verb in (Verb.FLOWER_DISCARD, Verb.OPENED, Verb.DEAD, Verb.LIABLE, Verb.WON):
         _none(rest)
         return Action(verb, side)
+    if verb is Verb.VOID:
+        if len(rest) != 1 or rest[0] not in ("m", "p", "s"):
+            raise BadRecord("a void names its suit: m, p or s")
+        return Action(verb, side, kind=rest[0])
+    if verb is Verb.SWAP and to is None:
+        raise BadRecord("a swap says who receives the tiles: 'to SIDE'")
     if verb is Verb.PENALTY:
         if len(rest) != 1 or not rest[0].replace("_", "").isalnum() or len(rest[0]) > 40:
             raise BadRecord("a penalty names its kind (e.g. early_draw)")
@@ -289,6 +334,11 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
         if len(hand) > 14 + 8:
             raise BadRecord(f"{len(hand)} tiles dealt to one side")
         return Action(verb, side, hand=hand)
+    if verb in (Verb.SWAP, Verb.SHOW):
+        hand = tuple(sorted(parse(word)))
+        if any(k >= PLAYABLE for k in hand) or len(hand) > (3 if verb is Verb.SWAP else 14):
+            raise BadRecord(f"a {verb.value} names at most {3 if verb is Verb.SWAP else 14} tiles and no flower")
+        return Action(verb, side, hand=hand, to=to)
     if verb is Verb.DRAW and word == "?":
         return Action(verb, side)
     if verb is Verb.CHOW:

@@ -54,10 +54,17 @@ FLOWER_KONG = Reason("flower_kong", "花杠", "flower kong")
 CHASE = Reason("chase", "追牌", "four discards of one tile in a row")
 FOLLOW = Reason("follow", "跟庄", "the dealer's first discard followed")
 DRAW = Reason("draw", "黄庄", "drawn hand")
+ROBBED_KONG = Reason("robbed_kong", "抢杠退杠钱", "a robbed kong's money returned")
+KONG_TRANSFER = Reason("kong_transfer", "呼叫转移", "a kong's money passed to the winner on its discard (杠上炮)")
+KONG_REFUND = Reason("kong_refund", "退税", "kong money returned (not ready at the drawn end, a false win)")
+PIG = Reason("flower_pig", "查花猪", "a tile of the void suit still held at the drawn end")
+NOT_READY = Reason("not_ready", "查大叫", "not ready at the drawn end: each ready player is paid")
+KONG_REASONS = frozenset({"melded_kong", "added_kong", "concealed_kong"})
 LEGACY = Reason("hand", "和牌", "hand (recorded before reasons were kept)")
 
 REASONS: dict[str, Reason] = {r.key: r for r in (WIN, LIABLE_WIN, FALSE_WIN, REFUSED_WIN, MELDED_KONG, ADDED_KONG,
-                                                 CONCEALED_KONG, FLOWER_KONG, CHASE, FOLLOW, DRAW, LEGACY)}
+                                                 CONCEALED_KONG, FLOWER_KONG, CHASE, FOLLOW, DRAW, ROBBED_KONG,
+                                                 KONG_TRANSFER, KONG_REFUND, PIG, NOT_READY, LEGACY)}
 PENALTY_PREFIX = "penalty:"
 
 

@@ -1,10 +1,10 @@
-"""The rule sets the table knows: their names (TOML files, command line) and the family that plays each.
+"""The rule sets the table knows, loaded by name: each made by its family from its TOML.
 
 A rule set is one object (:class:`firmware.rules.ruleset.RuleSet`) made by
-its family from its TOML; this registry is the only place that knows which
-name is which family.  Importing it is cheap (``mjtable --help`` lists the
-names): a family's module is imported when a rule set of it is loaded.
-Adding a rule set is its family's module, its TOML and one line here.
+its family from its TOML; the names and which family plays each are in
+:mod:`firmware.rules.names`, the only place that knows them.  Importing
+this is cheap (``mjtable --help`` lists the names): a family's module is
+imported when a rule set of it is loaded.
 """
 
 from __future__ import annotations
@@ -14,25 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from firmware.rules.names import FAMILIES
+
 if TYPE_CHECKING:
     from firmware.rules.config import RuleSetConfig
     from firmware.rules.ruleset import RuleSet
 
-FAMILIES: dict[str, str] = {
-    "mcr": "firmware.rules.mcr.family:MCRRules",
-    "competition": "firmware.rules.competition.family:CompetitionRules",
-    "liaoning": "firmware.rules.northeast.family:NortheastRules",
-    "jinzhou": "firmware.rules.northeast.family:NortheastRules",
-}
-RULE_NAMES: tuple[str, ...] = tuple(FAMILIES)
-DEFAULT = "mcr"
-
-
-def rules_name(text: str) -> str:
-    """A rule set's name as typed on a command line (an argparse ``type``): ValueError names the choices."""
-    if text not in FAMILIES:
-        raise ValueError(f"unknown rule set {text!r}; choose one of {', '.join(RULE_NAMES)}")
-    return text
 
 
 def from_config(config: "RuleSetConfig") -> "RuleSet":

@@ -8,10 +8,13 @@ one from its TOML.  The interface covers:
 * legality and scoring of a declared win (:meth:`score`): a :class:`Score`
   with uniform items;
 * settlement: a win (:meth:`win_payments`), a false or refused win, kongs and
-  the other on-the-spot money (追牌, 跟庄, 花杠), a drawn hand (黄庄), the
-  referee's penalties; every payment with its reason;
-* the game: who deals next (:meth:`next_dealer`), when a 局 ends
-  (:meth:`match_end`), how many may win on one discard;
+  the other on-the-spot money (追牌, 跟庄, 花杠), a drawn hand (黄庄; 四川's
+  查花猪 / 查大叫 / 退税), the referee's penalties; every payment with its
+  reason; which actions the rules forbid (:meth:`action_refusal`);
+* the game: how a hand is played (:class:`PlayRules`: several winners on one
+  discard, winners leaving and the rest playing on, chows, 定缺, 换三张),
+  when it is over (:meth:`hand_over`), who deals next (:meth:`next_dealer`),
+  when a 局 ends (:meth:`match_end`);
 * the simulated players' aims (:class:`Aims`).
 
 Nothing outside the registry asks a rule set for its name to decide
@@ -48,6 +51,53 @@ class HandOutcome:
     winners: tuple[int, ...] = ()      # sides with a legal win
     drawn: bool = False                # the wall ran out (荒牌 / 黄庄)
     followed: bool = False             # 跟庄
+    discarder: int | None = None       # the hand's first win was several on one discard (一炮多响): the discarder
+
+
+@dataclass(frozen=True)
+class PlayRules:
+    """How a hand is played, as the table's flow and the simulated players see it."""
+
+    several_winners: bool = False      # every claim to win a discard wins (一炮多响), paid 下家 first
+    plays_on: bool = False             # a win does not end the hand: the rest play on (四川)
+    winners_leave: bool = True         # ... and a winner leaves it (血战到底; 血流成河: stays in, hand locked)
+    winners_to_end: int = 1            # the hand is over when this many have won (0: only the wall ends it)
+    chows: bool = True                 # 吃 allowed
+    void_suit: bool = False            # 定缺: each names a suit after the deal and may not win holding it
+    void_first: bool = False           # ... and discards its tiles before any other
+    swap_tiles: int = 0                # 换三张: tiles of one suit each passes after the deal (0: none)
+    first_turn: bool = False           # a win on the first turn is marked (天胡 / 地胡)
+
+
+@dataclass(frozen=True)
+class Kong:
+    """A kong as the settlement prices it: ``kind`` ``melded`` (on ``feeder``'s discard), ``added`` or
+    ``concealed``; ``still_in`` the sides still in the hand (四川: a winner has left and pays nothing more);
+    ``drawn_now``: an added kong's tile was drawn this turn (四川 pays no 转手杠, one held from an earlier turn)."""
+
+    kind: str
+    maker: int
+    feeder: int | None
+    tile: int
+    event: int
+    still_in: frozenset[int] = frozenset(range(SEATS))
+    drawn_now: bool = True
+
+
+@dataclass
+class DrawnEnd:
+    """The wall ran out (``wall_end``, the record's action ``event``): what the drawn-end money needs."""
+
+    dealer: int
+    event: int
+    still_in: frozenset[int] = frozenset(range(SEATS))
+    won: tuple[int, ...] = ()                                  # the sides that have won, in order
+    standing: list[Any] = field(default_factory=lambda: [None] * SEATS)     # Counter of each side's tiles, or None
+    melds_by_side: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(SEATS)])
+    voids: list[int | None] = field(default_factory=lambda: [None] * SEATS)  # 定缺 suits
+    paid: tuple[Payment, ...] = ()                            # the hand's payments so far
+    transferred: frozenset[int] = frozenset()                  # kongs whose money went to a winner (杠上炮)
+    in_view: Any = None                                        # Counter of the tiles on view (discards, sets)
 
 
 @dataclass(frozen=True)
@@ -98,6 +148,12 @@ class WinSituation:
     chips: list[int] | None = None     # each side's chips when the tile won on was discarded, before any win on
     #                                    it was paid (self-drawn: now); None: not known
     event: int = 0
+    still_in: frozenset[int] = frozenset(range(SEATS))     # the sides still in the hand, the winner included
+    paid: tuple[Payment, ...] = ()     # the hand's payments so far
+    kong_event: int | None = None      # 杠流泪 / 杠上炮: the action of the discarder's kong just made
+    kong_fed_by: int | None = None     # 杠开: the side whose discard the winner's last kong was made on (点杠)
+    transferred: frozenset[int] = frozenset()   # kongs whose money a win has moved already (呼叫转移)
+    discard_event: int | None = None   # the action of the discard won on (None: self-drawn, or not in the record)
 
 
 @dataclass
@@ -106,14 +162,16 @@ class WinMoney:
     breakdown: list[Breakdown] = field(default_factory=list)
     liable: int | None = None
     context_items: list[Item] = field(default_factory=list)    # items the situation added (杠流泪, 长毛 ...)
+    transferred: tuple[int, ...] = ()  # kongs (their actions) whose money this win moved (呼叫转移)
 
 
 class RuleSet:
     """The base of every family: the TOML's values, and the defaults most families share."""
 
     unit = "fan"                       # what its items and totals count: fan, point (竞技麻将 S), doubling (2^N)
-    several_winners = False            # may several win on one discard (paid in turn)?
+    play = PlayRules()
     needs_open_seats = False           # does what a payer pays depend on whether that payer had opened?
+    robbed_kong_paid = True            # does a 加杠 robbed by a win (抢杠和) keep its kong money?
     aims = Aims()
 
     def __init__(self, config: RuleSetConfig) -> None:
@@ -161,6 +219,34 @@ class RuleSet:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
+    @property
+    def several_winners(self) -> bool:
+        """May several win on one discard (paid in turn, 下家 first)?"""
+        return self.play.several_winners
+
+    options_section: str | None = None     # the TOML section whose keys a case's ``table.options`` may set
+
+    def with_options(self, options: dict[str, Any]) -> "RuleSet":
+        """This rule set with some switches of its ``options_section`` set (a case's ``table.options``);
+        ValueError names a key it does not have or a value it does not take."""
+        if not options:
+            return self
+        if self.options_section is None:
+            raise ValueError(f"rule set {self.name} has no options")
+        from pydantic import ValidationError
+
+        section = getattr(self.config, self.options_section)
+        try:
+            changed = type(section).model_validate({**section.model_dump(), **options})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(k) for k in first["loc"]) or "?"
+            if first["type"] == "extra_forbidden":
+                raise ValueError(f"{key!r} is not a switch of [{self.options_section}] (switches: "
+                                 f"{', '.join(type(section).model_fields)})") from None
+            raise ValueError(f"option {key!r}: {first['msg']}") from None
+        return type(self)(self.config.model_copy(update={self.options_section: changed}))
+
     # -- scoring -------------------------------------------------------------------------------------
     def score(self, win: Win) -> Score:
         raise NotImplementedError
@@ -181,9 +267,8 @@ class RuleSet:
         """A win the situation forbids (:meth:`refusal`): by default a false win."""
         return self.false_win_payments(situation.winner, situation)
 
-    def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
-        """On-the-spot kong money: ``kind`` is ``melded`` (on a discard, ``feeder`` known), ``added`` or
-        ``concealed``.  None by default (the kong is one of the winner's fans)."""
+    def kong_payments(self, kong: Kong) -> list[Payment]:
+        """On-the-spot kong money.  None by default (the kong is one of the winner's fans)."""
         return []
 
     def flower_kong_payments(self, maker: int, event: int) -> list[Payment]:
@@ -197,9 +282,25 @@ class RuleSet:
         """跟庄: the other three followed the dealer's first discard."""
         return []
 
-    def draw_payments(self, dealer: int, event: int) -> list[Payment]:
-        """荒牌 / 黄庄: the live wall ran out with no win."""
+    def draw_payments(self, end: DrawnEnd) -> list[Payment]:
+        """荒牌 / 黄庄: the live wall ran out (四川: with two or more still in, 查花猪 / 查大叫 / 退税)."""
         return []
+
+    def action_refusal(self, action: Any, facts: Any) -> str | None:
+        """Why ``action`` (a :class:`~firmware.rules.hand_record.Action`) cannot happen in this rule set now, given
+        what the hand's record established so far (its :class:`~firmware.rules.hand_facts.HandFacts`); None: it
+        may.  By default anything the record's own checks let through."""
+        return None
+
+    def hand_over(self, winners: list[int]) -> bool:
+        """Is the hand over once ``winners`` (the sides with a legal win so far, in order) have won?"""
+        return len(set(winners)) >= max(1, self.play.winners_to_end) if self.play.winners_to_end else False
+
+    def lead_winner(self, winners: list[int], dealer: int) -> int | None:
+        """The winner the dealer rotation follows: by default the dealer when among them, else the first."""
+        if not winners:
+            return None
+        return dealer if dealer in winners else winners[0]
 
     def doubled(self, amount: int, streak: int) -> int:
         """Every gain and loss during a dealer streak (竞技麻将 倍打); unchanged by default."""

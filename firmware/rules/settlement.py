@@ -25,13 +25,14 @@ the rule set forbids is held off the board (``held``).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
-from firmware.rules.hand_facts import Derived, DerivedEvent, HandFacts
-from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb
-from firmware.rules.money import Breakdown, Item, Payment, deltas
-from firmware.rules.ruleset import HandOutcome, RuleSet, Score, WinSituation
-from firmware.rules.win import HandError, Win
+from firmware.rules.hand_facts import Derived, DerivedEvent, HandFacts, SideFacts
+from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb, paying_rank
+from firmware.rules.money import ROBBED_KONG, Breakdown, Item, Payment, deltas
+from firmware.rules.ruleset import DrawnEnd, HandOutcome, Kong, RuleSet, Score, WinSituation
+from firmware.rules.win import HandError, MeldKind, Win
 from firmware.tiles.tile import code
 
 
@@ -51,6 +52,7 @@ class WinVerdict:
     liable: int | None = None
     context_items: list[Item] = field(default_factory=list)     # items the situation added (杠流泪, 长毛 ...)
     event: int = 0
+    transferred: tuple[int, ...] = ()          # kongs whose money the win moved to the winner (呼叫转移)
 
     @property
     def items(self) -> list[Item]:
@@ -85,7 +87,11 @@ class HandSettlement:
 
     @property
     def outcome(self) -> HandOutcome:
-        return HandOutcome(tuple(v.side for v in self.verdicts if v.legal), self.drawn, self.followed)
+        legal = [v for v in self.verdicts if v.legal]
+        several = len(legal) > 1 and legal[0].discarder is not None and legal[1].event == legal[0].event + 1 \
+            and (legal[1].discarder, legal[1].tile) == (legal[0].discarder, legal[0].tile)
+        return HandOutcome(tuple(v.side for v in legal), self.drawn, self.followed,
+                           legal[0].discarder if several else None)
 
     @property
     def winners(self) -> list[int]:
@@ -106,8 +112,8 @@ class Settler:
         self.chips = list(record.chips) if record.chips is not None else None
         self.payments: list[Payment] = []
         self.verdicts: list[WinVerdict] = []
-        # the discard the last action won on, and the chips when it was discarded (before any win on it)
-        self._discard_wins: tuple[tuple[int, int], list[int]] | None = None
+        self._discard_wins: _WinsOnOneDiscard | None = None     # the discard the last action won on
+        self._added_kong: tuple[int, int, int] | None = None     # (side, tile, event): the last action's 加杠, robbable
 
     def add(self, action: Action) -> list[Payment]:
         """Record ``action`` in the hand's record and settle it: the payments it makes now."""
@@ -117,14 +123,20 @@ class Settler:
     def apply(self, action: Action, event: int) -> list[Payment]:
         """Settle the record's action number ``event``; BadRecord when it cannot have happened."""
         self._check_tiles(action, event)
-        derived = self.facts.observe(action)
-        out: list[Payment] = []
+        why = self.rules.action_refusal(action, self.facts)
+        if why is not None:
+            raise BadRecord(f"action {event} ({action.text()}): {why}")
         v = action.verb
+        drawn_now = v is Verb.ADDED_KONG and action.side is not None and action.tile is not None \
+            and self.facts.drawn_now(action.side, action.tile)
+        derived = self.facts.observe(action, event)
+        out: list[Payment] = []
         if v in (Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG):
             assert action.side is not None and action.tile is not None
             kind = {Verb.KONG: "melded", Verb.ADDED_KONG: "added", Verb.CONCEALED_KONG: "concealed"}[v]
-            out += self._pay(self.rules.kong_payments(kind, action.side, action.source, action.tile, event),
-                             action.side)
+            kong = Kong(kind, action.side, action.source, action.tile, event, self._still_in(),
+                        drawn_now or v is not Verb.ADDED_KONG)
+            out += self._pay(self.rules.kong_payments(kong), action.side)
         elif v is Verb.PENALTY:
             assert action.side is not None
             repeat = self.facts.sides[action.side].penalties[action.kind]
@@ -138,12 +150,24 @@ class Settler:
         elif v is Verb.WIN:
             out += self._win(action, event)
         elif v is Verb.WALL_END:
-            out += self._pay(self.rules.draw_payments(self.record.dealer, event), None)
+            out += self._pay(self.rules.draw_payments(self.drawn_end(event)), None)
         for d in derived:
             out += self._derived(d, event)
         if v is not Verb.WIN:
             self._discard_wins = None                  # (another action: the next win is on another tile)
+            self._added_kong = (action.side, action.tile, event) if v is Verb.ADDED_KONG else None
         return out
+
+    def _still_in(self) -> frozenset[int]:
+        return self.facts.still_in(self.rules.play.winners_leave)
+
+    def drawn_end(self, event: int) -> DrawnEnd:
+        """What the rule set's drawn-end money needs of the hand so far."""
+        f = self.facts
+        return DrawnEnd(self.record.dealer, event, self._still_in(), tuple(f.won),
+                        [Counter(s.standing) if s.standing is not None else None for s in f.sides],
+                        f.melds_by_side(), [s.void for s in f.sides], tuple(self.payments), frozenset(f.transferred),
+                        f.in_view())
 
     def _check_tiles(self, action: Action, event: int) -> None:
         """Every tile an action names is one of the rule set's set (锦州 plays no winds, 辽宁 no flowers)."""
@@ -175,18 +199,16 @@ class Settler:
         where the rule set says so (a win's money, a false or refused win's included, comes doubled already).
         ``hold``: money that would end the 局 the way the rule set forbids is held off the board (挂于盘外;
         ``gainer``: the one side it is for, None when no single side gains it): every payment but a legal
-        win's, which is refused instead.  A held payment is floored too, against the chips with what is held
-        already, so the 局's final scores never take a payer below nothing."""
+        win's, which is refused instead.  A held payment is owed in full: the floor is the board's
+        ("盘面100分付完为止"), and money off the board is added to the 局's scores when it ends ("局结后累积得分",
+        as a penalty off the board is "盘外的死分，不再计算为盘内分"), so a 局's final score may be below nothing."""
         if double:
             payments = [p if self.rules.doubled(p.amount, self.record.streak) == p.amount else
                         Payment(p.payer, p.payee, self.rules.doubled(p.amount, self.record.streak), p.reason,
                                 p.event) for p in payments]
         if hold and self.chips is not None and payments \
                 and self.rules.ends_match_badly(self._preview(payments), gainer):
-            owed = deltas([p for p in self.payments if p.held], include_held=True)
-            counted = [c + d for c, d in zip(self.chips, owed)]
-            held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True)
-                    for p in self._floored(payments, counted)]
+            held = [Payment(p.payer, p.payee, p.amount, p.reason, p.event, held=True) for p in payments]
             self.payments += held
             return held
         out = self._floored(payments, self.chips) if self.chips is not None else list(payments)
@@ -249,21 +271,56 @@ class Settler:
         verdict.liable = money.liable
         verdict.breakdown = money.breakdown
         verdict.context_items = money.context_items
+        verdict.transferred = money.transferred
         return verdict, money.payments
 
     def _win(self, action: Action, event: int) -> list[Payment]:
         assert action.side is not None and action.tile is not None
+        same = self._same_discard(action)
+        if same is not None:
+            _check_paying_order(same, action, event)
         before = self._chips_at_discard(action)
         verdict, money = self._verdict(action, event)
         self.verdicts.append(verdict)
         verdict.payments = self._pay(money, None, double=False, hold=not verdict.legal)
-        self._discard_wins = ((action.source, action.tile), before) \
-            if action.source is not None and before is not None else None
+        if action.source is None:
+            self._discard_wins = None
+        elif same is not None:
+            same.sides.append(action.side)
+        else:
+            self._discard_wins = _WinsOnOneDiscard(action.source, action.tile, before, [action.side])
         if verdict.legal:
             self.facts.liable_next = None
+            if action.side not in self.facts.won:
+                self.facts.won.append(action.side)
+            standing = self.facts.sides[action.side].standing
+            if self.rules.play.plays_on and action.self_drawn and standing is not None:
+                standing[action.tile] -= 1                  # (laid aside: 血流成河's winner plays on without it)
+            self.facts.transferred.update(verdict.transferred)
+            verdict.payments += self._robbed(action, event)
         else:
             self.facts.sides[action.side].dead = True          # a false or refused win: 相公 for the hand
         return verdict.payments
+
+    def _robbed(self, action: Action, event: int) -> list[Payment]:
+        """A legal win robbing the 加杠 the record has just taken (抢杠和): that kong was never made, its side keeps
+        the pung; where the rule set does not pay a robbed kong (锦州: "这个杠也就不算分了"), its money goes back."""
+        kong = self._added_kong
+        if kong is None or "kong_win" not in action.flags or (kong[0], kong[1]) != (action.source, action.tile):
+            return []
+        self._added_kong = None                         # (robbed once, by one winner or several)
+        side, tile, kong_event = kong
+        self.facts.unmake_added_kong(side, tile)
+        if self.rules.robbed_kong_paid:
+            return []
+        back = [Payment(p.payee, p.payer, p.amount, ROBBED_KONG, event, held=p.held)
+                for p in self.payments if p.event == kong_event]
+        for p in back:
+            if not p.held and self.chips is not None:
+                self.chips[p.payer] -= p.amount
+                self.chips[p.payee] += p.amount
+        self.payments += back
+        return back
 
     def win_of(self, action: Action) -> Win:
         """The Win described by a ``win`` action, with the side's sets and flowers from the record."""
@@ -284,17 +341,25 @@ class Settler:
         flags = action.flags
         return Win(tuple(sorted(hand)), facts.melds_of(side), action.tile, action.self_drawn,
                    "last_of_kind" in flags, "kong_win" in flags, "last_tile" in flags, self.record.seat_wind(side),
-                   self.record.round_wind, min(flowers, 8), flower_win="flower_win" in flags)
+                   self.record.round_wind, min(flowers, 8), flower_win="flower_win" in flags,
+                   void=facts.sides[side].void, first_turn="first_turn" in flags)
 
     def _chips_at_discard(self, action: Action) -> list[int] | None:
         """The chips as they stood when the tile won on was discarded: a later winner on one discard is judged
         (盘面无分者点炮) against the chips before the first win on it was paid, not after (数家同时和牌)."""
         if self.chips is None:
             return None
-        if action.source is not None and self._discard_wins is not None \
-                and self._discard_wins[0] == (action.source, action.tile):
-            return list(self._discard_wins[1])
+        same = self._same_discard(action)
+        if same is not None and same.chips is not None:
+            return list(same.chips)
         return list(self.chips)
+
+    def _same_discard(self, action: Action) -> "_WinsOnOneDiscard | None":
+        """The wins taken just before ``action`` on the discard it wins on too (数家同时和牌), if any."""
+        same = self._discard_wins
+        if action.source is None or same is None or (same.discarder, same.tile) != (action.source, action.tile):
+            return None
+        return same
 
     def situation(self, action: Action, event: int) -> WinSituation:
         assert action.side is not None and action.tile is not None
@@ -306,17 +371,57 @@ class Settler:
         kong_discard = after_kong or (discarder is not None and not robbed and "kong_discard" in action.flags)
         kong_tile = facts.after_kong_tile if after_kong else (
             facts.sides[discarder].last_kong if kong_discard and discarder is not None else None)
+        winner = facts.sides[action.side]
         return WinSituation(
             action.side, discarder, self.record.dealer, robbed=robbed, kong_discard=kong_discard,
-            kong_discard_tile=kong_tile, winner_last_kong=facts.sides[action.side].last_kong,
+            kong_discard_tile=kong_tile, winner_last_kong=winner.last_kong,
             open_sides=facts.open_sides(), melds_by_side=facts.melds_by_side(),
             hung_unchanged=discarder is not None and facts.hung_unchanged(action.side, action.tile),
             liable=facts.liable_next, streak=self.record.streak, long_hair=self.record.long_hair,
-            chips=self._chips_at_discard(action), event=event)
+            chips=self._chips_at_discard(action), event=event, still_in=self._still_in() | {action.side},
+            paid=tuple(self.payments),
+            kong_event=facts.sides[discarder].last_kong_event if kong_discard and discarder is not None else None,
+            kong_fed_by=_kong_feeder(winner), transferred=frozenset(facts.transferred),
+            discard_event=facts.last_discard_event if discarder is not None and not robbed else None)
 
     def result(self) -> HandSettlement:
         return HandSettlement(self.record, list(self.payments), list(self.verdicts), self.facts.drawn,
                               self.facts.followed, frozenset(i for i, s in enumerate(self.facts.sides) if s.dead))
+
+
+def _kong_feeder(side: SideFacts) -> int | None:
+    """The side whose discard ``side``'s last kong was made on (点杠), None when that kong was its own (暗杠, 加杠)."""
+    for meld, feeder in zip(side.melds, side.feeders):
+        if meld.kind is MeldKind.KONG and meld.tile == side.last_kong:
+            return feeder if not meld.added else None
+    return None
+
+
+@dataclass
+class _WinsOnOneDiscard:
+    """Wins on one discard so far (数家同时和牌): the chips when it was discarded (None: not known) and the
+    winners in the order they were paid."""
+
+    discarder: int
+    tile: int
+    chips: list[int] | None
+    sides: list[int]
+
+
+def _check_paying_order(same: _WinsOnOneDiscard, action: Action, event: int) -> None:
+    """Several wins on one discard are paid counter-clockwise from the discarder, 下家 first (S001 §35:
+    "数家同时和牌，点炮方按逆时针顺序付分"): where the discarder cannot pay every winner in full, that order decides who
+    is paid; a win recorded after one it comes before cannot be paid in that order."""
+    assert action.side is not None
+    if action.side in same.sides:
+        raise BadRecord(f"action {event}: side {action.side} has won on side {same.discarder}'s "
+                        f"{code(same.tile)} already")
+    rank = paying_rank(same.discarder, action.side)
+    late = [s for s in same.sides if paying_rank(same.discarder, s) > rank]
+    if late:
+        raise BadRecord(f"action {event}: several wins on one discard are paid counter-clockwise from the discarder "
+                        f"(下家, 对家, 上家: 点炮方按逆时针顺序付分): side {action.side}'s win on side "
+                        f"{same.discarder}'s {code(same.tile)} comes before side {late[0]}'s")
 
 
 def settle_hand(ruleset: RuleSet, record: HandRecord) -> HandSettlement:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from firmware.tiles.tile import SUITED, TileError, code, format_tiles
 
 WIND_CODES = "ESWN"
+_KINDS = 34                     # tile kinds that can be held (flowers are counted, not held)
 
 
 class MeldKind(enum.Enum):
@@ -62,6 +63,8 @@ class Win:
     round_wind: int = 0
     flowers: int = 0
     flower_win: bool = False       # self-drawn on a flower replacement (补花和, 竞技麻将)
+    void: int | None = None        # 定缺: the suit (0 m, 1 p, 2 s) the winner may not hold (四川); None: none named
+    first_turn: bool = False       # won on the first turn: 天胡 (the dealer) / 地胡 (on the dealer's first discard)
 
     def concealed_counts(self) -> list[int]:
         """Counts of the standing tiles with the winning tile (what must form the shape)."""
@@ -84,11 +87,23 @@ class Win:
         for meld in self.melds:
             if meld.kind is MeldKind.CHOW and (meld.tile >= SUITED or meld.tile % 9 > 6):
                 raise HandError(f"chow {meld}: three consecutive tiles of one suit")
-        every = Counter(self.hand)
-        every[self.win_tile] += 1
-        for meld in self.melds:
-            every.update(meld.tiles)
-        over = [f"{n} x {code(k)}" for k, n in sorted(every.items()) if n > 4]
+        every = [0] * _KINDS
+        try:
+            for kind in self.hand:
+                every[kind] += 1
+            every[self.win_tile] += 1
+            for meld in self.melds:
+                if meld.tile < 0:
+                    raise IndexError(meld.tile)
+                for kind in meld.tiles:
+                    every[kind] += 1
+            over = [f"{n} x {code(k)}" for k, n in enumerate(every) if n > 4] if max(every) > 4 else []
+        except IndexError:                              # (a meld of no held kind: counted the general way)
+            counted = Counter(self.hand)
+            counted[self.win_tile] += 1
+            for meld in self.melds:
+                counted.update(meld.tiles)
+            over = [f"{n} x {code(k)}" for k, n in sorted(counted.items()) if n > 4]
         if over:
             raise HandError("more than four of a tile: " + ", ".join(over))
         if not 0 <= self.flowers <= 8:

@@ -2,7 +2,8 @@
 
 Dice totals count seats counter-clockwise from the dealer (dealer = 1):
 5/9 dealer, 2/6/10 下家, 3/7/11 对家, 4/8/12 上家.  With **one throw**
-(竞技麻将, 辽宁, 锦州) the total picks the wall and the stack; with **two
+(竞技麻将, 辽宁, 锦州) the total picks the wall and the stack (四川: the total
+picks the wall, the smaller die the stack); with **two
 throws** (MCR / 国粹) the first total picks the second thrower, whose wall is
 broken at the stack given by the sum of both throws.  Stacks count from the
 right end of the chosen wall as its owner sees it; a count past the wall's
@@ -31,6 +32,7 @@ class DealRules:
     throws: int = 2                 # 1 or 2
     kept_tail: int = 0              # tiles never drawn (northeastern rules: 16)
     kept_per_kong: int = 0          # more kept per kong declared (northeastern: 2)
+    stack_by: str = "total"         # one throw: the stack counted by the dice's ``total`` or the ``smaller_die``
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def find_break(rules: DealRules, dice: tuple[int, ...], dealer_side: int) -> Bre
             raise ValueError("one throw of two dice: give two faces, e.g. 3,4")
         total = sum(dice)
         side = (dealer_side + seat_offset(total)) % SIDES
-        return Break(dice, dealer_side, dealer_side, side, total)
+        return Break(dice, dealer_side, dealer_side, side, min(dice) if rules.stack_by == "smaller_die" else total)
     if len(dice) != 4:
         raise ValueError("two throws of two dice: give four faces, e.g. 3,4,2,5")
     first = dice[0] + dice[1]

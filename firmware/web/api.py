@@ -8,7 +8,10 @@ technician's session): ``/api/ack`` acknowledges a latched fault,
 "name": "stacker0"}``, ``{"kind": "test", "name": "lifts"}``),
 ``/api/hold/ID/alive`` keeps it going, ``/api/hold/ID/release`` lets go,
 ``/api/stop`` stops whatever test runs.  Staff may look but not act: an
-action from a staff session is refused with 403 and the reason.  The
+action from a staff session is refused with 403 and the reason.  Every
+body is validated first (:mod:`firmware.web.bodies`: a body that is not
+what the route takes is 400 with the problems, and nothing is sent to the
+controller).  The
 controller decides the rest (service mode, the lid, a running test) and its
 answer is passed back as it is.
 """
@@ -18,14 +21,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from firmware.diagnostics.service_limits import GROUP_TESTS
-from firmware.web.app import COOKIE, WebState, may_act
-from firmware.web.hub import MAX_STREAMS_PER_SESSION
+from firmware.web import bodies
+from firmware.web.state import COOKIE, WebState, may_act
+from firmware.web.bodies import BadBody
 
 log = logging.getLogger(__name__)
-
-MECHANISMS = frozenset([f"stacker{s}" for s in range(4)] + [f"wall_lift{s}" for s in range(4)]
-                       + ["center_lift", "turntable", "dice"])
 
 
 def web(request: Any) -> WebState:
@@ -52,12 +52,26 @@ def _session_or_refusal(request: Any, act: str | None) -> tuple[Any, Any]:
     return session, None
 
 
-async def _body(request: Any) -> dict[str, Any] | None:
+async def _body(request: Any, adapter: Any, empty: bool = False) -> tuple[Any, Any]:
+    """The request's body as ``adapter``'s model, or the refusal (400, the problems; a client gone before its
+    body ended is answered 400 too, for nobody, rather than an error logged for each)."""
+    from starlette.requests import ClientDisconnect
+
     try:
-        body = await request.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
+        return bodies.parse(adapter, await request.body(), empty), None
+    except ClientDisconnect:
+        return None, _json({"ok": False, "error": "bad request body: the client left before its end"}, 400)
+    except BadBody as exc:
+        return None, _json({"ok": False, "error": f"bad request body: {exc}"}, 400)
+
+
+async def _session_and_nothing(request: Any, act: str) -> tuple[Any, Any]:
+    """The session of a request whose body is nothing (or ``{}``), or the refusal."""
+    session, refusal = _session_or_refusal(request, act)
+    if refusal:
+        return None, refusal
+    _, refusal = await _body(request, bodies.NOTHING, empty=True)
+    return (None, refusal) if refusal else (session, None)
 
 
 async def events(request: Any) -> Any:
@@ -68,10 +82,10 @@ async def events(request: Any) -> Any:
         return refusal
     state = web(request)
     token = request.cookies.get(COOKIE)
-    stream = state.hub.open(token)
+    refused = state.hub.refusal(token, session.role)
+    stream = state.hub.open(token, session.role) if refused is None else None
     if stream is None:
-        return _json({"ok": False, "error": "too many pages are open on this table, or for this login (at most "
-                                            f"{MAX_STREAMS_PER_SESSION}): close one"}, 503)
+        return _json({"ok": False, "error": refused or "too many pages are open: close one"}, 503)
 
     async def lines() -> Any:
         try:
@@ -95,7 +109,7 @@ async def status(request: Any) -> Any:
 
 
 async def ack(request: Any) -> Any:
-    session, refusal = _session_or_refusal(request, "acknowledge faults")
+    session, refusal = await _session_and_nothing(request, "acknowledge faults")
     if refusal:
         return refusal
     answer = await web(request).control.ask({"cmd": "ack"})
@@ -104,7 +118,7 @@ async def ack(request: Any) -> Any:
 
 
 async def stop(request: Any) -> Any:
-    session, refusal = _session_or_refusal(request, "stop service tests")
+    session, refusal = await _session_and_nothing(request, "stop service tests")
     if refusal:
         return refusal
     return _json(await web(request).control.ask({"cmd": "stop"}))
@@ -114,23 +128,15 @@ async def hold(request: Any) -> Any:
     session, refusal = _session_or_refusal(request, "run service tests or jogs")
     if refusal:
         return refusal
-    body = await _body(request)
-    kind, name = (body or {}).get("kind"), (body or {}).get("name")
-    if kind == "jog" and name in MECHANISMS:
-        action: dict[str, Any] = {"cmd": "jog", "mechanism": name, "hold": True}
-        if name == "center_lift" and body.get("to") in ("up", "down"):
-            action["to"] = body["to"]
-    elif kind == "test" and name in GROUP_TESTS:
-        action = {"cmd": "test", "name": name}
-    else:
-        return _json({"ok": False, "error": f"a hold is a jog of {', '.join(sorted(MECHANISMS))} or a test "
-                                            f"of {', '.join(GROUP_TESTS)}"}, 400)
+    body, refusal = await _body(request, bodies.HOLD)
+    if refusal:
+        return refusal
     state = web(request)
-    return _json(await state.holds.start(request.cookies.get(COOKIE), session.user, action, state.now_s()))
+    return _json(await state.holds.start(request.cookies.get(COOKIE), session.user, body.action(), state.now_s()))
 
 
 async def hold_alive(request: Any) -> Any:
-    session, refusal = _session_or_refusal(request, "run service tests or jogs")
+    session, refusal = await _session_and_nothing(request, "run service tests or jogs")
     if refusal:
         return refusal
     state = web(request)
@@ -139,17 +145,127 @@ async def hold_alive(request: Any) -> Any:
 
 
 async def hold_release(request: Any) -> Any:
-    session, refusal = _session_or_refusal(request, "run service tests or jogs")
+    session, refusal = await _session_and_nothing(request, "run service tests or jogs")
     if refusal:
         return refusal
     answer = web(request).holds.release(request.path_params["hold"], request.cookies.get(COOKIE))
     return _json(answer, 200 if answer.get("ok") else 404)
 
 
+# -- staff: names at the seats, games, the table session (开台); staff and technicians -------------------------------
+def _staff_or_refusal(request: Any) -> tuple[Any, Any]:
+    """A logged-in staff member's or technician's session (both may run the table's games), or the refusal."""
+    return _session_or_refusal(request, None)
+
+
+async def _staff_action(request: Any, adapter: Any, to_request: Any) -> Any:
+    session, refusal = _staff_or_refusal(request)
+    if refusal:
+        return refusal
+    body, refusal = await _body(request, adapter)
+    if refusal:
+        return refusal
+    ask = {**to_request(body), "by": f"web:{session.user}"}
+    answer = await web(request).control.ask(ask)
+    log.info("%s by %s: %s", ask["cmd"], session.user, answer.get("error") or "done")
+    return _json(answer, 200 if answer.get("ok") else 409)
+
+
+async def staff_players(request: Any) -> Any:
+    return await _staff_action(request, bodies.PLAYERS, lambda b: {
+        "cmd": "players", "players": b.players.model_dump() if b.players is not None else None})
+
+
+async def staff_session(request: Any) -> Any:
+    if request.method == "GET":
+        session, refusal = _staff_or_refusal(request)
+        return refusal or _json(await web(request).control.ask({"cmd": "session", "action": "status"}))
+    return await _staff_action(request, bodies.SESSION, lambda b: {
+        "cmd": "session", "action": b.action, **({"minutes": b.minutes} if b.minutes is not None else {})})
+
+
+async def staff_game(request: Any) -> Any:
+    return await _staff_action(request, bodies.GAME, lambda b: {
+        "cmd": "game", "action": b.action, **({"rules": b.rules} if b.rules else {}),
+        **({"chips": b.chips} if b.chips is not None else {})})
+
+
+# -- technicians: the log, the fault history, the support archive -----------------------------------------------------
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FOLLOW_S = 15.0             # a following request is answered when new lines come, or after this with none
+MAX_LOG_TEXT = 100
+
+
+async def tech_log(request: Any) -> Any:
+    """``GET /api/tech/log?level=WARNING&text=E33&after=N&follow=1``: the service's recent log (at most 500 lines);
+    ``after``: only newer lines; ``follow``: wait for one (following live: ask again with the answer's ``last``)."""
+    session, refusal = _session_or_refusal(request, "read the table's log")
+    if refusal:
+        return refusal
+    q = request.query_params
+    level, text, after = q.get("level", "INFO").upper(), q.get("text", ""), q.get("after", "0")
+    if level not in LOG_LEVELS or len(text) > MAX_LOG_TEXT or not (after.isascii() and after.isdigit()) \
+            or len(after) > 18:
+        return _json({"ok": False, "error": f"bad query: level one of {', '.join(LOG_LEVELS)}, text at most "
+                                            f"{MAX_LOG_TEXT} characters, after a whole number"}, 400)
+    ask = {"cmd": "log", "level": level, "text": text, "after": int(after)}
+    if q.get("follow") == "1" and int(after) > 0:
+        ask["wait_s"] = LOG_FOLLOW_S
+    return _json(await web(request).control.ask(ask, timeout_s=LOG_FOLLOW_S + 10.0))
+
+
+async def tech_faults(request: Any) -> Any:
+    """``GET /api/tech/faults``: the fault history, newest first: code, tier, text, hint, when raised,
+    acknowledged and cleared."""
+    from firmware.faults import FaultCode
+
+    session, refusal = _session_or_refusal(request, "read the fault history")
+    if refusal:
+        return refusal
+    try:
+        rows = await web(request).records.faults(limit=500)
+    except Exception as exc:  # noqa: BLE001 - the database unreadable: said, not a 500
+        return _json({"ok": False, "error": f"the fault history cannot be read: {exc}"}, 503)
+    out = []
+    for row in rows:
+        code = FaultCode(row["code"])
+        out.append({k: row[k] for k in ("id", "code", "tier", "at_s", "state", "source", "acknowledged_at_s",
+                                        "cleared_at_s")} | {"text": code.text, "hint": code.hint})
+    return _json({"ok": True, "faults": out})
+
+
+async def tech_bundle(request: Any) -> Any:
+    """``GET /api/tech/bundle``: the support archive (tar.gz): the table's parts (secrets redacted), the database's
+    integrity check (read-only, in a thread)."""
+    import asyncio
+
+    from starlette.responses import Response
+
+    from firmware.support_bundle import archive, integrity_check, parts_of
+
+    session, refusal = _session_or_refusal(request, "download diagnostics")
+    if refusal:
+        return refusal
+    state = web(request)
+    answer = await state.control.ask({"cmd": "bundle"})
+    if not answer.get("ok"):
+        return _json(answer, 503)
+    integrity = await asyncio.to_thread(integrity_check, state.records.path)
+    data = await asyncio.to_thread(lambda: archive(parts_of(answer, integrity), state.now_s()))
+    log.info("diagnostics downloaded by %s (%d bytes)", session.user, len(data))
+    return Response(data, media_type="application/gzip", headers={
+        "content-disposition": 'attachment; filename="mjtable-diagnostics.tar.gz"', "cache-control": "no-store"})
+
+
 def routes() -> list[Any]:
     from starlette.routing import Route
 
-    return [Route("/events", events), Route("/api/status", status), Route("/api/ack", ack, methods=["POST"]),
+    return [Route("/api/staff/players", staff_players, methods=["POST"]),
+            Route("/api/staff/session", staff_session, methods=["GET", "POST"]),
+            Route("/api/staff/game", staff_game, methods=["POST"]),
+            Route("/api/tech/log", tech_log), Route("/api/tech/faults", tech_faults),
+            Route("/api/tech/bundle", tech_bundle),
+            Route("/events", events), Route("/api/status", status), Route("/api/ack", ack, methods=["POST"]),
             Route("/api/stop", stop, methods=["POST"]), Route("/api/hold", hold, methods=["POST"]),
             Route("/api/hold/{hold}/alive", hold_alive, methods=["POST"]),
             Route("/api/hold/{hold}/release", hold_release, methods=["POST"])]

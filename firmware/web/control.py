@@ -3,7 +3,7 @@
 Every request opens its own connection, as ``mjtable diag`` does, so that an
 action that runs (a jog, a service test) keeps its connection until the
 controller answers: closing it is the controller's signal that the client is
-gone (it stops that test, see :mod:`hal.diag_socket`).  The server answers
+gone (it stops that test, see :mod:`firmware.diagnostics.socket.server`).  The server answers
 every request within the request's ``timeout_s`` itself, so nothing here
 keeps time.  Failures are answers (``{"ok": false, "error": ...}``), never
 exceptions into a page.  :class:`Control` is what the app needs; tests give
@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 WEB_USER = "mjtable-web"        # the web service's own user (its unit's User=)
 # What the web service asks the controller, and all its user may ask (the socket refuses it anything else)
-COMMANDS_USED = frozenset({"subscribe", "unsubscribe", "status", "state", "ack", "stop", "jog", "test"})
+COMMANDS_USED = frozenset({"subscribe", "unsubscribe", "status", "state", "ack", "stop", "jog", "test",
+                           "session", "players", "game", "log", "faults", "bundle"})
 ASK_TIMEOUT_S = 30.0
 HELD_TIMEOUT_S = 600.0          # a held action's own limit at the server (the dead-man stops it long before)
 MAX_LINE_BYTES = 1024 * 1024

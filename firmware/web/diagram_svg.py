@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from typing import Callable
 
 from firmware.controller.states import TRANSITIONS, TableState
 
@@ -42,15 +43,17 @@ def _edge(a: tuple[int, int], b: tuple[int, int]) -> tuple[float, float, float, 
     return x1, y1, x2 - 4 * dx / length, y2 - 4 * dy / length
 
 
-def state_diagram() -> str:
-    """The SVG (a string to put in the page as it is)."""
+def state_diagram(state_words: Callable[[str], str] = str, trigger_words: Callable[[str], str] = str,
+                  any_state: str = "{trigger}: from any active state", label: str = "the controller's states") -> str:
+    """The SVG (a string to put in the page as it is); states and triggers named by ``state_words`` and
+    ``trigger_words`` (the page's language: the identifiers themselves by default)."""
     places = dict(PLACES)
     spare = [s.value for s in TableState if s.value not in places]
     for i, name in enumerate(spare):
         places[name] = (70 + 170 * i, 640)
     height = 700 if spare else 580
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 860 {height}" class="diagram" role="img" '
-             f'aria-label="the controller\'s states">',
+             f'aria-label="{escape(label)}">',
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
     notes: dict[str, list[str]] = {}
@@ -58,9 +61,9 @@ def state_diagram() -> str:
     for row in TRANSITIONS:
         sources = row["source"] if isinstance(row["source"], list) else [row["source"]]
         if len(sources) > MANY:
-            notes.setdefault(row["dest"], []).append(f"{row['trigger']}: from any active state")
+            notes.setdefault(row["dest"], []).append(any_state.format(trigger=trigger_words(row["trigger"])))
         else:
-            edges += [(source, row["dest"], row["trigger"]) for source in sources]
+            edges += [(source, row["dest"], trigger_words(row["trigger"])) for source in sources]
     pairs = {(a, b) for a, b, _ in edges}
     for source, dest, trigger in edges:
         x1, y1, x2, y2 = _edge(places[source], places[dest])
@@ -76,7 +79,8 @@ def state_diagram() -> str:
                      f'marker-end="url(#arrow)"/><text x="{mx:.0f}" y="{my - 3:.0f}">{escape(trigger)}</text></g>')
     for name, (x, y) in places.items():
         parts.append(f'<g class="state" id="state-{name}"><rect x="{x - BOX_W / 2:.0f}" y="{y - BOX_H / 2:.0f}" '
-                     f'width="{BOX_W}" height="{BOX_H}" rx="8"/><text x="{x}" y="{y + 5}">{escape(name)}</text></g>')
+                     f'width="{BOX_W}" height="{BOX_H}" rx="8"/><text x="{x}" y="{y + 5}">'
+                     f'{escape(state_words(name))}</text></g>')
         for i, note in enumerate(notes.get(name, [])):
             parts.append(f'<text class="note" x="{x}" y="{y + BOX_H / 2 + 16 + 14 * i:.0f}">{escape(note)}</text>')
     parts.append("</svg>")

@@ -15,6 +15,10 @@
   this page's own scripts, styles and images, no framing, no sniffing, no
   referrer to other sites, no caching of pages (static files may be cached),
   and HSTS over TLS.
+
+:func:`address_key` says who a client is for the limits per address (the
+connections of :mod:`firmware.web.connections`, the login throttle of
+:mod:`firmware.web.sessions`): its IPv4 address, or its IPv6 /64.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 SAFE_METHODS = frozenset({"GET", "HEAD"})
+IPV6_PREFIX_BITS = 64           # one client for the limits per address: an IPv6 /64 (a phone's own network)
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'")
 
@@ -37,6 +42,21 @@ def host_name(host: str) -> str:
     if host.startswith("["):
         return host[1:host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def address_key(host: str | None) -> str:
+    """Who a client is for the page's limits per address (connections, login throttling): an IPv4 address
+    as it is (an IPv4-mapped IPv6 address as its IPv4), an IPv6 address as its /64 network (one phone may
+    take any address of its /64, SLAAC's privacy addresses), anything else (no address) as it is."""
+    try:
+        address = ipaddress.ip_address((host or "?").split("%", 1)[0])
+    except ValueError:
+        return host or "?"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, IPV6_PREFIX_BITS), strict=False))
+    return str(address)
 
 
 def is_address(name: str) -> bool:
@@ -85,7 +105,7 @@ class Guards:
                 log.warning("refused a cross-origin %s %s from origin %r", scope["method"], scope["path"], origin)
                 await _plain(send, 403, "Cross-origin request refused.\n")
                 return
-        static = scope["path"].startswith("/static/")
+        static = scope["path"].startswith("/static/") or scope["path"] == "/favicon.ico"
 
         async def send_with_headers(message: dict) -> None:
             if message["type"] == "http.response.start":

@@ -14,6 +14,11 @@ its own :class:`Stream`:
   quiet table from a dead connection (a phone that wakes reconnects and gets
   a fresh snapshot).
 
+At most ``MAX_STREAMS`` (64) streams are open, ``MAX_STREAMS_PER_SESSION``
+(4) per login, and staff's together leave ``STREAMS_KEPT_FOR_TECHNICIANS``
+(8) free: however many pages staff open, a technician's page still gets
+its stream.
+
 The hub also remembers the last ``deals_kept`` deals it saw (the four
 starting hands, when the reader knew them) for the hand pages.  Time comes
 from the caller (``now_s``) and :meth:`Hub.tick`, driven by the service.
@@ -27,8 +32,9 @@ import logging
 from collections import OrderedDict, deque
 from typing import Any, Callable
 
-from firmware.controller.status import live_line
+from firmware.game.status import live_line
 from firmware.web.control import Control
+from firmware.web.users import Role
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +42,7 @@ PATCH_INTERVAL_S = 0.5
 HEARTBEAT_S = 15.0
 MAX_STREAMS = 64
 MAX_STREAMS_PER_SESSION = 4         # one login's tabs and phones (one login cannot hold every stream)
+STREAMS_KEPT_FOR_TECHNICIANS = 8    # staff's pages together never take these (two technicians' logins' worth)
 DEALS_KEPT = 64
 RETRY_S = (0.5, 1.0, 2.0, 5.0)          # reconnecting to the controller: after these, then every last one
 STALE_S = 12.0                          # the controller's loop silent this long: "not answering"
@@ -55,8 +62,9 @@ def merge(into: dict[str, Any], patch: dict[str, dict[str, Any]]) -> None:
 class Stream:
     """One browser's events: lines to write and at most one coalesced patch waiting for its turn."""
 
-    def __init__(self, now_s: float, owner: str | None = None) -> None:
+    def __init__(self, now_s: float, owner: str | None = None, role: Role | None = None) -> None:
         self.owner = owner                  # the session it is for
+        self.role = role                    # and that session's role
         self.lines: deque[str] = deque()
         self.pending: dict[str, dict[str, Any]] = {}
         self.last_s = now_s
@@ -83,10 +91,13 @@ class Stream:
 class Hub:
     def __init__(self, now_s: Callable[[], float], patch_interval_s: float = PATCH_INTERVAL_S,
                  heartbeat_s: float = HEARTBEAT_S, max_streams: int = MAX_STREAMS,
-                 deals_kept: int = DEALS_KEPT) -> None:
+                 deals_kept: int = DEALS_KEPT, kept_for_technicians: int = STREAMS_KEPT_FOR_TECHNICIANS) -> None:
+        if not 0 <= kept_for_technicians < max_streams:
+            raise ValueError(f"streams kept for technicians: 0 to {max_streams - 1}, not {kept_for_technicians}")
         self.now_s = now_s
         self.patch_interval_s, self.heartbeat_s = patch_interval_s, heartbeat_s
         self.max_streams, self.deals_kept = max_streams, deals_kept
+        self.kept_for_technicians = kept_for_technicians
         self.status: dict[str, dict[str, Any]] | None = None
         self.at_s: float | None = None
         self.link: dict[str, Any] = {"up": False, "reason": "connecting to the controller"}
@@ -168,15 +179,27 @@ class Hub:
                 self.deals.popitem(last=False)
 
     # -- the browsers ------------------------------------------------------------------------------
-    def open(self, owner: str | None = None) -> Stream | None:
-        """A new page's stream for session ``owner``, its snapshot first; None when too many are open, on the
-        table or for that session."""
+    def refusal(self, owner: str | None = None, role: Role | None = None) -> str | None:
+        """Why session ``owner`` of ``role`` may not open one more stream now (None: it may)."""
         if len(self.streams) >= self.max_streams:
-            return None
+            return f"too many pages are open on this table (at most {self.max_streams}): close one"
         if owner is not None and sum(s.owner == owner for s in self.streams) >= MAX_STREAMS_PER_SESSION:
+            return f"this login has {MAX_STREAMS_PER_SESSION} pages open already (at most): close one"
+        if role is not Role.TECHNICIAN:
+            staff = sum(s.role is not Role.TECHNICIAN for s in self.streams)
+            if staff >= self.max_streams - self.kept_for_technicians:
+                return (f"staff have {staff} pages open (at most: the other {self.kept_for_technicians} are kept "
+                        f"for technicians): close one")
+        return None
+
+    def open(self, owner: str | None = None, role: Role | None = None) -> Stream | None:
+        """A new page's stream for session ``owner`` of ``role``, its snapshot first; None when too many are
+        open (:meth:`refusal` says why): on the table, for that session, or for staff (some streams are kept
+        for technicians, whatever staff open)."""
+        if self.refusal(owner, role) is not None:
             return None
         now = self.now_s()
-        stream = Stream(now, owner)
+        stream = Stream(now, owner, role)
         stream.put(f"retry: 2000\n\n{sse('snapshot', self.view())}", now)
         self.streams.add(stream)
         return stream

@@ -2,7 +2,7 @@
 
 The page reads the scoreboard and the fault history straight from the file
 (``mode=ro``: this process cannot write it, and the web unit sees the folder
-read-only too) through :class:`~firmware.controller.store.TableStore`'s read
+read-only too) through :class:`~firmware.store.table_store.TableStore`'s read
 methods, so nothing about the controller's loop or its socket is involved
 in loading a page.  SQLite calls block, so they run in one thread of their
 own, one after another.  The file is opened on first use and again when it
@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from firmware.controller.score_rows import ScoreRows
-from firmware.controller.store import TableStore
+from firmware.store.score_rows import ScoreRows
+from firmware.store.table_store import TableStore
 from firmware.faults import TableError
 from firmware.web.settled import settled_hand
 

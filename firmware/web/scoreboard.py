@@ -57,6 +57,15 @@ def reason_name(key: str, rules: str | None = None) -> str:
     return key
 
 
+def reason_words(line: dict[str, Any], locale: str) -> str:
+    """A payment line's reason in the page's language: its Chinese name, or the reason's English name in English
+    (a penalty named by a rule set keeps the rule set's name)."""
+    if locale != "en":
+        return line["name"]
+    reason = REASONS.get(line["reason"])
+    return reason.en if reason is not None and reason.en else line["name"]
+
+
 def payment_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
     """A hand's payments, one line per reason, in the order first paid: ``reason`` (key), ``name`` (Chinese),
     ``amounts`` by side (what each side gained or lost for that reason; held payments not counted)."""
@@ -99,7 +108,8 @@ def hand_view(result: dict[str, Any], dealt: dict[str, Any] | None = None,
     and their ``title``, payment lines, dice, starting hands."""
     dealer = result.get("dealer", dealt.get("dealer", 0) if dealt else 0)
     unit = unit_of(result["rules"]) if result.get("rules") else Unit("item")
-    fans = [{"name": f["name"], "points": f["points"], "count": f.get("count", 1), "value": unit.value(f["points"])}
+    fans = [{"name": f["name"], "en": f.get("en") or "", "points": f["points"], "count": f.get("count", 1),
+             "value": unit.value(f["points"])}
             for f in result.get("fans", [])]
     total = sum(f["points"] * f["count"] for f in fans)
     hands = None
@@ -129,3 +139,11 @@ def items_heading(hands: list[dict[str, Any]], rules: str | None = None) -> str:
         return unit_of(rules).column
     columns = {h["unit"].column for h in hands}
     return columns.pop() if len(columns) == 1 else "items"
+
+
+def items_unit(hands: list[dict[str, Any]], rules: str | None = None) -> str:
+    """The key of :func:`items_heading`'s unit (fan, point, doubling; item when it cannot be told)."""
+    if rules:
+        return unit_of(rules).key
+    keys = {h["unit"].key for h in hands}
+    return keys.pop() if len(keys) == 1 else "item"

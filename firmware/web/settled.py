@@ -25,15 +25,17 @@ from firmware.rules.money import Item
 from firmware.rules.registry import load_ruleset
 from firmware.rules.settlement import WinVerdict, settle_hand
 from firmware.tiles.tile import code
+from firmware.web.i18n import N_
 from firmware.web.scoreboard import seat_wind, tile_order
 from firmware.web.units import Unit, unit_of
 
 log = logging.getLogger(__name__)
 
-NO_RECORD = ("This hand was recorded before the table kept hands' records: its payments are shown as they were "
-             "paid, not explained item by item.")
-DIFFERS = ("Settled again, this hand's record gives other payments than the table made (the rule set's file may "
-           "have changed since): what follows is the record as it settles now.")
+NO_RECORD = N_("This hand was recorded before the table kept hands' records: its payments are shown as they were "
+               "paid, not explained item by item.")
+DIFFERS = N_("Settled again, this hand's record gives other payments than the table made (the rule set's file may "
+             "have changed since): what follows is the record as it settles now.")
+CANNOT = N_("This hand's record cannot be settled again (%(why)s): its payments are shown as they were paid.")
 
 
 def settled_hand(result: dict[str, Any]) -> dict[str, Any]:
@@ -41,14 +43,13 @@ def settled_hand(result: dict[str, Any]) -> dict[str, Any]:
     None) and ``differs`` (None, or why the explanation may not be what was paid)."""
     text = result.get("record") or ""
     if not text:
-        return {"wins": [], "problem": NO_RECORD, "differs": None}
+        return {"wins": [], "problem": NO_RECORD, "message": NO_RECORD, "why": "", "differs": None}
     try:
         ruleset = load_ruleset(result["rules"])
         settled = settle_hand(ruleset, HandRecord.from_json(json.loads(text)))
     except ValueError as exc:          # (a BadRecord, JSON that is not, a rule set that cannot be loaded)
         log.warning("hand %s: its record cannot be settled again: %s", result["hand"], exc)
-        return {"wins": [], "problem": f"This hand's record cannot be settled again ({exc}): its payments are "
-                                       "shown as they were paid.", "differs": None}
+        return {"wins": [], "problem": CANNOT % {"why": exc}, "message": CANNOT, "why": str(exc), "differs": None}
     unit = unit_of(result["rules"])
     dealer = settled.record.dealer
     again = Counter((p.event, p.payer, p.payee, p.amount, p.reason.key, p.held) for p in settled.payments)
@@ -75,6 +76,7 @@ def win_view(v: WinVerdict, dealer: int, unit: Unit) -> dict[str, Any]:
         "standing": sorted((code(k) for k in win.hand), key=tile_order),
         "melds": [[code(k) for k in m.tiles] for m in win.melds],
         "scored": items, "title": unit.title(sum(i["points"] * i["count"] for i in items)),
+        "total": sum(i["points"] * i["count"] for i in items),
         "shares": [{"payer": b.payer, "wind": seat_wind(b.payer, dealer), "amount": b.amount,
                     "scored": [_item(i, unit) for i in b.items],
                     "reckoned": unit.share(sum(i.points * i.count for i in b.items))} for b in v.breakdown],

@@ -56,6 +56,7 @@ class SimIO:
         self.output_levels: dict[str, bool] = {}
         # observers of named lines, told before (False) and after (True) each change of one of them
         self.observers: list[tuple[frozenset[str], Callable[[bool], None]]] = []
+        self._observers_of: dict[str, list[Callable[[bool], None]]] = {}    # the same, by line (in order)
         self.outputs_on: set[str] = set()                    # outputs active now (kept as they change)
 
     def sensor(self, name: str, spec: str) -> SimSensor:
@@ -67,11 +68,12 @@ class SimIO:
     def observe(self, names: frozenset[str], observer: Callable[[bool], None]) -> None:
         """``observer(after)`` just before (False) and after (True) any of these inputs or outputs changes."""
         self.observers.append((names, observer))
+        for name in names:
+            self._observers_of.setdefault(name, []).append(observer)
 
     def _changing(self, name: str, after: bool) -> None:
-        for names, observer in self.observers:
-            if name in names:
-                observer(after)
+        for observer in self._observers_of.get(name, ()):
+            observer(after)
 
     def watch(self, name: str, spec: str, on_change: Callable[[bool], None]) -> None:
         """Call ``on_change(active)`` whenever the firmware changes this output."""

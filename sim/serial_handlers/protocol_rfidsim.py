@@ -69,9 +69,13 @@ class Serial(SerialBase):
         return len(self._alive().to_host)
 
     def read(self, size: int = 1) -> bytes:
-        line = self._alive()
-        data = bytes(line.to_host[:size])
-        del line.to_host[:size]
+        waiting = self._alive().to_host
+        if size >= len(waiting):            # (the usual read: all there is)
+            data = bytes(waiting)
+            waiting.clear()
+            return data
+        data = bytes(waiting[:size])
+        del waiting[:size]
         return data
 
     def write(self, data: bytes) -> int:

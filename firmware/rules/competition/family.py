@@ -17,7 +17,8 @@ tile pays each other seat 4).  A 局 ends (局结) when two players have no
 points or its 圈 are dealt (the base class, from ``[match]``); a win that
 would end it with another player first is not allowed, and kong money or a
 penalty (a false or refused win's too) that would is held off the board
-until the 局 ends.
+until the 局 ends, owed in full (the floor is the board's): a 局's final
+score may be below nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from firmware.rules.config import RuleSetConfig
 from firmware.rules.money import (ADDED_KONG, CHASE, CONCEALED_KONG, FLOWER_KONG, LIABLE_WIN, MELDED_KONG,
                                   REFUSED_WIN, SEATS, WIN, FALSE_WIN, Item, Payment, each_pays_one, one_pays_each,
                                   one_pays_one)
-from firmware.rules.ruleset import Aims, RuleSet, Score, WinMoney, WinSituation
+from firmware.rules.ruleset import Aims, Kong, PlayRules, RuleSet, Score, WinMoney, WinSituation
 from firmware.rules.win import Win
 
 NO_FAN = "no fan: 无番禁和牌 (a win needs a 技术型番种)"
@@ -36,7 +37,7 @@ NO_FAN = "no fan: 无番禁和牌 (a win needs a 技术型番种)"
 
 class CompetitionRules(RuleSet):
     unit = "point"
-    several_winners = True
+    play = PlayRules(several_winners=True)
     aims = Aims(lean_to_flush=True, safe_follow=True)
 
     def __init__(self, config: RuleSetConfig) -> None:
@@ -100,13 +101,13 @@ class CompetitionRules(RuleSet):
                                   situation.event)
 
     # -- on the spot (现场汇) --------------------------------------------------------------------------------
-    def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
-        if kind == "melded":
-            assert feeder is not None                   # (a kong on a discard always names its feeder)
-            return one_pays_one(feeder, maker, self.pay.melded_kong_from_discard, MELDED_KONG, event)
-        if kind == "added":
-            return each_pays_one(maker, self.pay.added_kong_each, ADDED_KONG, event)
-        return each_pays_one(maker, self.pay.concealed_kong_each, CONCEALED_KONG, event)
+    def kong_payments(self, kong: Kong) -> list[Payment]:
+        if kong.kind == "melded":
+            assert kong.feeder is not None              # (a kong on a discard always names its feeder)
+            return one_pays_one(kong.feeder, kong.maker, self.pay.melded_kong_from_discard, MELDED_KONG, kong.event)
+        if kong.kind == "added":
+            return each_pays_one(kong.maker, self.pay.added_kong_each, ADDED_KONG, kong.event)
+        return each_pays_one(kong.maker, self.pay.concealed_kong_each, CONCEALED_KONG, kong.event)
 
     def flower_kong_payments(self, maker: int, event: int) -> list[Payment]:
         return each_pays_one(maker, self.pay.flower_kong_each, FLOWER_KONG, event)

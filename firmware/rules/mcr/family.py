@@ -11,18 +11,28 @@ passes every hand ("无论是否和牌，庄家不连庄").
 
 from __future__ import annotations
 
+from firmware.rules.mcr.fans import Fan
 from firmware.rules.mcr.scorer import MINIMUM, score
 from firmware.rules.money import SEATS, WIN, Item, Payment
 from firmware.rules.ruleset import Dealership, HandOutcome, RuleSet, Score, WinMoney, WinSituation
 from firmware.rules.win import Win
 
 BASE = 8
+# Items by (fan, count), made once: bounded by design (82 fans, counts of a few; an Item is never changed)
+_ITEMS: dict[tuple[Fan, int], Item] = {}
+
+
+def _item(fan: Fan, n: int) -> Item:
+    item = Item(fan.name.lower(), fan.zh, fan.en, fan.points, n)
+    if n <= 8:
+        _ITEMS[fan, n] = item
+    return item
 
 
 class MCRRules(RuleSet):
     def score(self, win: Win) -> Score:
         s = score(win)
-        items = [Item(fan.name.lower(), fan.zh, fan.en, fan.points, n) for fan, n in s.fans]
+        items = [_ITEMS.get((fan, n)) or _item(fan, n) for fan, n in s.fans]
         reason = s.reason if not s.win else ("" if s.meets_minimum else
                                              f"under {MINIMUM} fans without flowers ({s.total_without_flowers})")
         return Score(s.win, s.meets_minimum, reason, items, s.total, s.total_without_flowers, self.unit, s)

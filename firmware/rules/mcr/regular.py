@@ -12,6 +12,7 @@ in a :class:`HandFacts`, computed once per hand by the scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 from operator import mul
 
@@ -89,13 +90,7 @@ def score_division(packs: list[Pack], fixed_cnt: int, facts: HandFacts) -> list[
     n_chows = len(chows)
     if n_chows > 1:
         chows.sort()
-    key = (tuple(chows), tuple(pungs), pair)
-    combination = _COMBINATIONS.get(key)
-    if combination is None:
-        if len(_COMBINATIONS) >= COMBINATIONS_KEPT:
-            _COMBINATIONS.clear()           # a bound for a table that runs for months
-        combination = _COMBINATIONS[key] = _combination_fans(chows, pungs, pair, packs)
-    for fan, n in combination:
+    for fan, n in _combination(tuple(chows), tuple(pungs), pair):
         t[fan] = n
 
     # 不求人 / 门前清 with nothing melded; 全求人 with four melded sets won on a discard
@@ -129,9 +124,20 @@ def total(t: list[int]) -> int:
     return sum(map(mul, POINTS, t))
 
 
-# (chows, pungs and kongs, pair) -> the fans that depend on these tiles alone, as (fan, count)
-COMBINATIONS_KEPT = 4096
-_COMBINATIONS: dict[tuple[tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
+# (chows, pungs and kongs, pair) -> the fans that depend on these tiles alone, as (fan, count): an LRU sized by
+# the scoring benchmark (bench/scoring.py prints its hit rate and memory)
+COMBINATIONS_KEPT = 16384
+
+
+@lru_cache(maxsize=COMBINATIONS_KEPT)
+def _combination(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int) -> tuple[tuple[int, int], ...]:
+    """The fans that follow from which sets and pair a reading has, whoever melded them: the pungs of
+    terminals, honours and dragons, the chow and pung combinations (with 不拆移 and 套算一次), what the
+    pair makes of them (平和, 小三元, 小四喜), and what every set shares (全带幺, 全带五, 全双刻).
+    None of them depends on concealment, the way of winning or the rest of the table, so a reading's
+    combination is worked out once and kept (``chows`` and ``pungs`` sorted)."""
+    packs = [(CHOW, c, False) for c in chows] + [(PUNG, p, False) for p in pungs] + [(PAIR, pair, False)]
+    return _combination_fans(list(chows), list(pungs), pair, packs)
 
 
 def _combination_fans(chows: list[int], pungs: list[int], pair: int,

@@ -9,7 +9,8 @@ the replacement of the winner's 红中 kong, the last kong it made), 穷; N is c
 ``cap``.  Who pays on a discard is ``who_pays``: the discarder only, every
 seat, or the discarder for all three (一家炮 / 包三家; the breakdown still
 lists each share).  On the spot: kong money from each other seat
-(``kong_each``, 红中 kongs x factor), 黄庄 and 跟庄 paid by the dealer to each.
+(``kong_each``, 红中 kongs x factor; a robbed 加杠's returned where
+``robbed_kong_paid`` is off), 黄庄 and 跟庄 paid by the dealer to each.
 The dealer keeps the seat on a dealer win; a 黄庄 keeps it with 长毛 +1 where
 ``dealer_stays_on_draw``; 跟庄 adds 长毛 where ``follow_long_hair``.
 """
@@ -22,7 +23,8 @@ from firmware.rules.config import RuleSetConfig
 from firmware.rules.money import (ADDED_KONG, CONCEALED_KONG, DRAW, FALSE_WIN, FOLLOW, MELDED_KONG, SEATS, WIN,
                                   Breakdown, Item, Payment, each_pays_one, one_pays_each)
 from firmware.rules.northeast.scoring import item, score_northeast
-from firmware.rules.ruleset import Aims, Dealership, HandOutcome, RuleSet, Score, WinMoney, WinSituation
+from firmware.rules.ruleset import (Aims, Dealership, DrawnEnd, HandOutcome, Kong, RuleSet, Score, WinMoney,
+                                    WinSituation)
 from firmware.rules.win import Win
 from firmware.tiles.tile import RED_DRAGON
 
@@ -36,6 +38,7 @@ class NortheastRules(RuleSet):
             raise ValueError(f"rule set {config.rules.name}: the northeastern family needs [doubling] and "
                              "[conditions]")
         self.dbl, self.cond = config.doubling, config.conditions
+        self.robbed_kong_paid = self.dbl.robbed_kong_paid
         self.needs_open_seats = any(self.dbl.items.get(k, 0) > 0
                                     for k in ("payer_closed", "three_closed", "four_closed"))
         self.aims = Aims(eager_to_open=self.cond.must_open, safe_follow=self.dbl.follow_dealer_pays_each > 0,
@@ -100,17 +103,18 @@ class NortheastRules(RuleSet):
         return one_pays_each(declarer, self.dbl.false_win_each, FALSE_WIN, situation.event)
 
     # -- on the spot --------------------------------------------------------------------------------------------
-    def kong_payments(self, kind: str, maker: int, feeder: int | None, tile: int, event: int) -> list[Payment]:
-        each = self.dbl.kong_each.get("concealed" if kind == "concealed" else "melded", 0)   # type: ignore[call-overload]
-        each *= self.dbl.red_dragon_kong_factor if tile == RED_DRAGON else 1
-        reason = {"melded": MELDED_KONG, "added": ADDED_KONG, "concealed": CONCEALED_KONG}[kind]
-        return each_pays_one(maker, each, reason, event)
+    def kong_payments(self, kong: Kong) -> list[Payment]:
+        kind = "concealed" if kong.kind == "concealed" else "melded"
+        each = self.dbl.kong_each.get(kind, 0)   # type: ignore[call-overload]
+        each *= self.dbl.red_dragon_kong_factor if kong.tile == RED_DRAGON else 1
+        reason = {"melded": MELDED_KONG, "added": ADDED_KONG, "concealed": CONCEALED_KONG}[kong.kind]
+        return each_pays_one(kong.maker, each, reason, kong.event)
 
     def follow_payments(self, dealer: int, event: int) -> list[Payment]:
         return one_pays_each(dealer, self.dbl.follow_dealer_pays_each, FOLLOW, event)
 
-    def draw_payments(self, dealer: int, event: int) -> list[Payment]:
-        return one_pays_each(dealer, self.dbl.draw_dealer_pays_each, DRAW, event)
+    def draw_payments(self, end: DrawnEnd) -> list[Payment]:
+        return one_pays_each(end.dealer, self.dbl.draw_dealer_pays_each, DRAW, end.event)
 
     # -- the game ------------------------------------------------------------------------------------------
     def next_dealer(self, current: Dealership, outcome: HandOutcome) -> Dealership:

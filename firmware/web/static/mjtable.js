@@ -1,9 +1,31 @@
 // mjtable web page: the one script. Keeps the page live from the table's event stream (a snapshot, then
 // patches of the changed fields, heartbeats), reloads the history fragments when they change, and runs the
 // hold-to-run buttons of the service page (a keep-alive while held; let go, and the table stops the motor).
+// The player's view (no login) polls its live fragment instead. Every word shown is the page's language: the
+// server puts them in the page (#words, from the catalogue), so no identifier of a status is ever shown as text.
 "use strict";
 (function () {
   const page = document.body.dataset.page;
+  const W = JSON.parse((document.getElementById("words") || {}).textContent || "{}");
+  const T = (key) => (W.text && W.text[key]) || key;
+  function fmt(template, params) {
+    return template.replace(/%\((\w+)\)[sd]/g, (_, name) => (params[name] === undefined ? "" : String(params[name])));
+  }
+  const position = (side) => (W.positions ? W.positions[Number(side) % 4] : "");
+  const windOf = (side, dealer) => (W.winds ? W.winds[(Number(side) - Number(dealer) + 4) % 4] : "");
+  const mechanism = (name) => (W.mechanisms && W.mechanisms[name]) || name.replace(/_/g, " ");
+  function sensorName(name) {
+    if (W.sensors && W.sensors[name]) return W.sensors[name];
+    const m = /^(.*?)(\d+)$/.exec(name);
+    if (m && W.sensor_series && W.sensor_series[m[1]]) return fmt(W.sensor_series[m[1]], { n: Number(m[2]) + 1 });
+    return name.replace(/_/g, " ");
+  }
+  function lampWords(pattern) {
+    const lit = (part) => (part.trim() === "none" ? T("none") : part.split("+").map((d) => position(d)).join("+"));
+    const [first, second] = String(pattern).split(" then ");
+    return fmt(T("then"), { first: lit(first || "none"), second: lit(second || "none") });
+  }
+  const faultWords = (code, field, fallback) => (W.faults && W.faults[code] && W.faults[code][field]) || fallback || "";
   const technician = document.body.dataset.role === "technician";
   let status = null;
   let source = null;
@@ -27,7 +49,7 @@
     source.addEventListener("logged_out", () => {
       location.href = "/login?next=" + encodeURIComponent(location.pathname);
     });
-    source.onerror = () => { linkBanner("The connection to the table was lost; reconnecting…"); };
+    source.onerror = () => { linkBanner(T("lost")); };
   }
   function seen() { lastEventMs = Date.now(); }
   function merge(patch) {
@@ -45,7 +67,12 @@
   // -- drawing ---------------------------------------------------------------------------------------
   function get(path) { return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), status); }
   function text(value, format) {
-    if (value === null || value === undefined) return format === "none" ? "none" : format === "dash" ? "–" : "";
+    if (value === null || value === undefined) return format === "none" || format === "fault" ? T("none") : format === "dash" ? "–" : "";
+    if (format === "state") return (W.states && W.states[value]) || "–";
+    if (format === "position") return position(value);
+    if (format === "round") return W.rounds ? W.rounds["ESWN".indexOf(value)] || "–" : value;
+    if (format === "fault") return faultWords(value, "text", value);
+    if (format === "mechanisms") return value.map(mechanism).join(", ");
     if (Array.isArray(value)) return value.join(format === "list" && value.length && typeof value[0] === "string" ? ", " : " ");
     return String(value);
   }
@@ -63,7 +90,7 @@
   }
   function showLink() {
     const link = status && status.link;
-    linkBanner(link && !link.up ? "The controller is not answering: " + (link.reason || "?") : "");
+    linkBanner(link && !link.up ? fmt(T("not_answering"), { reason: link.reason || "?" }) : "");
   }
   function render(patch) {
     if (!status) return;
@@ -71,6 +98,7 @@
     document.querySelectorAll("[data-field]").forEach((node) => {
       node.textContent = text(get(node.dataset.field), node.dataset.format);
     });
+    drawLiveWords();
     if (status.stacking) drawStacking();
     if (status.chips) drawChips();
     drawDeal(); drawReader(); drawFaults(); drawSensors(); drawDiagram(); drawService();
@@ -84,6 +112,17 @@
       bar.querySelector(".fill").style.width = (s.target ? Math.min(100, 100 * counted / s.target) : 0) + "%";
       bar.querySelector(".count").textContent = s.counted ? counted + (s.target ? " / " + s.target : "") : "";
     });
+  }
+  // the live line in words: state, hand, dealer, stacking, chips (as mjtable sim --speed says it, in this language)
+  function drawLiveWords() {
+    const box = document.getElementById("live-words");
+    if (!box || !status.table || !status.book) return;
+    const b = status.book, parts = [text(status.table.state, "state")];
+    if (b.hand) parts.push(fmt(T("hand_n"), { n: b.hand }), fmt(T("dealer_is"), { who: position(b.dealer) }));
+    const s = status.stacking;
+    if (s && s.active && s.counted) parts.push(fmt(T("stacking_n"), { n: s.counted.reduce((a, x) => a + x, 0) }));
+    if (status.chips) parts.push(fmt(T("chips_are"), { chips: status.chips.chips.join(" ") }));
+    box.textContent = parts.join(" · ");
   }
   function drawChips() {
     document.querySelectorAll("#chips tr[data-side]").forEach((row) => {
@@ -111,27 +150,26 @@
     box.dataset.key = key;
     box.replaceChildren();
     if (!deal.hands) {
-      box.append(el("p", { class: "quiet" }, [deal.hand ? "hand " + deal.hand + ": not read (counted walls)" : "no deal yet"]));
+      box.append(el("p", { class: "quiet" }, [deal.hand ? fmt(T("not_read"), { hand: deal.hand }) : T("no_deal")]));
       return;
     }
-    box.append(el("p", { class: "small" }, ["hand " + deal.hand + ", dealer side " + deal.dealer + ", dice " + (deal.dice || []).join(" ")]));
+    box.append(el("p", { class: "small" }, [fmt(T("deal_line"), { hand: deal.hand, dealer: position(deal.dealer), dice: (deal.dice || []).join(" ") })]));
     for (const [side, codes] of Object.entries(deal.hands)) {
-      const wind = "ESWN"[(Number(side) - deal.dealer + 4) % 4];
-      box.append(el("div", { class: "hand-row" }, [el("span", { class: "who" }, ["side " + side + " (" + wind + ")"]), tiles(codes)]));
+      box.append(el("div", { class: "hand-row" }, [el("span", { class: "who" }, [fmt(T("seat"), { who: position(side), wind: windOf(side, deal.dealer) })]), tiles(codes)]));
     }
   }
   function drawReader() {
     const box = document.getElementById("reader");
     if (!box || !status.reader) return;
-    box.replaceChildren(...Object.entries(status.reader).flatMap(([k, v]) => [el("dt", {}, [k.replace(/_/g, " ")]), el("dd", {}, [String(v)])]));
+    box.replaceChildren(...Object.entries(status.reader).flatMap(([k, v]) => [el("dt", {}, [(W.reader && W.reader[k]) || k.replace(/_/g, " ")]), el("dd", {}, [String(v)])]));
   }
   function drawFaults() {
     const box = document.getElementById("active-faults");
     if (!box || !status.faults) return;
     const active = status.faults.active || [];
     box.replaceChildren(...(active.length ? active.map((f) => el("div", { class: "fault tier-" + f.tier }, [
-      el("span", { class: "code" }, [f.code]), " " + f.tier + " · ", el("b", {}, [f.text]),
-      el("span", { class: "lamps" }, [" · lamps " + f.lamps]), el("br"), f.hint])) : [el("p", { class: "quiet" }, ["none"])]));
+      el("span", { class: "code" }, [f.code]), " " + ((W.tiers && W.tiers[f.tier]) || "") + " · ", el("b", {}, [faultWords(f.code, "text", f.text)]),
+      el("span", { class: "lamps" }, [" · " + fmt(T("lamps"), { lamps: lampWords(f.lamps) })]), el("br"), faultWords(f.code, "hint", f.hint)])) : [el("p", { class: "quiet" }, [T("none")])]));
     const ack = document.getElementById("ack");
     if (ack) ack.disabled = !(status.table && status.table.state === "latched");
   }
@@ -139,7 +177,7 @@
     const box = document.getElementById("sensors");
     if (!box || !status.sensors) return;
     box.replaceChildren(...Object.entries(status.sensors).map(([name, on]) =>
-      el("span", { class: on ? "on" : "", "data-sensor": name }, [name + (on ? " ON" : " off")])));
+      el("span", { class: on ? "on" : "", "data-sensor": name }, [sensorName(name) + " · " + (on ? T("on") : T("off"))])));
   }
   function drawDiagram() {
     const box = document.getElementById("diagram");
@@ -154,10 +192,13 @@
     const t = status.table;
     const lid = status.sensors && status.sensors.lid;
     let why = "";
-    if (!t.service_mode) why = "Motor tests need service mode (both lift keys held at power-on); the table is " + t.state + ".";
-    else if (lid) why = "The service lid is open: close it to run a motor.";
-    else if (t.interlocks && t.interlocks.length) why = "Refused while: " + t.interlocks.join(", ");
-    note.textContent = why || "Service mode: hold a button to run; let go to stop.";
+    if (!t.service_mode) why = fmt(T("needs_service"), { state: text(t.state, "state") });
+    else if (lid) why = T("lid_open");
+    else if (t.interlocks && t.interlocks.length) why = fmt(T("refused_while"), { what: t.interlocks.map((i) => {
+      const code = (/\((E\d+)\)$/.exec(i) || [])[1];
+      return code ? faultWords(code, "text", i) : i;
+    }).join(", ") });
+    note.textContent = why || T("service_ready");
     document.querySelectorAll("button.hold").forEach((b) => { if (!b.classList.contains("held")) b.disabled = Boolean(why); });
   }
 
@@ -183,15 +224,16 @@
       const r = await fetch(url, { method: "POST", credentials: "same-origin", keepalive: true,
         headers: { "content-type": "application/json" }, body: JSON.stringify(body || {}) });
       return await r.json();
-    } catch (err) { return { ok: false, error: "no answer from the table (" + err.message + ")", lost: true }; }
+    } catch (err) { return { ok: false, error: T("no_answer") + " (" + err.message + ")", lost: true }; }
   }
   function describe(answer) {
     if (!answer) return "";
     if (answer.error) return answer.error;
     const moves = answer.moves || (answer.mechanism ? [answer] : []);
-    if (!moves.length) return answer.ok ? "done" : "failed";
-    return moves.map((m) => m.mechanism + " " + (m.ok ? "ok" : "FAIL") + (m.elapsed_s != null ? " " + m.elapsed_s.toFixed(2) + " s" : "")
-      + (m.ran_s != null ? " ran " + m.ran_s + " s, " + m.revolutions + " revolutions" : "") + (m.fault ? " " + m.fault + ": " + (m.hint || "") : "")).join("\n");
+    if (!moves.length) return answer.ok ? T("done") : T("failed");
+    return moves.map((m) => mechanism(m.mechanism) + " " + (m.ok ? T("ok") : T("fail")) + (m.elapsed_s != null ? " " + m.elapsed_s.toFixed(2) + " s" : "")
+      + (m.ran_s != null ? " " + fmt(T("ran"), { s: m.ran_s, revolutions: m.revolutions }) : "")
+      + (m.fault ? " " + m.fault + ": " + faultWords(m.fault, "hint", m.hint || "") : "")).join("\n");
   }
   function holdButton(button) {
     const out = document.getElementById("hold-answer");
@@ -200,7 +242,7 @@
     function finish(answer) {
       clearInterval(timer); timer = null; hold = null;
       button.classList.remove("held");
-      if (answer) say(button.dataset.name + ": " + describe(answer));
+      if (answer) say(button.textContent + ": " + describe(answer));
       drawService();
     }
     async function alive() {
@@ -214,7 +256,7 @@
       if (pressed || button.disabled) return;
       pressed = true;
       button.classList.add("held");
-      say(button.dataset.name + ": running (hold)…");
+      say(button.textContent + ": " + T("running"));
       const answer = await post("/api/hold", { kind: button.dataset.kind, name: button.dataset.name });
       if (!answer.ok) { pressed = false; finish(answer); return; }
       hold = answer.hold;
@@ -246,15 +288,60 @@
     const ack = document.getElementById("ack");
     if (ack) ack.addEventListener("click", async () => {
       const answer = await post("/api/ack");
-      document.getElementById("ack-answer").textContent = answer.ok ? "acknowledged: the table is " + answer.state : answer.error;
+      document.getElementById("ack-answer").textContent = answer.ok ? fmt(T("acknowledged"), { state: text(answer.state, "state") }) : answer.error;
     });
     const stop = document.getElementById("stop");
     if (stop) stop.addEventListener("click", async () => {
       const answer = await post("/api/stop");
       const out = document.getElementById("hold-answer");
-      if (out) out.textContent = answer.ok ? (answer.stopped ? "stopped " + answer.stopped : answer.note || "stopped") : answer.error;
+      if (out) out.textContent = answer.ok ? fmt(T("stopped"), { what: answer.stopped ? [].concat(answer.stopped).map(mechanism).join(", ") : T("done") }) : answer.error;
     });
   }
-  if (document.body.dataset.role) { wire(); connect(); }
+  // -- the player's view: its live fragment polled (no login, no event stream), its hands when they change ----
+  const POLL_MS = 2000;
+  let polling = false;
+  async function poll() {
+    if (polling || document.visibilityState !== "visible") return;
+    polling = true;
+    try {
+      const r = await fetch("/view/live", { credentials: "same-origin", cache: "no-store" });
+      if (!r.ok) return;
+      const box = document.getElementById("player-live");
+      const html = await r.text();
+      if (!box) return;
+      const before = box.dataset.key;
+      box.innerHTML = html;
+      const banner = box.querySelector("[data-key]");
+      const key = banner ? banner.dataset.key : before;
+      if (key !== before) {
+        box.dataset.key = key;
+        const hands = await fetch("/view/hands", { credentials: "same-origin", cache: "no-store" });
+        const list = document.getElementById("player-hands");
+        if (hands.ok && list) list.innerHTML = await hands.text();
+      }
+    } catch (err) {
+      // (the table is out of reach a moment: the next poll says so when it answers again)
+    } finally { polling = false; }
+  }
+  // -- light or dark: automatic (the phone's setting), dark, light; remembered in a cookie -----------------------
+  function wireTheme() {
+    const button = document.getElementById("theme");
+    if (!button) return;
+    const order = ["auto", "dark", "light"];
+    const say = () => { const now = document.documentElement.dataset.theme || "auto"; button.title = T(now); button.setAttribute("aria-label", T(now)); };
+    say();
+    button.addEventListener("click", () => {
+      const now = document.documentElement.dataset.theme || "auto";
+      const next = order[(order.indexOf(now) + 1) % order.length];
+      document.documentElement.dataset.theme = next;
+      document.cookie = "mjtable_theme=" + next + "; path=/; max-age=31536000; samesite=lax";
+      say();
+    });
+  }
+  wireTheme();
+  if (page === "player") {
+    setInterval(poll, POLL_MS);
+    document.addEventListener("visibilitychange", poll);
+  } else if (document.body.dataset.role) { wire(); connect(); }
   void technician;
 })();

@@ -1,0 +1,177 @@
+"""``mjtable fleet release``: a signed release bundle rolled out to a parlour's tables in waves.
+
+The bundle's SHA-256 and version are read here (its manifest checked, and
+its signature when ``--trusted-key`` is given); the tables fetch it from
+``--url`` (the hall's HTTP server) on a signed ``cmd/update``.  What each
+table reports (its retained ``meta``: ``firmware`` and ``release``; its
+``faults``; its ``avail``) is read with the fleet's consumer and fed to the
+planner (:class:`firmware.fleet.rollout.Rollout`), whose actions are sent as
+signed commands.  The progress is printed and published retained on
+``mj/v1/<site>/rollout`` for the hall.  The planner's clock is the loop's
+(the host's monotonic clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from firmware.faults import TableError
+from firmware.fleet.rollout import Observation, Rollout, wave_sizes
+from firmware.fleet.topics import TableTopics, check_id, rollout_topic
+
+TICK_S = 0.5
+
+
+def bundle_facts(path: Path, trusted_key: Path | None) -> tuple[str, str]:
+    """(sha256, version) of the bundle, its files checked against its manifest (and its signature)."""
+    from firmware.release.bundle import open_bundle
+
+    if not path.is_file():
+        raise TableError(f"--bundle {path}: no such file")
+    with tempfile.TemporaryDirectory(prefix="mjtable-release-") as tmp:
+        version = open_bundle(path, Path(tmp), trusted_key).version
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest(), version
+
+
+class Driver:
+    """The rollout on the loop: the consumer's changes in, signed commands and the progress out."""
+
+    def __init__(self, args: argparse.Namespace, loop: Any, adapter: Any, rollout: Rollout, url: str,
+                 sha256: str, key: Any, wall_s: Any) -> None:
+        from firmware.fleet.consumer import ConsumerClient, FleetConsumer
+
+        self.args, self.loop, self.adapter, self.rollout = args, loop, adapter, rollout
+        self.url, self.sha256, self.key, self.wall_s = url, sha256, key, wall_s
+        self.consumer = FleetConsumer(args.site)
+        self.client = ConsumerClient(loop, adapter, self.consumer, wall_clock_s=wall_s, on_change=self._change,
+                                     name="release")
+        self.started = False
+        self.last_progress: str = ""
+        self.code = 1
+
+    def start(self) -> None:
+        self.client.start()
+        self.loop.call_later(self.args.settle_s, self._begin)
+
+    def _observation(self, table: str) -> Observation:
+        view = self.consumer.tables.get(table)
+        if view is None:
+            return Observation()
+        return Observation.of_view(view.status(self.wall_s()) == "online", view.meta, view.faults)
+
+    def _change(self, change: Any) -> None:
+        if change.table not in self.rollout.tracks or change.what in ("event", "duplicate", "bad", "misnamed"):
+            return
+        self._act(self.rollout.observe(change.table, self._observation(change.table), self.loop.now()))
+
+    def _begin(self) -> None:
+        if not self.client.subscribed:
+            print(f"mjtable: no subscription to the broker yet ({self.client.last_error or 'connecting'}); "
+                  "waiting", file=sys.stderr)
+            self.loop.call_later(self.args.settle_s, self._begin)
+            return
+        now = self.loop.now()
+        for table in self.rollout.order:
+            self.rollout.observe(table, self._observation(table), now)
+        self.started = True
+        self._act(self.rollout.start(now))
+        self._tick()
+
+    def _tick(self) -> None:
+        self._act(self.rollout.tick(self.loop.now()))
+        if self.rollout.finished:
+            self.code = 0 if self.rollout.state == "done" else 1
+            self._publish_progress(final=True)
+            self.loop.call_later(1.0, self.loop.stop)     # (the retained progress on its way first)
+            return
+        self.loop.call_later(TICK_S, self._tick)
+
+    def _act(self, actions: list) -> None:
+        from firmware.fleet.command_auth import sign_command
+        from firmware.ports.broker import PublishProperties
+
+        for action in actions:
+            fields = {"version": self.rollout.version}
+            if action.verb == "update":
+                fields.update(url=self.url, sha256=self.sha256)
+            payload = sign_command(self.key, site=self.args.site, table=action.table, verb=action.verb, args=fields,
+                                   issuer=self.args.issuer, issued_at=self.wall_s(), ttl_s=self.args.ttl_s)
+            topic = TableTopics(self.args.site, action.table).command(action.verb)
+            self.adapter.publish(topic, payload, 1, False, PublishProperties(message_expiry_s=int(self.args.ttl_s)))
+            print(f"{action.table}: {action.verb} {self.rollout.version} sent", flush=True)
+        if self.started:
+            self._publish_progress()
+
+    def _publish_progress(self, final: bool = False) -> None:
+        progress = self.rollout.progress(self.loop.now())
+        text = json.dumps({k: v for k, v in progress.items() if k != "tables"}
+                          | {"tables": [(t["table"], t["phase"]) for t in progress["tables"]]}, sort_keys=True)
+        if text == self.last_progress and not final:
+            return
+        self.last_progress = text
+        payload = json.dumps({"v": 1, "kind": "rollout", "site": self.args.site, "ts": self.wall_s(),
+                              "data": progress}, separators=(",", ":"), ensure_ascii=False).encode()
+        self.adapter.publish(rollout_topic(self.args.site), payload, 1, True)
+        if self.args.json:
+            print(json.dumps(progress, ensure_ascii=False), flush=True)
+        else:
+            print(progress_line(progress), flush=True)
+
+
+def progress_line(progress: dict) -> str:
+    """One line of a rollout's progress, as the hall and the console show it."""
+    tables = " ".join(f"{t['table']}={t['phase']}" for t in progress["tables"])
+    head = (f"release {progress['version']}: {progress['state']}, wave {progress['wave']}/{progress['waves']}, "
+            f"{progress['healthy']}/{len(progress['tables'])} healthy")
+    if progress.get("reason"):
+        head += f" (halted: {progress['reason']})"
+    return f"{head} | {tables}"
+
+
+def release(args: argparse.Namespace) -> int:
+    from firmware.cli.fleet_watch import client_settings
+    from firmware.fleet.command_auth import load_signing_key
+    from firmware.fleet.mqtt.client import PahoAdapter
+    from firmware.fleet.mqtt.network import MqttNetwork
+    from firmware.root.host import HOST_CLOCK, real_loop
+
+    check_id(args.site, "--site")
+    tables = [check_id(t.strip(), "--tables") for t in args.tables.replace(" ", ",").split(",") if t.strip()]
+    if not tables or len(set(tables)) != len(tables):
+        raise TableError("--tables: give distinct table ids, comma-separated")
+    try:
+        waves = wave_sizes(args.waves, len(tables))
+    except ValueError as exc:
+        raise TableError(str(exc)) from None
+    if not args.url.startswith(("http://", "https://")):
+        raise TableError(f"--url {args.url}: the tables fetch the bundle over http:// or https://")
+    sha256, version = bundle_facts(args.bundle, args.trusted_key)
+    try:
+        key = load_signing_key(args.sign_key)
+    except ValueError as exc:
+        raise TableError(str(exc)) from None
+    rollout = Rollout(tables, waves, version, soak_s=args.soak_s, report_timeout_s=args.report_timeout_s)
+    print(f"release {version} ({sha256[:12]}...) to {len(tables)} tables in waves of {waves} (cumulative), "
+          f"soak {args.soak_s:g} s, from {args.url}", flush=True)
+    settings = client_settings(args, prefix="release")
+    loop = real_loop()
+    network = MqttNetwork("release", clock=HOST_CLOCK).start()
+    adapter = PahoAdapter(network, loop.post, settings)
+    driver = Driver(args, loop, adapter, rollout, args.url, sha256, key, HOST_CLOCK.wall_s)
+    try:
+        loop.call_later(0.0, driver.start)
+        loop.run_forever()
+    finally:
+        driver.client.stop()
+        network.stop()
+    return driver.code
