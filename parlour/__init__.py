@@ -1,0 +1,1 @@
+"""The hall's side of mjtable: tournaments run across the tables."""

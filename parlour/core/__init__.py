@@ -1,0 +1,1 @@
+"""The tournament's pure core: no I/O and no clock."""

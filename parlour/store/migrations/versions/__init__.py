@@ -1,0 +1,1 @@
+"""One module per migration of the tournament database, oldest first."""
