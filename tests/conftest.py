@@ -1,11 +1,10 @@
-"""Shared fixtures: a simulated table on virtual time, isolated per test."""
+"""Fixtures of every test: gpiozero's global pin factory left alone; the tournament databases (SQLite and
+PostgreSQL), used by tests/parlour and tests/end_to_end."""
 
 from __future__ import annotations
 
 import pytest
 from gpiozero import Device
-
-from sim.harness import SimTable
 
 
 @pytest.fixture(autouse=True)
@@ -16,18 +15,23 @@ def _isolate_gpiozero_global_factory():
     assert Device.pin_factory is saved, "a test set gpiozero's global pin factory"
 
 
-@pytest.fixture
-def sim():
-    table = SimTable(seed=1)
-    yield table
-    table.close()
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server for the run (see tests/support/postgres_server.py)."""
+    from tests.support.postgres_server import Databases, server_url
+    url, cluster = server_url()
+    yield Databases(url)
+    if cluster is not None:
+        cluster.stop()
 
 
-def make_sim(*specs: str, seed: int = 1, **table_overrides) -> SimTable:
-    from firmware.config import default_table_path, load_table_config
-    from sim.faults import parse_fault
-
-    cfg = load_table_config(default_table_path())
-    if table_overrides:
-        cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update=table_overrides)})
-    return SimTable(cfg, seed=seed, faults=[parse_fault(s) for s in specs])
+@pytest.fixture(params=["sqlite", "postgresql"])
+def tourney_db(request, tmp_path):
+    """A tournament database URL: a SQLite file, then a fresh PostgreSQL database (the same tests on both)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "tourney.db")
+        return
+    databases = request.getfixturevalue("postgres_server")
+    url = databases.create()
+    yield url
+    databases.drop(url)

@@ -1,0 +1,567 @@
+"""The web page's HTTP rules and API with Starlette's test client, against a fake controller socket.
+
+Host allow-list, Origin on every state-changing request, no default
+password, Argon2id logins with throttling, server-side sessions in an
+HttpOnly SameSite cookie (Secure over TLS), roles (staff look, technicians
+act), the event stream (snapshot, coalesced patches, heartbeats), the
+hold-to-run dead-man timer on a hand-driven clock, and the pages read from
+a real table database opened read-only: items in the rule set's unit, a
+锦州 hand's record settled again into each payer's share (in the records'
+thread), and a hand whose record cannot be settled said so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sqlite3
+import threading
+
+import pytest
+
+from firmware.web.guards import HostRules, host_name
+from firmware.web.records import read_only_connect
+from firmware.store.score_rows import ScoreRows
+from firmware.store.table_store import TableStore
+from firmware.web import records
+from firmware.web.scoreboard import hand_view, items_heading, payment_lines
+from firmware.web.settled import NO_RECORD, settled_hand
+from firmware.web.units import Unit, unit_of
+from firmware.web.sessions import IDLE_S
+from sim.table_run import SimRun
+from tests.support.web_fakes import STATUS, WebTable, run_async
+
+WAIT_S = 20.0           # the longest a test thread here waits for another (it never needs that long)
+
+
+@pytest.fixture(scope="module")
+def table_db(tmp_path_factory):
+    """A table database with a game's hands and a jam in its fault history."""
+    from sim.faults import parse_fault
+
+    db = tmp_path_factory.mktemp("table") / "table.db"
+    run = SimRun(hands=3, play=True, state_path=db, seed=3, faults=[parse_fault("jam:stacker1@stacking2")],
+                 auto_ack_s=30.0)
+    assert run.run(timeout_s=5000.0)
+    run.close()
+    return db
+
+
+@pytest.fixture(scope="module")
+def jinzhou_db(tmp_path_factory):
+    """A 锦州 game's table database: in hand 1 side 3 discards to side 1 and pays every payer's share (包三家),
+    and the win itself scores no doubling; hand 5 is won with 洞.  (Seed 8's walls as they were stacked before the
+    cycle steered the tiles to the heads: which head a tile falls into decides the walls, and hands like these two
+    are rare.)"""
+    from firmware.config import default_table_path, load_table_config
+
+    db = tmp_path_factory.mktemp("jinzhou") / "table.db"
+    cfg = load_table_config(default_table_path())
+    cfg = cfg.model_copy(update={"stacker": cfg.stacker.model_copy(update={"steer_tiles": False})})
+    run = SimRun(cfg, rules="jinzhou", hands=5, play=True, state_path=db, seed=8)
+    assert run.run(timeout_s=5000.0)
+    run.close()
+    return db
+
+
+def results_of(db) -> dict[int, dict]:
+    store = TableStore(db, connect=read_only_connect)
+    try:
+        return {r["hand"]: r for r in ScoreRows(store).hand_results(None)}
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def web(tmp_path, table_db):
+    with WebTable(tmp_path, table_db) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        yield table
+
+
+def test_no_default_password_only_the_page_that_says_how(tmp_path, table_db):
+    with WebTable(tmp_path, table_db, users=False) as table:
+        for path in ("/", "/faults", "/login", "/service"):
+            page = table.client.get(path, follow_redirects=False)
+            assert page.status_code == 503 and "Set a password on the table" in page.text
+            assert "mjtable web passwd" in page.text
+        assert table.client.post("/login", data={"user": "tech", "password": "x"}).status_code == 503
+        assert table.client.post("/api/ack").status_code == 503
+
+
+def test_the_page_has_an_icon_and_every_page_links_it(web):
+    """/favicon.ico was a 404 in every browser's console: it answers an ICO, before any login, cacheable; the pages
+    link the SVG, which answers too."""
+    icon = web.client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/")
+    assert icon.content[:4] == b"\x00\x00\x01\x00" and len(icon.content) > 1000          # an ICO, one image
+    assert "no-store" not in icon.headers.get("cache-control", "")
+    svg = web.client.get("/static/favicon.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    login = web.client.get("/login")
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in login.text
+    web.login("tech")
+    for path in ("/", "/faults", "/scoreboard", "/service", "/card"):
+        assert 'rel="icon"' in web.client.get(path).text, path
+
+
+def test_host_allow_list_against_dns_rebinding(web):
+    assert host_name("[::1]:8443") == "::1" and host_name("Table7.LOCAL:443") == "table7.local"
+    rules = HostRules.of(["table7"])
+    assert rules.allows("192.168.1.40:8443") and rules.allows("[fe80::1]") and rules.allows("localhost:8080")
+    assert not rules.allows("evil.example") and not rules.allows(None) and not rules.allows("table7.evil.example")
+    refused = web.client.get("/login", headers={"host": "attacker.example"})
+    assert refused.status_code == 421 and "does not answer to that name" in refused.text
+    assert web.client.get("/login", headers={"host": "10.0.0.7:8443"}).status_code == 200
+    assert web.client.get("/login", headers={"host": "table7.local"}).status_code == 200
+
+
+def test_every_state_changing_request_needs_our_origin(web):
+    web.login("tech")
+    for origin in (None, "http://evil.example", "https://testserver", "null"):
+        headers = {"origin": origin} if origin else {}
+        client = web.client
+        if origin is None:
+            client.headers.pop("origin", None)
+        answer = client.post("/api/ack", headers=headers)
+        assert answer.status_code == 403 and "Cross-origin request refused" in answer.text, origin
+        client.headers["origin"] = "http://testserver"
+    assert web.control.requests == []
+    assert web.client.post("/api/ack").status_code == 200          # our own origin: it reaches the controller
+
+
+def test_login_throttling_and_the_session_cookie(web):
+    wrong = web.client.post("/login", data={"user": "tech", "password": "guess-0000"})
+    assert wrong.status_code == 401 and "Wrong name or password" in wrong.text
+    for _ in range(2):
+        web.client.post("/login", data={"user": "tech", "password": "guess-0000"})
+    throttled = web.login("tech")
+    assert throttled.status_code == 429 and "try again in" in throttled.text
+    web.clock.now += 1.5                                                 # the first delay is 1 s
+    ok = web.login("tech")
+    assert ok.status_code == 303 and ok.headers["location"] == "/"
+    cookie = ok.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie
+    page = web.client.get("/table")
+    assert page.status_code == 200 and ">Playing<" in page.text and "tech · technician" in page.text
+    unknown = web.client.post("/login", data={"user": "nobody", "password": "whatever-1234"})
+    assert unknown.status_code == 401
+
+
+def test_parallel_wrong_logins_are_not_all_verified(web):
+    """Fifty wrong passwords posted at once: one is checked at a time per address and name, each counted
+    before it is checked, so at most the free failures are verified; the rest are refused (429)."""
+    import httpx
+
+    from firmware.web.sessions import FREE_FAILURES
+
+    users, verified, release = web.state.settings.users, [], threading.Event()
+    plain = users.verify
+
+    def counting_verify(name, password):
+        verified.append(name)
+        release.wait(WAIT_S)                         # (held until every request has been answered or queued)
+        return plain(name, password)
+    users.verify = counting_verify
+
+    async def fifty():
+        transport = httpx.ASGITransport(app=web.client.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver",
+                                     headers={"origin": "http://testserver"}) as client:
+            posts = [asyncio.ensure_future(client.post("/login", data={"user": "tech", "password": f"guess-{n}"}))
+                     for n in range(50)]
+            for _ in range(5000):                     # until each is answered or being checked
+                if sum(p.done() for p in posts) + len(verified) >= len(posts):
+                    break
+                await asyncio.sleep(0)
+            release.set()
+            return [(await p).status_code for p in posts]
+
+    try:
+        codes = web.client.portal.call(fifty)
+    finally:
+        release.set()
+        users.verify = plain
+    assert len(verified) <= FREE_FAILURES and codes.count(401) == len(verified)
+    assert codes.count(429) == 50 - len(verified)
+
+
+def test_sessions_end_idle_and_at_logout(web):
+    assert web.client.get("/faults", follow_redirects=False).headers["location"] == "/login?next=/faults"
+    web.login("staff")
+    assert web.client.get("/faults").status_code == 200
+    web.clock.now += IDLE_S + 1
+    assert web.client.get("/faults", follow_redirects=False).status_code == 303
+    web.login("staff")
+    assert web.client.post("/logout", follow_redirects=False).headers["location"] == "/login"
+    assert web.client.get("/api/status").status_code == 401
+
+
+def test_secure_cookie_over_tls(tmp_path, table_db):
+    with WebTable(tmp_path, table_db, tls=True) as table:
+        ok = table.login("tech")
+        assert "Secure" in ok.headers["set-cookie"]
+        assert table.client.get("/login").headers["strict-transport-security"].startswith("max-age=")
+
+
+def test_staff_may_look_but_not_act(web):
+    web.login("staff")
+    assert web.client.get("/api/status").json()["status"]["book"]["hand"] == 1
+    for path, body in (("/api/ack", None), ("/api/stop", None), ("/api/hold", {"kind": "jog", "name": "dice"})):
+        refused = web.client.post(path, json=body)
+        assert refused.status_code == 403 and "your role (staff) may not" in refused.json()["error"]
+    assert web.control.requests == []
+    assert "Acknowledging is for technicians" in web.client.get("/faults").text
+
+
+def test_a_technician_acknowledges_and_the_controller_answers(web):
+    web.login("tech")
+    web.control.answers["ack"] = {"ok": False, "error": "refused: lid open (E04)"}
+    answer = web.client.post("/api/ack").json()
+    assert answer == {"ok": False, "error": "refused: lid open (E04)"} and web.control.requests == [{"cmd": "ack"}]
+
+
+def test_the_event_stream_snapshot_patches_and_heartbeat(web):
+    web.login("staff")
+    with web.client.stream("GET", "/events") as events:
+        lines = events.iter_lines()
+        assert next(lines) == "retry: 2000"
+        assert next(lines) == "" and next(lines) == "event: snapshot"
+        snapshot = json.loads(next(lines).removeprefix("data: "))
+        assert snapshot["book"]["hand"] == 1 and snapshot["link"]["up"] and snapshot["at_s"] == 12.5
+        assert snapshot["live"]["line"] == "in_play   hand 1 dealer side 0 chips 500 500 500 500"
+        next(lines)
+        web.push({"patch": {"chips": {"chips": [524, 492, 492, 492]}}, "at_s": 13.0})
+        web.push({"patch": {"book": {"hand_open": False}}, "at_s": 13.2})
+        web.tick(0.1)                                    # within the patch interval: coalesced, not yet sent
+        web.tick(web.settings.patch_interval_s)
+        assert next(lines) == "event: patch"
+        patch = json.loads(next(lines).removeprefix("data: "))
+        assert patch["chips"] == {"chips": [524, 492, 492, 492]} and patch["book"] == {"hand_open": False}
+        assert patch["live"]["line"].endswith("chips 524 492 492 492") and patch["at_s"] == 13.2
+        next(lines)
+        web.tick(web.settings.heartbeat_s + 0.1)
+        assert next(lines) == "event: heartbeat"
+        next(lines), next(lines)
+        web.push(None)                                   # the controller's connection ends
+        web.tick(web.settings.patch_interval_s)
+        assert next(lines) == "event: patch"
+        link = json.loads(next(lines).removeprefix("data: "))["link"]
+        assert not link["up"] and "closed the connection" in link["reason"]
+
+
+def test_one_login_cannot_hold_every_event_stream(web):
+    """Streams are capped per session too: one login's fifth page is refused, another login still gets one."""
+    from firmware.web.hub import MAX_STREAMS_PER_SESSION
+
+    hub = web.state.hub
+    mine = [hub.open("session-a") for _ in range(MAX_STREAMS_PER_SESSION)]
+    assert all(mine) and hub.open("session-a") is None and hub.open("session-b") is not None
+    hub.close(mine[0])
+    assert hub.open("session-a") is not None                 # one closed: one more may open
+
+
+def test_hold_to_run_keepalives_release_and_the_dead_man(web):
+    web.login("tech")
+    start = web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()
+    assert start["ok"] and web.control.requests[-1] == {"cmd": "jog", "mechanism": "turntable", "hold": True,
+                                                        "lease_s": 1.0}        # (the controller's own dead-man)
+    hold = start["hold"]
+    for _ in range(5):                                   # held: keep-alives well inside the dead-man time
+        web.tick(0.3)
+        assert web.client.post(f"/api/hold/{hold}/alive").json() == {"ok": True, "running": True}
+    assert not web.control.helds[0].closed and {"cmd": "stop"} not in web.control.requests
+    assert web.control.helds[0].renewed == 5             # each keep-alive renews the lease at the controller
+    web.tick(0.3)
+    web.tick(0.3)                                        # 0.6 s without a keep-alive: the dead-man stops it
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
+    ended = web.client.post(f"/api/hold/{hold}/alive").json()
+    assert ended["ok"] and not ended["running"] and "no keep-alive for 0.5 s" in ended["answer"]["error"]
+
+    web.control.requests.clear()
+    again = web.client.post("/api/hold", json={"kind": "test", "name": "lifts"}).json()
+    assert web.control.requests == [{"cmd": "test", "name": "lifts", "lease_s": 1.0}]
+    assert web.client.post(f"/api/hold/{again['hold']}/release").json()["stopping"]
+    web.tick(0.0)
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[1].closed
+
+    third = web.client.post("/api/hold", json={"kind": "jog", "name": "stacker0"}).json()
+    web.client.portal.call(_answer, web.control.helds[2], {"ok": True, "mechanism": "stacker0", "elapsed_s": 1.4})
+    done = web.client.post(f"/api/hold/{third['hold']}/alive").json()
+    assert done == {"ok": True, "running": False, "answer": {"ok": True, "mechanism": "stacker0", "elapsed_s": 1.4}}
+    bad = web.client.post("/api/hold", json={"kind": "jog", "name": "everything"})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("bad request body: name: Input should be ")
+    assert "'turntable' or 'dice'" in bad.json()["error"]
+
+
+def test_the_dead_man_stops_a_held_jog_when_the_hubs_tick_fails(web, monkeypatch):
+    web.login("tech")
+    assert web.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()["ok"]
+
+    async def broken_tick(now_s):
+        raise RuntimeError("the hub is broken")
+    monkeypatch.setattr(web.state.hub, "tick", broken_tick)
+    web.tick(0.3)
+    web.tick(0.3)                                        # 0.6 s without a keep-alive, every hub tick failing
+    assert {"cmd": "stop"} in web.control.requests and web.control.helds[0].closed
+
+
+def test_follow_reconnects_after_any_error_of_the_subscription():
+    from firmware.web.hub import Hub, follow
+
+    class Control:
+        subscriptions = 0
+
+        async def subscribe(self):
+            Control.subscriptions += 1
+            if Control.subscriptions == 1:
+                raise RuntimeError("a bug in the client")
+            yield {"ok": True, "snapshot": STATUS, "at_s": 1.0}
+            await asyncio.Event().wait()
+
+    async def scenario():
+        clock = [0.0]
+        hub = Hub(lambda: clock[0])
+        following = asyncio.ensure_future(follow(Control(), hub))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        lost = dict(hub.link)
+        clock[0] = 1.0
+        await hub.tick(clock[0])                          # the retry is due
+        for _ in range(5):
+            await asyncio.sleep(0)
+        following.cancel()
+        return lost, dict(hub.link), following
+
+    lost, back, following = run_async(scenario())
+    assert not lost["up"] and "a bug in the client" in lost["reason"]
+    assert back == {"up": True, "reason": None} and Control.subscriptions == 2
+
+
+async def _answer(held, answer) -> None:
+    held.answer.set_result(answer)
+
+
+def test_one_hold_at_a_time_and_only_its_own_session(web):
+    web.login("tech")
+    first = web.client.post("/api/hold", json={"kind": "jog", "name": "dice"}).json()
+    web.client.cookies.clear()
+    web.login("tech")                                    # the same technician on another phone: a new session
+    busy = web.client.post("/api/hold", json={"kind": "jog", "name": "stacker1"}).json()
+    assert not busy["ok"] and "jog dice is held by tech" in busy["error"]
+    foreign = web.client.post(f"/api/hold/{first['hold']}/alive")
+    assert foreign.status_code == 404 and "another session" in foreign.json()["error"]
+    assert web.client.post("/api/hold/nope/release").status_code == 404
+
+
+def test_two_presses_at_once_start_one_action_and_the_dead_man_watches_it():
+    """Two buttons pressed together (two fingers, two tabs): the second is refused before anything is sent,
+    so every action that starts has a hold whose dead-man stops it."""
+    from firmware.web.holds import Holds
+    from tests.support.web_fakes import FakeControl
+
+    async def scenario():
+        control, gate = FakeControl(), asyncio.Event()
+        plain = control.begin
+
+        async def slow_begin(request, timeout_s=600.0):        # (the controller's answer takes a while)
+            await gate.wait()
+            return await plain(request, timeout_s)
+        control.begin = slow_begin
+        holds = Holds(control, deadman_s=0.5)
+        first = asyncio.ensure_future(holds.start("s1", "ana", {"cmd": "jog", "mechanism": "turntable"}, 0.0))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(holds.start("s2", "bo", {"cmd": "jog", "mechanism": "stacker0"}, 0.0))
+        await asyncio.sleep(0)
+        gate.set()
+        first, second = await first, await second
+        await holds.sweep(1.0)                                  # no keep-alive: the dead-man stops the jog
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return control, first, second
+
+    control, first, second = run_async(scenario())
+    assert first["ok"] and not second["ok"] and "ana is starting a held action" in second["error"]
+    assert control.requests[0] == {"cmd": "jog", "mechanism": "turntable", "lease_s": 1.0}
+    assert len(control.helds) == 1
+    assert {"cmd": "stop"} in control.requests and control.helds[0].closed
+
+
+def test_pages_read_the_table_database_read_only(web, table_db):
+    web.login("tech")
+    faults = web.client.get("/faults").text
+    assert "E32" in faults and "Clear tiles jammed in the South side's stacking head" in faults
+    assert "lamps East+South, then South" in faults                   # (0+1 then 1: the sides lit)
+    board = web.client.get("/scoreboard").text
+    assert all(f'href="/hand/{n}"' in board for n in (1, 2, 3))
+    assert "win" in board and "won" in board                       # seed 3 has a win with its payments (和牌)
+    rows = web.client.get("/scoreboard/rows").text
+    assert "<tr" in rows and "<html" not in rows
+    hand = web.client.get("/hand/1")
+    assert hand.status_code == 200 and "Hand 1" in hand.text and "East (East wind)" in hand.text
+    assert "/static/tiles/" in hand.text            # the starting hands, from the hand's record
+    assert web.client.get("/hand/999").status_code == 404
+    card = web.client.get("/card").text
+    assert 'id="state-in_play"' in card and ">Playing</text>" in card and "E98" in card
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        read_only_connect(str(table_db)).execute("DELETE FROM faults")
+
+
+def test_the_hand_page_reads_only_its_hand(table_db, monkeypatch):
+    """Hand 1 of a database of hands: its deal row, its result and its payments, none of the later hands'."""
+    statements: list[str] = []
+    plain = records.read_only_connect
+
+    def traced(path, **kwargs):
+        connection = plain(path, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+    monkeypatch.setattr(records, "read_only_connect", traced)
+    table = records.TableRecords(table_db)
+    try:
+        run_async(table.read(lambda store: None))     # (opening checks the database: not the page's reads)
+        statements.clear()
+        dealt, result = run_async(table.hand(1))
+    finally:
+        table.close()
+    assert dealt["hand"] == 1 and result["hand"] == 1 and len(results_of(table_db)) == 3
+    reads = [s for s in statements if any(t in s for t in (" hands ", "hand_results", "payments"))]
+    assert len(reads) == 3 and all("hand = 1" in s for s in reads), reads
+
+
+def test_payments_by_reason_and_the_hand_view():
+    money = [{"event": 3, "seq": 0, "payer": 2, "payee": 1, "amount": 12, "reason": "melded_kong", "held": False},
+             {"event": 9, "seq": 0, "payer": 0, "payee": 3, "amount": 8, "reason": "win", "held": False},
+             {"event": 9, "seq": 1, "payer": 1, "payee": 3, "amount": 34, "reason": "win", "held": False},
+             {"event": 9, "seq": 2, "payer": 2, "payee": 3, "amount": 16, "reason": "win", "held": False},
+             {"event": 5, "seq": 0, "payer": 0, "payee": 1, "amount": 4, "reason": "penalty:early_draw", "held": False},
+             {"event": 6, "seq": 0, "payer": 0, "payee": 2, "amount": 9, "reason": "added_kong", "held": True}]
+    record = json.dumps({"dealt": {"1": "1m5m9m5pE", "3": "1s2s?"}, "actions": ["0 draw 4m"]})
+    result = {"hand": 4, "dealer": 1, "winners": [3], "drawn": False, "note": "", "round_wind": 1, "record": record,
+              "fans": [{"name": "清一色", "key": "full_flush", "en": "Full Flush", "points": 24, "count": 1},
+                       {"name": "花牌", "key": "flower_tiles", "en": "Flower Tiles", "points": 1, "count": 2}],
+              "money": money}
+    assert payment_lines(result) == [
+        {"reason": "melded_kong", "name": "点杠", "amounts": [0, 12, -12, 0]},
+        {"reason": "win", "name": "和牌", "amounts": [-8, -34, -16, 58]},
+        {"reason": "penalty:early_draw", "name": "罚分 early_draw", "amounts": [-4, 4, 0, 0]}]    # (held: not shown)
+    assert payment_lines(dict(result, rules="competition"))[2]["name"] == "抢摸"     # the rule set's name for it
+    assert payment_lines({**result, "money": []}) == []
+    view = hand_view(result, {"hand": 4, "dealer": 1, "dice": [2, 5], "set_id": "B"},
+                     {"hand": 4, "hands": {"1": ["E"]}})
+    assert view["winners"] == [{"side": 3, "wind": "W"}] and view["total"] == 26 and view["round_wind"] == "S"
+    assert view["starting_hands"][0] == {"side": 1, "wind": "E", "tiles": ["1m", "5m", "9m", "5p", "E"]}
+    assert view["dice"] == [2, 5] and view["set_id"] == "B"
+
+
+def test_items_are_labelled_in_the_rule_sets_unit():
+    mcr, competition, jinzhou, liaoning = (unit_of(r) for r in ("mcr", "competition", "jinzhou", "liaoning"))
+    assert mcr.title(26) == "Fans (26)" and mcr.value(24) == "24" and mcr.column == "fans"
+    assert competition.title(48) == "Points (S = 48)" and competition.column == "points"
+    assert jinzhou.title(2) == "Doublings (+2)" and jinzhou.value(1) == "+1" and jinzhou.column == "doublings"
+    assert jinzhou.share(3) == {"base": 1, "power": 3, "capped": ""}
+    assert liaoning.share(8) == {"base": 1, "power": 6, "capped": "N = 8, at most 6"}     # (辽宁: N capped at 6)
+    assert mcr.share(3) is None                      # a share in fans or points is its items' sum
+    assert unit_of("nonesuch") == Unit("item") and Unit("item").title(3) == "Items (3)"
+    fans = [{"name": "混一色", "key": "half_flush", "en": "Half Flush", "points": 20, "count": 1},
+            {"name": "花牌", "key": "flower", "en": "Flower", "points": 2, "count": 2}]
+    view = hand_view({"hand": 3, "dealer": 0, "winners": [1], "fans": fans, "rules": "competition"})
+    assert view["title"] == "Points (S = 24)" and [f["value"] for f in view["fans"]] == ["20", "2"]
+    doubled = hand_view({"hand": 3, "dealer": 0, "winners": [1], "rules": "jinzhou",
+                         "fans": [{"name": "洞", "key": "single_wait", "en": "single wait", "points": 1}]})
+    assert doubled["title"] == "Doublings (+1)" and doubled["fans"][0]["value"] == "+1"
+    assert items_heading([view, view]) == "points" and items_heading([view, doubled]) == "items"
+    assert items_heading([]) == "items" and items_heading([], "jinzhou") == "doublings"   # (the game's, no hand yet)
+
+
+def test_a_hands_record_settled_again_shows_each_payers_share(jinzhou_db):
+    hand1 = results_of(jinzhou_db)[1]
+    assert [(m["payer"], m["payee"], m["amount"]) for m in hand1["money"]] == [(3, 1, 6)] and hand1["fans"] == []
+    settled = settled_hand(hand1)
+    assert settled["problem"] is None and settled["differs"] is None
+    (win,) = settled["wins"]
+    assert win["legal"] and win["side"] == 1 and win["discarder"] == {"side": 3, "wind": "N"}
+    assert win["scored"] == [] and win["title"] == "Doublings (+0)" and len(win["standing"]) + 1 + \
+        3 * len(win["melds"]) >= 14
+    assert [(s["payer"], s["amount"], [(i["name"], i["value"]) for i in s["scored"]], s["reckoned"]["power"])
+            for s in win["shares"]] == [(0, 2, [("庄", "+1")], 1), (2, 2, [("对方闭门", "+1")], 1),
+                                         (3, 2, [("点炮", "+1")], 1)]
+    assert win["one_paid"] and [(p["payer"], p["payee"], p["amount"]) for p in win["paid"]] == [(3, 1, 6)]
+    hand5 = settled_hand(results_of(jinzhou_db)[5])["wins"][0]     # the win's own doubling is in every share
+    assert [(i["name"], i["value"]) for i in hand5["scored"]] == [("洞", "+1")]
+    assert [(s["payer"], s["amount"], [i["name"] for i in s["scored"]]) for s in hand5["shares"]] == [
+        (0, 2, ["洞"]), (2, 2, ["洞"]), (3, 8, ["洞", "点炮", "庄"])]
+
+
+def test_the_hand_page_explains_a_doubling_settled_in_the_records_thread(tmp_path, jinzhou_db, monkeypatch):
+    threads = []
+
+    def settled_in_thread(result):
+        threads.append(threading.current_thread().name)
+        return settled_hand(result)
+    monkeypatch.setattr(records, "settled_hand", settled_in_thread)
+    with WebTable(tmp_path, jinzhou_db) as table:
+        status = dict(STATUS, chips={"chips": [500, 500, 500, 500], "rules": "jinzhou", "start": 500, "game": 1})
+        table.push({"ok": True, "snapshot": status, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/1").text
+        assert threads and threads[0].startswith("table-db")         # the records' thread, not the event loop
+        assert "South (South wind) won on North (North wind)'s discard" in page and "Doublings (+0)" in page
+        assert "Each payer pays 1 × 2<sup>N</sup>" in page
+        assert "East (East wind): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">dealer +1</span>" in page
+        assert "North (North wind): <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">discarder +1</span>" in page
+        assert "one side pays every share" in page and "North (North wind) → South (South wind) 6" in page
+        board = table.client.get("/scoreboard").text
+        assert "<th>Doublings</th>" in board and "single wait +1" in board
+        table.client.cookies.set("mjtable_lang", "zh_CN")                  # the same in Chinese: 庄, 点炮, 洞
+        page = table.client.get("/hand/1").text
+        assert "南（南家） 和 北（北家） 的打牌（点炮）" in page and "番数（翻倍） (+0)" in page
+        assert "东（东家）: <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">庄 +1</span>" in page
+        assert "北（北家）: <b>2</b> = 1 × 2<sup>1</sup> · <span class=\"item\">点炮 +1</span>" in page
+        assert "洞 +1" in table.client.get("/scoreboard").text
+
+
+def test_a_hand_whose_record_cannot_be_settled_says_so(tmp_path, jinzhou_db):
+    hand1 = results_of(jinzhou_db)[5]
+    assert settled_hand(dict(hand1, record="")) == {"wins": [], "problem": NO_RECORD, "message": NO_RECORD, "why": "",
+                                                    "differs": None}
+    broken = settled_hand(dict(hand1, record=json.dumps({"rules": "jinzhou", "actions": ["0 fly 5m"]})))
+    assert broken["wins"] == [] and broken["problem"].startswith("This hand's record cannot be settled again (")
+    assert "fly" in broken["problem"]
+    assert "cannot be settled again" in settled_hand(dict(hand1, record="{not json"))["problem"]
+    assert "cannot be settled again" in settled_hand(dict(hand1, rules="nonesuch"))["problem"]
+    other = dict(hand1, money=[dict(m, amount=m["amount"] + 1) for m in hand1["money"]])
+    assert "other payments than the table made" in settled_hand(other)["differs"]
+
+    old = tmp_path / "old.db"                        # a hand recorded before the table kept records
+    shutil.copyfile(jinzhou_db, old)
+    with sqlite3.connect(old) as db:
+        db.execute("UPDATE hand_results SET record = '' WHERE hand = 5")
+    with WebTable(tmp_path, old) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/5")
+        assert page.status_code == 200 and "recorded before the table kept hands&#39; records" in page.text
+        assert "Doublings (+1)" in page.text and "single wait <b>+1</b>" in page.text   # its stored items (洞)
+        assert "Each payer's share" not in page.text and "Traceback" not in page.text
+
+
+def test_a_win_not_allowed_shows_why_and_a_record_that_settles_otherwise_is_flagged(tmp_path, jinzhou_db):
+    record = json.loads(results_of(jinzhou_db)[5]["record"])
+    won = next(i for i, line in enumerate(record["actions"]) if line.startswith("1 win "))
+    record["actions"].insert(won, "1 dead")          # the referee's fact: side 1 is 相公, its win is a false one
+    changed = tmp_path / "changed.db"
+    shutil.copyfile(jinzhou_db, changed)
+    with sqlite3.connect(changed) as db:
+        db.execute("UPDATE hand_results SET record = ? WHERE hand = 5", (json.dumps(record),))
+    with WebTable(tmp_path, changed) as table:
+        table.push({"ok": True, "snapshot": STATUS, "at_s": 12.5, "tick_s": 0.25})
+        table.login("staff")
+        page = table.client.get("/hand/5").text
+    assert "other payments than the table made" in page                 # (the table paid the win: 和牌 12)
+    assert "South (West wind) declared a win on North (East wind)'s discard" in page        # (dealer 3)
+    assert "Not allowed: 相公" in page
+    assert ("South (West wind) → East (South wind) 10; South (West wind) → West (North wind) 10; "
+            "South (West wind) → North (East wind) 10") in page
+    assert "Each payer's share" not in page
