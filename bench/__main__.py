@@ -8,10 +8,11 @@ import platform
 import sys
 from pathlib import Path
 
-from bench import durability, fleet, games, hands, reader, scoring, soak, web_load
+from bench import chain, cycle, durability, fleet, games, hands, reader, recovery, scoring, simspeed, soak, web_load
 
-BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "durability": durability,
-              "soak": soak, "web": web_load, "fleet": fleet}
+BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "cycle": cycle,
+              "durability": durability, "soak": soak, "simspeed": simspeed, "web": web_load, "fleet": fleet,
+              "chain": chain, "recovery": recovery}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from firmware.controller import store as store_module
+from firmware.store import table_store as store_module
 from sim.table_run import SimRun
 
 HANDS = 16
@@ -46,7 +46,7 @@ def _play(mode: str, hands: int, folder: Path) -> dict:
             state = Path(tmp) / "table.db"
             wal = state.with_name(state.name + "-wal")
             start = time.perf_counter()
-            game = SimRun(rules="mcr", hands=hands + 1, play=True, seed=7, state_path=state)
+            game = SimRun(rules="mcr", hands=hands + 1, play=True, seed=7, state_path=state, keep_world=False)
             game.run_until(lambda: game.game.hands_recorded >= 1, 900.0)
             wal_before, io_before = wal.stat().st_size, _written_bytes()
             game.run(timeout_s=hands * 900.0)

@@ -24,7 +24,7 @@ from firmware.fleet.link import LinkSettings
 from sim.fleet_run import FleetSim
 
 SIZES = ((50, 4), (200, 1))         # (tables, hands each)
-SITE = "hall1"                       # (the recorder of tests/fleet_rig.py watches this site)
+SITE = "hall1"                       # (the recorder of tests/support/fleet_rig.py watches this site)
 SETTINGS = LinkSettings(first_connect_spread_s=2.0, backoff_min_s=0.5, backoff_max_s=4.0, connect_timeout_s=10.0,
                         mark_delay_s=0.2, poll_s=2.0)
 RESTARTS_AT = (1 / 3, 2 / 3)
@@ -38,8 +38,8 @@ def run() -> dict:
 
 
 def one(tables: int, hands: int) -> dict:
-    from tests.fleet_rig import Watcher, wait_for
-    from tests.mosquitto_broker import Mosquitto, free_port, plain_conf
+    from tests.support.fleet_rig import Watcher, wait_for
+    from tests.support.mosquitto_broker import Mosquitto, free_port, plain_conf
 
     with tempfile.TemporaryDirectory(prefix="mjtable-bench-fleet-") as tmp:
         folder = Path(tmp)

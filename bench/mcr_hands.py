@@ -1,6 +1,6 @@
 """Generated MCR wins of every shape, and their translation for the benchmark peers.
 
-Shared by ``make bench`` (scoring speed) and ``tests/test_mcr_oracle.py``
+Shared by ``make bench`` (scoring speed) and ``tests/firmware/rules/test_mcr_oracle.py``
 (agreement with PyMahjongGB where it is installed).  Hands are random but
 complete: four sets and a pair (some melded, some kongs, concealed or not,
 themed by suit or honours), seven pairs, knitted hands, 十三幺 and 九莲宝灯,

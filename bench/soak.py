@@ -48,7 +48,8 @@ def _ram_folder() -> str | None:
 
 def _table(rules: str, hands: int, seed: int, folder: str) -> SimRun:
     """A simulated table as ``mjtable sim`` builds it, its start-up objects kept out of the collector."""
-    run = SimRun(rules=rules, hands=hands, play=True, seed=seed, state_path=Path(folder) / "table.db")
+    run = SimRun(rules=rules, hands=hands, play=True, seed=seed, state_path=Path(folder) / "table.db",
+                 keep_world=False)     # (the controller's own writes and memory, not the simulated tiles')
     keep_startup_objects()
     return run
 
@@ -78,7 +79,7 @@ def soak(rules: str, hands: int, block: int, seed: int = 11) -> dict:
             cpu0, done, peak = cpu1, run.game.hands_recorded, rss_mb()
             if run.players.finished or played == 0:
                 break
-        conserved = run.controller.scoreboard.conserved() if run.controller else False
+        conserved = run.session.scoreboard.conserved() if run.session else False
         run.close()
     gc.unfreeze()
     second, last = blocks[1] if len(blocks) > 1 else blocks[0], blocks[-1]

@@ -2,7 +2,9 @@
 
 ``socket PATH N SECONDS``: N subscriptions straight on the controller's
 socket; ``sse URL N SECONDS NAME PASSWORD``: N browsers' event streams on
-the web page (logged in once, one session).  Each reads everything it is
+the web page, each a phone of its own: its own login, from its own address
+on loopback (127.0.0.10, 127.0.0.11 ...: the page bounds connections per
+address).  Each reads everything it is
 sent for SECONDS and the process prints one JSON line: the lines read per
 client.  Run apart from the controller so that their reading does not share
 its interpreter (as browsers and the web service do not on a table).
@@ -17,7 +19,7 @@ import threading
 import time
 import urllib.parse
 
-from hal.diag_protocol import subscribe
+from firmware.diagnostics.socket.protocol import subscribe
 
 
 def _socket_client(path: str, seconds: float, counts: list[int], i: int) -> None:
@@ -28,9 +30,14 @@ def _socket_client(path: str, seconds: float, counts: list[int], i: int) -> None
             return
 
 
-def _login(url: str, name: str, password: str) -> str:
+def _phone(i: int) -> tuple[str, int]:
+    """The source address of simulated phone ``i`` (loopback: 127/8 is all this machine's)."""
+    return f"127.0.0.{10 + i}", 0
+
+
+def _login(url: str, name: str, password: str, i: int) -> str:
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30, source_address=_phone(i))
     body = urllib.parse.urlencode({"user": name, "password": password, "next": "/"})
     conn.request("POST", "/login", body, {"content-type": "application/x-www-form-urlencoded",
                                           "origin": f"{parts.scheme}://{parts.netloc}"})
@@ -44,7 +51,7 @@ def _login(url: str, name: str, password: str) -> str:
 
 def _sse_client(url: str, cookie: str, seconds: float, counts: list[int], i: int) -> None:
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30, source_address=_phone(i))
     conn.request("GET", "/events", headers={"cookie": cookie})
     response = conn.getresponse()
     end = time.monotonic() + seconds
@@ -63,7 +70,7 @@ def main(argv: list[str]) -> int:
     if kind == "socket":
         threads = [threading.Thread(target=_socket_client, args=(target, seconds, counts, i)) for i in range(n)]
     else:
-        cookies = [_login(target, argv[4], argv[5]) for _ in range(n)]      # (a login holds at most 4 streams)
+        cookies = [_login(target, argv[4], argv[5], i) for i in range(n)]      # (a login holds at most 4 streams)
         threads = [threading.Thread(target=_sse_client, args=(target, cookies[i], seconds, counts, i))
                    for i in range(n)]
     for thread in threads:

@@ -93,11 +93,12 @@ def _summary(lags: list[float], status_requests: int, seconds: float, lines: lis
 
 
 def run() -> dict:
+    from firmware.cli.run_cmd import service_options
     from firmware.diagnostics.commands import DiagCommands
-    from firmware.cli.run_cmd import wire_service
+    from firmware.diagnostics.socket.server import DiagSocketServer
     from firmware.web.users import Role, Users
-    from hal.diag_socket import DiagSocketServer
-    from hal.runtime import real_loop
+    from firmware.root.host import HOST_CLOCK, real_loop
+    from firmware.root.service import build_service
 
     results: dict = {"window_s": WINDOW_S, "clients": CLIENTS}
     # the database in RAM: a commit's sync on this machine's disk (a loop pause of its own, measured by the
@@ -105,19 +106,19 @@ def run() -> dict:
     ram = "/dev/shm" if Path("/dev/shm").is_dir() else None
     with tempfile.TemporaryDirectory(prefix="bench-web-", dir=ram) as tmp:
         folder = Path(tmp)
-        args = argparse.Namespace(config_dir=None, table=None, rules="mcr", seed=1, pin_factory=None)
+        args = argparse.Namespace(config_dir=None, table=None, rules="mcr", seed=1, pin_factory=None, sim=True)
         loop = real_loop()
-        wired, _live = wire_service(args, loop, folder / "table.db", simulated=True)
+        wired = build_service(service_options(args, folder / "table.db", None), loop)
         asked = [0]
-        commands = DiagCommands(wired.controller)
+        commands = DiagCommands(wired.session)
 
         def post(fn, *fn_args) -> None:
             if fn_args and isinstance(fn_args[0], dict) and fn_args[0].get("cmd") == "status":
                 asked[0] += 1
             loop.post(fn, *fn_args)
-        server = DiagSocketServer(folder / "diag.sock", post, commands.handle, group=None)
+        server = DiagSocketServer(folder / "diag.sock", post, commands.handle, group=None, clock=HOST_CLOCK)
         server.start()
-        wired.controller.start()
+        wired.start()
         _lags(loop, 3.0)                                   # (homing and the first load under way)
         try:
             results["nobody"] = _summary(*_window(loop, asked), WINDOW_S, None)
