@@ -133,7 +133,13 @@ class Bridge:
 def bridge_text(site: str, bridge: Bridge) -> str:
     """Mosquitto's ``connection`` block: what the site's tables publish goes up to the cluster (QoS 1, queued in
     the parlour's broker while the uplink is down: a persistent bridge session, ``cleansession false``), the
-    commands the chain sends come down; nothing that came down goes up again (no loop)."""
+    commands the chain sends come down; nothing that came down goes up again (no loop).
+
+    ``round_robin true``: the cluster's nodes are equals, and a bridge stays on the node it reached until that
+    connection fails, then tries the next. (With ``false`` Mosquitto treats the first address as the main one
+    and goes back to it as soon as it answers again; a NATS node just restarted can accept that connection and
+    leave it unanswered while its JetStream catches up, and Mosquitto waits for the answer for ever: seen in
+    the chain test, both parlours' uplinks stuck on the returning node.)"""
     tables = f"{PREFIX}/{check_id(site, 'site')}/tbl"
     nodes = bridge.nodes
     if not nodes:
@@ -142,7 +148,7 @@ def bridge_text(site: str, bridge: Bridge) -> str:
         raise ValueError("--bridge: the cluster's nodes are all mqtt:// or all mqtts://")
     lines = ["# the uplink to the chain's cluster (written by mjtable fleet broker-config --bridge)",
              "connection chain", "address " + " ".join(f"{n.host}:{n.port}" for n in nodes),
-             "round_robin false", "bridge_protocol_version mqttv311", "try_private false", "cleansession false",
+             "round_robin true", "bridge_protocol_version mqttv311", "try_private false", "cleansession false",
              f"remote_clientid {check_id(bridge.client_id, 'bridge client id')}", "start_type automatic",
              "restart_timeout 1 30", "keepalive_interval 30", "notifications false",
              f"topic {tables}/+/avail out 1", f"topic {tables}/+/meta out 1", f"topic {tables}/+/state out 1",
