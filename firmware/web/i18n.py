@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Callable, Iterator
+
+from firmware.i18n import LOCALES, N_, catalogue, locale_of_tag
 
 log = logging.getLogger(__name__)
 
-LOCALES = ("zh_CN", "en")
+__all__ = ["LOCALES", "N_"]
 DEFAULT = "zh_CN"
 LANG_COOKIE = "mjtable_lang"
 THEME_COOKIE = "mjtable_theme"
@@ -35,11 +36,6 @@ HTML_LANG = {"zh_CN": "zh-CN", "en": "en"}
 LANGUAGE_NAMES = {"zh_CN": "中文", "en": "English"}     # (each in its own language: never translated)
 SIDES = 4
 WINDS = "ESWN"
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogue; translated where it is shown."""
-    return message
 
 
 # -- what a status carries, in words ---------------------------------------------------------------------
@@ -134,21 +130,10 @@ def side_number(side: int) -> int:
 
 
 # -- the catalogue -----------------------------------------------------------------------------------------
-def locale_folder() -> Any:
-    return resources.files("firmware.web") / "locale"
-
-
 @lru_cache(maxsize=None)
 def translations(locale: str) -> Any:
-    """The compiled catalogue of ``locale``, read by the standard library's :mod:`gettext` (Babel makes the catalogue;
-    the table does not need it to read one).  English is the code's own, so a missing catalogue is English."""
-    import gettext
-
-    with resources.as_file(locale_folder()) as folder:
-        found = gettext.translation("messages", str(folder), languages=[locale], fallback=True)
-    if not isinstance(found, gettext.GNUTranslations):
-        log.warning("web: no compiled catalogue for %s: the page is in English", locale)
-    return found
+    """The page's compiled catalogue (domain ``messages``) of ``locale`` (:func:`firmware.i18n.catalogue`)."""
+    return catalogue("firmware.web", "messages", locale)
 
 
 def parse_accept_language(header: str | None) -> list[str]:
@@ -171,11 +156,9 @@ def negotiate(header: str | None) -> str:
     """The locale for an ``Accept-Language`` header: zh (any zh-*: the table's characters are simplified) or en,
     whichever comes first; zh-CN when neither is asked for."""
     for tag in parse_accept_language(header):
-        primary = tag.lower().split("-")[0].split("_")[0]
-        if primary == "zh":
-            return "zh_CN"
-        if primary == "en":
-            return "en"
+        chosen = locale_of_tag(tag)
+        if chosen:
+            return chosen
     return DEFAULT
 
 
