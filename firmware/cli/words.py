@@ -80,4 +80,11 @@ def tier(name: str) -> str:
     return _(TIERS.get(name, "fault"))
 
 
-gettext = _          # (with ngettext, state and tier: this module is a diagnostics render's Wording)
+def refusal(answer: dict) -> str | None:
+    """The controller's refusal in an answer (its code, :mod:`firmware.refusals`) in this language, or None."""
+    from firmware.refusals import worded
+
+    return worded(answer, _, state)
+
+
+gettext = _          # (with ngettext, state, tier and refusal: this module is a diagnostics render's Wording)

@@ -52,8 +52,9 @@ def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
     _, ngettext = w.gettext, w.ngettext
     lines: list[str] = []
     if not answer.get("ok"):
-        lines.append(_("FAILED: %(error)s") % {"error": answer["error"]} if "error" in answer else _("FAILED"))
-    skip = {"ok", "error", "timeout_s"}
+        error = (w.refusal(answer) if hasattr(w, "refusal") else None) or answer.get("error")   # (a code: worded)
+        lines.append(_("FAILED: %(error)s") % {"error": error} if "error" in answer else _("FAILED"))
+    skip = {"ok", "error", "timeout_s", "refusal", "params"}
     if "mechanism" in answer:               # one movement (jog)
         lines.append(_move(answer, w))
         skip |= MOVE_KEYS

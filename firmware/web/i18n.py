@@ -121,6 +121,13 @@ SCRIPT = {
     "hand_n": N_("hand %(n)s"), "dealer_is": N_("dealer %(who)s"), "stacking_n": N_("stacking: %(n)s tiles"),
     "chips_are": N_("chips %(chips)s"), "seat": N_("%(who)s (%(wind)s)"),
     "then": N_("%(first)s, then %(second)s"),
+    # the staff's block (static/staff.js)
+    "staff_done": N_("Done."), "staff_refused": N_("Refused: %(why)s"),
+    "no_session": N_("No session open: the table plays freely."),
+    "session_over": N_("The session is over: the table is closed (hands played: %(hands)s)."),
+    "session_open": N_("Open: %(minutes)s minutes left, hands played: %(hands)s."),
+    "session_last": N_("Open: %(minutes)s minutes left, hands played: %(hands)s; this is the last hand."),
+    "session_warning": N_("Warning: %(minutes)s minutes left!"),
 }
 
 
@@ -223,6 +230,29 @@ class Words:
 
     def fault_text(self, text: str) -> str:
         return self.gettext(text) if text else ""
+
+    def refusal(self, answer: dict[str, Any]) -> str:
+        """Why the controller refused (its answer's ``refusal`` code and ``params``: :mod:`firmware.refusals`), in
+        this language; an answer without a code this table knows says its ``error`` as it is."""
+        from firmware.refusals import worded
+
+        return worded(answer, self.gettext, self.state, self.mechanism, self.seat_name) or str(answer.get("error", ""))
+
+    def seat_name(self, seat: str) -> str:
+        """A seat (E, S, W, N: where staff name the players) by its position's name."""
+        return self.position(WINDS.index(seat)) if len(seat) == 1 and seat in WINDS else seat
+
+    def answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """A controller's answer as the page shows it: a refusal's ``error`` in this language (the held action's
+        own answer inside it too); the rest as it is."""
+        if not isinstance(answer, dict):
+            return answer
+        out = dict(answer)
+        if "refusal" in out:
+            out["error"] = self.refusal(out)
+        if isinstance(out.get("answer"), dict):
+            out["answer"] = self.answer(out["answer"])
+        return out
 
     def mechanism(self, name: str) -> str:
         return self.gettext(MECHANISMS[name]) if name in MECHANISMS else self.gettext("a mechanism")
