@@ -23,6 +23,7 @@ from typing import Any
 
 from firmware.i18n import N_
 from firmware.web import bodies, i18n
+from firmware.web.i18n import said
 from firmware.web.state import COOKIE, WebState, may_act
 from firmware.web.bodies import BadBody
 
@@ -106,7 +107,7 @@ async def events(request: Any) -> Any:
     refused = state.hub.refusal(token, session.role)
     stream = state.hub.open(token, session.role) if refused is None else None
     if stream is None:
-        return _json({"ok": False, "error": refused or "too many pages are open: close one"}, 503)
+        return _said(request, refused or said(N_("too many pages are open: close one")), 503)
 
     async def lines() -> Any:
         try:

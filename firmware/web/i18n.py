@@ -131,6 +131,26 @@ SCRIPT = {
 }
 
 
+def phrase(message: str, **values: Any) -> dict[str, Any]:
+    """A message of the page's own (marked ``N_``) with its values, kept language-neutral until it is shown
+    (:meth:`Words.answer`); a value may be a phrase itself."""
+    return {"say": message, "values": values}
+
+
+def said(message: str, **values: Any) -> dict[str, Any]:
+    """The page's own refusal: ``error`` in the code's English (for the log), and the phrase the page words in
+    the request's language."""
+    return {"ok": False, "error": english(phrase(message, **values)), **phrase(message, **values)}
+
+
+def english(said_: dict[str, Any]) -> str:
+    return said_["say"] % {k: english(v) if _is_phrase(v) else v for k, v in said_["values"].items()}
+
+
+def _is_phrase(value: Any) -> bool:
+    return isinstance(value, dict) and "say" in value and isinstance(value.get("values"), dict)
+
+
 def side_number(side: int) -> int:
     """A side as people count it (1 to 4): the page never shows the controller's 0 to 3."""
     return int(side) + 1
@@ -238,6 +258,21 @@ class Words:
 
         return worded(answer, self.gettext, self.state, self.mechanism, self.seat_name) or str(answer.get("error", ""))
 
+    def phrase(self, said_: dict[str, Any]) -> str:
+        """A :func:`phrase` in this language: its values that are phrases too, a held action (``what``: ``jog
+        turntable``, ``test lifts``) by its name."""
+        def value(key: str, v: Any) -> Any:
+            if _is_phrase(v):
+                return self.phrase(v)
+            if key == "what" and isinstance(v, str):
+                kind, _, name = v.partition(" ")
+                return self.mechanism(name) if kind == "jog" else self.test(name)
+            return v
+        try:
+            return self.gettext(said_["say"]) % {k: value(k, v) for k, v in said_["values"].items()}
+        except (KeyError, TypeError, ValueError):
+            return english(said_)
+
     def seat_name(self, seat: str) -> str:
         """A seat (E, S, W, N: where staff name the players) by its position's name."""
         return self.position(WINDS.index(seat)) if len(seat) == 1 and seat in WINDS else seat
@@ -250,6 +285,8 @@ class Words:
         out = dict(answer)
         if "refusal" in out:
             out["error"] = self.refusal(out)
+        if _is_phrase(out):
+            out["error"] = self.phrase({"say": out.pop("say"), "values": out.pop("values")})
         if isinstance(out.get("answer"), dict):
             out["answer"] = self.answer(out["answer"])
         return out

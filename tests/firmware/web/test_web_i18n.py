@@ -299,3 +299,28 @@ def test_the_pages_own_refusals_are_in_its_language(table):
     assert refused.status_code == 403 and refused.json()["error"] == "你的角色（员工）不能确认故障"
     table.client.cookies.clear()
     assert table.client.post("/api/staff/game", json={"action": "end"}).json()["error"] == "请先登录"
+
+
+def test_a_held_actions_refusals_are_in_the_pages_language(table):
+    """Two presses at once, another session's hold, a hold stopped: the page's own refusals, worded where shown (a
+    held action by its mechanism's name, the reason it stopped as a phrase)."""
+    from firmware.web.hub import Hub
+    from firmware.web.users import Role
+
+    table.login("tech")
+    first = table.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()
+    assert first["ok"]
+    busy = table.client.post("/api/hold", json={"kind": "jog", "name": "dice"}).json()
+    assert busy["error"] == "转盘 正被 tech 按住运行：请等它结束" and not IDENTIFIER.search(busy["error"])
+    english = table.client.post("/api/hold", json={"kind": "jog", "name": "dice"}, headers={"accept-language": "en"})
+    assert english.json()["error"] == "Turntable is held by tech: wait for it to end"
+    assert table.client.post("/api/hold/nonesuch/alive").json()["error"] == "没有这个按住操作（早已结束，或从未开始）"
+    assert table.client.post(f"/api/hold/{first['hold']}/release").json()["stopping"]
+    zh = i18n.words("zh_CN")
+    hub = Hub(lambda: 0.0, max_streams=3, kept_for_technicians=0)
+    assert all(hub.open(f"session {i}", Role.TECHNICIAN) for i in range(3))
+    assert zh.answer(hub.refusal())["error"] == "本桌打开的页面太多（最多 3 个）：请关闭一个"
+    assert i18n.words("en").answer(hub.refusal())["error"] == \
+        "too many pages are open on this table (at most 3): close one"
+    stopped = i18n.said("stopped: %(why)s", why=i18n.phrase("let go by %(user)s", user="ana"))
+    assert stopped["error"] == "stopped: let go by ana" and zh.answer(stopped)["error"] == "已停止：ana 已松开"
