@@ -100,10 +100,13 @@ def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
         elif key == "changes" and isinstance(value, list):
             lines.append(f"changes: {len(value)}")
             lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
+        elif key == "state" and isinstance(value, str):         # the controller's state, in words
+            lines.append(_("state: %(state)s") % {"state": w.state(value)})
         elif key == "status" and isinstance(value, dict):       # the status components, one block each
             for name, fields in value.items():
                 lines.append(f"{name}:")
-                lines += [f"  {k}: {_compact(v)}" for k, v in fields.items()]
+                lines += [f"  {k}: {_compact(w.state(v) if k == 'state' and name == 'table' else v)}"
+                          for k, v in fields.items()]
         elif key == "sensors" and isinstance(value, dict):
             lines.append(_("sensors:"))
             on_off = (_("off"), _("ON"))

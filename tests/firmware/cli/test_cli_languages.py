@@ -122,6 +122,8 @@ def test_diag_words_its_lines_in_chinese(monkeypatch, capsys):
     assert "运转 4 秒，1 圈" in capsys.readouterr().out
     assert main(["diag", "--sim", "session", "status"]) == 0
     assert "开台：未开台（牌桌可自由使用）" in capsys.readouterr().out
+    assert main(["diag", "--sim", "state"]) == 0
+    assert capsys.readouterr().out.startswith("状态：请推牌\n")      # (the state in words: never its identifier)
     assert main(["diag", "--sim", "test", "dice"]) == 1            # (the controller's refusal: a code, worded here)
     out = capsys.readouterr().out
     assert out.startswith("失败：电机测试需要维修模式") and "the table is" not in out

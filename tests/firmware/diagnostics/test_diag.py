@@ -135,7 +135,7 @@ def test_diag_direct_drives_the_table_from_this_process(tmp_path, capsys):
     direct = ["diag", "--direct", "--config-dir", str(tmp_path / "etc/mjtable"), "--pin-factory", "mock",
               "--state", str(tmp_path / "t.db")]
     assert main([*direct, "state"]) == 0
-    assert "state: service" in capsys.readouterr().out
+    assert "state: Service mode" in capsys.readouterr().out              # (the state in words)
     assert main([*direct, "sensors"]) == 0
     assert "center_down" in capsys.readouterr().out
 
