@@ -13,7 +13,9 @@ body is validated first (:mod:`firmware.web.bodies`: a body that is not
 what the route takes is 400 with the problems, and nothing is sent to the
 controller).  The
 controller decides the rest (service mode, the lid, a running test) and its
-answer is passed back as it is.
+answer is passed back as it is, but for a refusal: the controller answers a
+code (:mod:`firmware.refusals`), the page's own refusals are phrases, and
+both are worded here in the request's language (:meth:`i18n.Words.answer`).
 """
 
 from __future__ import annotations
