@@ -50,14 +50,21 @@ diagrams: $(STAMP)
 screenshots: $(STAMP)
 	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/end_to_end/test_web_browser.py
 
-# The web page's message catalogue: extract the messages (babel.cfg), merge them into each language's .po (then
-# translate what is new there), compile the .mo the wheel ships (a test checks the .po and the .mo agree)
+# The message catalogues: the web page's (domain messages, babel.cfg) and the command line's (domain cli,
+# babel-cli.cfg).  Extract the messages, merge them into each language's .po (then translate what is new there),
+# compile the .mo the wheel ships (a test checks the .po and the .mo agree)
 LOCALE := firmware/web/locale
+CLI_LOCALE := firmware/cli/locale
 i18n: $(STAMP)
 	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g --no-location --sort-output \
 	  --project mjtable --copyright-holder mjtable -o $(LOCALE)/messages.pot .
 	$(BIN)/pybabel update -i $(LOCALE)/messages.pot -d $(LOCALE) --width 120 --ignore-obsolete --no-fuzzy-matching
 	$(BIN)/pybabel compile -d $(LOCALE) --statistics
+	$(BIN)/pybabel extract -F babel-cli.cfg -k N_ --no-location --sort-output \
+	  --project mjtable --copyright-holder mjtable -o $(CLI_LOCALE)/cli.pot .
+	$(BIN)/pybabel update -D cli -i $(CLI_LOCALE)/cli.pot -d $(CLI_LOCALE) --width 120 --ignore-obsolete \
+	  --no-fuzzy-matching
+	$(BIN)/pybabel compile -D cli -d $(CLI_LOCALE) --statistics
 
 config-check: $(STAMP)
 	$(BIN)/mjtable config check

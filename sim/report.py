@@ -12,9 +12,14 @@ players saw.
 
 from __future__ import annotations
 
+import gettext
 from typing import Any, Iterable
 
 from firmware.faults import FaultCode
+from firmware.web.i18n import STATES, TIERS
+
+Translations = gettext.NullTranslations
+ENGLISH = gettext.NullTranslations()             # (the code's own words: what a caller gets without a catalogue)
 
 VERSION = 1
 
@@ -147,37 +152,59 @@ def _false_win(recorded: Any | None) -> str:
     return f"false win by side {recorded.winners[0]}" if recorded.winners else "false win"
 
 
-def hands_line(report: dict[str, Any]) -> str:
+def state_words(state: str, tr: Translations = ENGLISH) -> str:
+    """A controller state in words (the page's names), never its identifier."""
+    return tr.gettext(STATES[state]) if state in STATES else tr.gettext("an unknown state")
+
+
+def hands_line(report: dict[str, Any], tr: Translations = ENGLISH) -> str:
     """The hand count: played of requested, won, drawn and false wins."""
-    return (f"hands: {report['hands_played']} of {report['hands_requested']} played, {report['hands_won']} won, "
-            f"{report['hands_drawn']} drawn" + (f", {report['false_wins']} false wins" if report["false_wins"]
-                                                else ""))
+    _, ngettext = tr.gettext, tr.ngettext
+    line = ngettext("hands: %(played)s of %(requested)s played", "hands: %(played)s of %(requested)s played",
+                    report["hands_requested"]) % {"played": report["hands_played"],
+                                                  "requested": report["hands_requested"]}
+    line += _(", %(won)s won, %(drawn)s drawn") % {"won": report["hands_won"], "drawn": report["hands_drawn"]}
+    if report["false_wins"]:
+        line += ngettext(", %(n)s false win", ", %(n)s false wins", report["false_wins"]) % {"n": report["false_wins"]}
+    return line
 
 
-def winners_line(per_hand: dict[str, int]) -> str:
+def winners_line(per_hand: dict[str, int], tr: Translations = ENGLISH) -> str:
     """Hands by their number of winners (a hand may have several: 一炮多响, or 四川's hands that play on)."""
+    _ = tr.gettext
     total = sum(per_hand.values())
     three = per_hand.get("3", 0)
-    words = {"0": "no winner", "1": "one", "2": "two", "3": "three"}
-    return ("winners per hand: " + ", ".join(f"{words.get(n, n)} {c}" for n, c in sorted(per_hand.items()))
-            + (f"; {three} of {total} hands ({100 * three / total:.0f}%) reached three winners" if total else ""))
+    words = {"0": _("no winner"), "1": _("one"), "2": _("two"), "3": _("three")}
+    return (_("winners per hand: ") + ", ".join(f"{words.get(n, n)} {c}" for n, c in sorted(per_hand.items()))
+            + (_("; %(three)s of %(total)s hands (%(percent)s%%) reached three winners")
+               % {"three": three, "total": total, "percent": f"{100 * three / total:.0f}"} if total else ""))
 
 
-def final_line(report: dict[str, Any], with_hands: bool = False) -> str:
-    """The last line of the summary: the final state and the run's speed (``with_hands``: the hand count too,
-    for ``--quiet``, which prints this line only)."""
+def final_line(report: dict[str, Any], with_hands: bool = False, tr: Translations = ENGLISH) -> str:
+    """The last line of the summary: the final state (in words) and the run's speed (``with_hands``: the hand
+    count too, for ``--quiet``, which prints this line only)."""
+    _ = tr.gettext
     state = report["final_state"]
+    words = {"state": state_words(state, tr)}
     if state == "in_play" and report["hands_played"] == report["hands_requested"]:
-        state += " (the last hand is scored; its walls are still up)"
-    return (f"final state {state}; " + (hands_line(report) + "; " if with_hands else "")
-            + f"{report['simulated_s']:.0f} simulated s in {report['wall_s']:.2f} s wall (x{report['speedup']})")
+        line = _("final state %(state)s (the last hand is scored; its walls are still up); ") % words
+    else:
+        line = _("final state %(state)s; ") % words
+    return (line + (hands_line(report, tr) + "; " if with_hands else "")
+            + _("%(simulated)s simulated s in %(wall)s s wall (x%(speedup)s)")
+            % {"simulated": f"{report['simulated_s']:.0f}", "wall": f"{report['wall_s']:.2f}",
+               "speedup": report["speedup"]})
 
 
 def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: bool = False,
-                  results: dict[int, Any] | None = None) -> list[str]:
+                  results: dict[int, Any] | None = None, tr: Translations = ENGLISH) -> list[str]:
     """The end-of-run summary a bench tester reads; ``verbose`` adds every hand of this run (``hands``, with
-    the scoreboard's ``results`` by hand number)."""
-    lines = [f"table {report['table']}, {report['tile_set']}-tile set, rules {report['rules']}, seed {report['seed']}"]
+    the scoreboard's ``results`` by hand number).  ``tr``: the catalogue its words come from (the command line's
+    language; English by default)."""
+    _, ngettext = tr.gettext, tr.ngettext
+    lines = [_("table %(table)s, %(tiles)s-tile set, rules %(rules)s, seed %(seed)s")
+             % {"table": report["table"], "tiles": report["tile_set"], "rules": report["rules"],
+                "seed": report["seed"]}]
     if verbose:
         by_hand: dict[int, list[dict]] = {}
         for win in report["wins"]:
@@ -189,47 +216,57 @@ def summary_lines(report: dict[str, Any], hands: list[dict[str, Any]], verbose: 
             lines.append(f"  hand {h['hand']:2d}: set {h['set_id']}, dealer side {h['dealer']}, dice {h['dice']} - "
                          f"{result}" + (f"\n           money: {money}" if money else ""))
     if report.get("resumed_after_hand"):
-        lines.append(f"resumed from the table database after hand {report['resumed_after_hand']}")
-    lines.append(hands_line(report))
+        lines.append(_("resumed from the table database after hand %(hand)s") % {"hand": report["resumed_after_hand"]})
+    lines.append(hands_line(report, tr))
     several = report.get("winners_per_hand") or {}
     if any(int(n) > 1 for n in several):
-        lines.append(winners_line(several))
+        lines.append(winners_line(several, tr))
     fans = sorted(report["fan_counts"].items(), key=lambda kv: (-kv[1], kv[0]))
     if fans:
-        lines.append("wins by fan: " + ", ".join(f"{name} x{n}" for name, n in fans))
+        lines.append(_("wins by fan: ") + ", ".join(f"{name} x{n}" for name, n in fans))
     money = report.get("money") or {}
     if money:
-        lines.append("money by reason: " + ", ".join(f"{m['name']} {m['count']} payments ({m['amount']})"
-                                                      for m in money.values()))
+        lines.append(_("money by reason: ") + ", ".join(
+            ngettext("%(name)s %(count)s payment (%(amount)s)", "%(name)s %(count)s payments (%(amount)s)",
+                     m["count"]) % m for m in money.values()))
+    side = _("side %(side)s %(chips)s")
     for g in report.get("games_ended", []):
-        final = ", ".join(f"side {s} {c}" for s, c in enumerate(g["final"] or g["chips"]))
-        lines.append(f"game {g['game']} ended after hand {g['ended_hand']} ({g['end_reason']}): {final}; the next "
-                     f"game starts with {g['start_chips']} each at its first deal")
+        final = ", ".join(side % {"side": s, "chips": c} for s, c in enumerate(g["final"] or g["chips"]))
+        lines.append(_("game %(game)s ended after hand %(hand)s (%(reason)s): %(final)s; the next game starts with "
+                       "%(chips)s each at its first deal")
+                     % {"game": g["game"], "hand": g["ended_hand"], "reason": g["end_reason"], "final": final,
+                        "chips": g["start_chips"]})
     chips = report["chips"]
-    lines.append("chips: " + ", ".join(f"side {k[4:]} {v}" for k, v in chips.items())
-                 + f" ({'conserved' if report['chips_conserved'] else 'NOT CONSERVED'})")
+    lines.append(_("chips: ") + ", ".join(side % {"side": k[4:], "chips": v} for k, v in chips.items())
+                 + (_(" (conserved)") if report["chips_conserved"] else _(" (NOT CONSERVED)")))
     cyc = report["cycle"]
     st, wait = cyc["stack_s"], cyc["wait_for_ready_s"]
-    lines.append(f"stacking: {cyc['sets_stacked']} sets, mean {_s(st['mean'])}, p95 {_s(st['p95'])}, "
-                 f"max {_s(st['max'])}; players waited for walls after a hand: mean {_s(wait['mean'])}, "
-                 f"max {_s(wait['max'])}")
+    lines.append(ngettext("stacking: %(sets)s set, mean %(mean)s, p95 %(p95)s, max %(max)s; players waited for walls "
+                          "after a hand: mean %(wait_mean)s, max %(wait_max)s",
+                          "stacking: %(sets)s sets, mean %(mean)s, p95 %(p95)s, max %(max)s; players waited for "
+                          "walls after a hand: mean %(wait_mean)s, max %(wait_max)s", cyc["sets_stacked"])
+                 % {"sets": cyc["sets_stacked"], "mean": _s(st["mean"]), "p95": _s(st["p95"]), "max": _s(st["max"]),
+                    "wait_mean": _s(wait["mean"]), "wait_max": _s(wait["max"])})
     r = report["rfid"]
-    lines.append(f"reader: {r['tiles_read']} tags, {r['frames_ok']} frames ok, {r['crc_errors']} CRC errors, "
-                 f"{r['resyncs']} resyncs, {r['drops']} drops, {r['events_lost']} events lost, "
-                 f"{r['reconnects']} reconnects; walls verified {r['sets_verified']}, "
-                 + (f"counted only {r['sets_counted']} (sets not enrolled), " if r.get("sets_counted") else "")
-                 + f"rejected {r['sets_rejected']}")
+    lines.append(_("reader: %(tiles_read)s tags, %(frames_ok)s frames ok, %(crc_errors)s CRC errors, %(resyncs)s "
+                   "resyncs, %(drops)s drops, %(events_lost)s events lost, %(reconnects)s reconnects; walls verified "
+                   "%(sets_verified)s, ") % r
+                 + (_("counted only %(sets_counted)s (sets not enrolled), ") % r if r.get("sets_counted") else "")
+                 + _("rejected %(sets_rejected)s") % r)
     under = {k: v for k, v in report["motor_s_under_interlock"].items() if v}
     if under:
-        lines.append("SAFETY: motors ran while an interlock was active: "
+        lines.append(_("SAFETY: motors ran while an interlock was active: ")
                      + ", ".join(f"{k} {v:g} s" for k, v in under.items()))
     if report["power_cuts"]:
-        lines.append(f"power cuts: {report['power_cuts']} (the controller restarted from its database)")
+        lines.append(_("power cuts: %(n)s (the controller restarted from its database)") % {"n": report["power_cuts"]})
     for f in report["faults"]:
         code = FaultCode(f["code"])
         acked = f["acknowledged_at_s"]
-        lines.append(f"fault {f['code']} ({f['tier']}) at {f['at_s']:.1f} s in {f['state']}: {code.text}"
-                     + (f"; acknowledged at {acked:.1f} s" if acked is not None else "")
-                     + f"\n  hint: {code.hint}")
-    lines.append(final_line(report))
+        facts = {"code": f["code"], "tier": _(TIERS.get(f["tier"], "fault")), "at": f"{f['at_s']:.1f}",
+                 "state": state_words(f["state"], tr),
+                 "text": _(code.text)}
+        lines.append(_("fault %(code)s (%(tier)s) at %(at)s s in %(state)s: %(text)s") % facts
+                     + (_("; acknowledged at %(at)s s") % {"at": f"{acked:.1f}"} if acked is not None else "")
+                     + "\n  " + _("hint: %(hint)s") % {"hint": _(code.hint)})
+    lines.append(final_line(report, tr=tr))
     return lines

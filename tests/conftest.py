@@ -3,6 +3,8 @@ PostgreSQL), used by tests/parlour and tests/end_to_end."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from gpiozero import Device
 
@@ -35,3 +37,8 @@ def tourney_db(request, tmp_path):
     url = databases.create()
     yield url
     databases.drop(url)
+
+
+# The command line speaks the environment's language: the tests read its English unless one says otherwise
+# (tests/firmware/cli/test_cli_languages.py sets the environment it means)
+os.environ["LANGUAGE"] = "en"

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option
+from firmware.cli.words import _
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def folder_files(folder: Path | None = None) -> list[Path]:
 
     folder = folder or shipped_dir()
     if not folder.is_dir():
-        raise ValueError(f"--config-dir {folder}: not a folder")
+        raise ValueError(_("--config-dir %(folder)s: not a folder") % {"folder": folder})
     return sorted((folder / "tables").glob("*.toml")) + sorted((folder / "rules").glob("*.toml"))
 
 
@@ -48,22 +49,27 @@ def run_check(args: argparse.Namespace) -> int:
                     from_config(rs)                    # (the family checks what it needs of the file)
                 except ValueError as exc:
                     raise ConfigError(f"{path}: {exc}") from None
-                print(f"{path}: ok (rule set {rs.rules.name}, {rs.rules.tile_set} tiles)")
+                print(_("%(file)s: ok (rule set %(rules)s, %(tiles)s tiles)")
+                      % {"file": path, "rules": rs.rules.name, "tiles": rs.rules.tile_set})
             else:
                 cfg = load_table_config(path)
                 if cfg.fleet is not None:
                     _check_fleet_files(cfg)
                 registry = load_table_registry(cfg) if cfg.reader.registry else None
-                sets = f", tile registry {'/'.join(registry.sets)}" if registry else ", no tile registry"
+                sets = (_(", tile registry %(sets)s") % {"sets": "/".join(registry.sets)} if registry
+                        else _(", no tile registry"))
                 if registry and registry.unenrolled:
-                    sets += f" ({', '.join(registry.unenrolled)} not enrolled: walls counted, not verified)"
+                    sets += _(" (%(sets)s not enrolled: walls counted, not verified)") % {
+                        "sets": ", ".join(registry.unenrolled)}
                 if args.rules:
                     from firmware.rules.config import table_conflicts
                     from firmware.rules.registry import load_ruleset
                     conflicts = table_conflicts(load_ruleset(args.rules), cfg.table.tile_set, str(path))
                     if conflicts:
                         raise ConfigError("\n".join(conflicts))
-                print(f"{path}: ok ({cfg.table.name}, {cfg.table.tile_set} tiles, {len(cfg.all_pins())} pins{sets})")
+                print(_("%(file)s: ok (%(table)s, %(tiles)s tiles, %(pins)s pins%(sets)s)")
+                      % {"file": path, "table": cfg.table.name, "tiles": cfg.table.tile_set,
+                         "pins": len(cfg.all_pins()), "sets": sets})
         except ConfigError as exc:
             bad += 1
             print(exc, file=sys.stderr)

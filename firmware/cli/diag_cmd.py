@@ -16,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from firmware.cli import words
 from firmware.cli.arg_types import add_rules_option, count, seconds
+from firmware.cli.words import _, ngettext
 from firmware.cli.run_cmd import add_table_options, diag_model
 from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_S, GROUP_TESTS,
                                                  LEARN_RUNS, LEARN_RUNS_MAX)
@@ -258,7 +260,7 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
             except OSError as exc:
                 raise TableError(f"{socket}: {exc}") from None
             if action == "counters":
-                print("(the running controller's counters since it started)")
+                print(_("(the running controller's counters since it started)"))
         else:
             from firmware.cli.diag_reader import ask_board
             answer, where = ask_board(args, request)
@@ -290,16 +292,16 @@ def _request(args: argparse.Namespace) -> dict:
     if args.command_name == "judge":
         _judge_request(args, request)
     if args.command_name == "drawn" and not args.yes:
-        raise ValueError("drawn ends the hand in play as drawn (黄庄) and pays its money; it cannot be taken back: "
-                         "when the live wall has run out with no win, run mjtable diag drawn --yes")
+        raise ValueError(_("drawn ends the hand in play as drawn (黄庄) and pays its money; it cannot be taken back: "
+                           "when the live wall has run out with no win, run mjtable diag drawn --yes"))
     if args.command_name == "drawn" and args.show:
         request["show"] = dict(args.show)
     if args.command_name in ("session", "players", "game", "log", "bundle"):
         return _staff_request(args)
     if args.command_name == "kong":
         if not (args.from_side is not None or args.added or args.concealed):
-            raise ValueError("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
-                             "(暗杠)")
+            raise ValueError(_("kong: say which: --from SIDE (on that side's discard), --added (加杠) or --concealed "
+                               "(暗杠)"))
         request.update({"added": args.added, "concealed": args.concealed},
                        **({"from": args.from_side} if args.from_side is not None else {}))
     return request
@@ -309,20 +311,20 @@ def _staff_request(args: argparse.Namespace) -> dict:
     name = args.command_name
     if name == "session":
         if args.action == "open" and args.minutes is None:
-            raise ValueError("session open needs the minutes, e.g. mjtable diag session open 60")
+            raise ValueError(_("session open needs the minutes, e.g. mjtable diag session open 60"))
         if args.action != "open" and args.minutes is not None:
-            raise ValueError(f"session {args.action} takes no minutes")
+            raise ValueError(_("session %(action)s takes no minutes") % {"action": args.action})
         return {"cmd": "session", "action": args.action, **({"minutes": args.minutes} if args.minutes else {})}
     if name == "players":
         if args.clear:
             if args.names:
-                raise ValueError("players: names or --clear, not both")
+                raise ValueError(_("players: names or --clear, not both"))
             return {"cmd": "players", "players": None}
         if not args.names:
             return {"cmd": "players"}
         names = dict(args.names)
         if len(names) != 4:
-            raise ValueError("players: name all four seats, e.g. E=Ana S=Bo W=Chen N=Dong")
+            raise ValueError(_("players: name all four seats, e.g. E=Ana S=Bo W=Chen N=Dong"))
         return {"cmd": "players", "players": names}
     if name == "game":
         return {"cmd": "game", "action": args.action, **({"rules": args.game_rules} if args.game_rules else {}),
@@ -336,10 +338,10 @@ def _judge_request(args: argparse.Namespace, request: dict) -> None:
     import json
 
     if args.more and not args.record:
-        raise ValueError("--more goes with --record (another winner on this discard follows the one recorded)")
+        raise ValueError(_("--more goes with --record (another winner on this discard follows the one recorded)"))
     if getattr(args, "lay", None) and not args.sim:
-        raise ValueError("--lay lays tiles on a simulated table's pad: it needs --sim (on a table, the player lays "
-                         "the hand on the pad)")
+        raise ValueError(_("--lay lays tiles on a simulated table's pad: it needs --sim (on a table, the player "
+                           "lays the hand on the pad)"))
     if args.hand_record is not None:
         try:
             data = json.loads(args.hand_record.read_text(encoding="utf-8"))
@@ -350,7 +352,7 @@ def _judge_request(args: argparse.Namespace, request: dict) -> None:
             else data
         return
     if args.side is None or args.tile is None:
-        raise ValueError("judge needs --side and --tile (or --hand-record FILE)")
+        raise ValueError(_("judge needs --side and --tile (or --hand-record FILE)"))
     if args.seat_melds:
         request["seat_melds"] = dict(args.seat_melds)
     request["flags"] = [name for name, on in (("kong_win", args.kong_win), ("last_tile", args.last_tile),
@@ -391,7 +393,7 @@ def _controller_command(args: argparse.Namespace) -> int:
     if getattr(args, "follow", False):
         return _follow(args, request)
     if getattr(args, "lines", None) is not None:
-        raise ValueError("--lines goes with --follow")
+        raise ValueError(_("--lines goes with --follow"))
     if request["cmd"] == "bundle" and (args.sim or args.direct):
         request["integrity"] = True             # (the database is this process's: checked before it closes)
     if getattr(args, "log_follow", False):
@@ -399,10 +401,10 @@ def _controller_command(args: argparse.Namespace) -> int:
     answer = _ask(args, request)
     if request["cmd"] == "bundle":
         return _write_bundle(args, answer)
-    print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer))
+    print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer, words))
     if request.get("record") and answer.get("ok") and not answer.get("recorded"):
         if not args.json:           # (the answer says why; as text, say it: the verdict went nowhere)
-            print(answer.get("error") or "not recorded")
+            print(answer.get("error") or _("not recorded"))
         return 1
     return 0 if answer.get("ok") else 1
 
@@ -417,7 +419,8 @@ def _ask(args: argparse.Namespace, request: dict) -> dict:
     try:
         return ask(socket, request, timeout_s=args.timeout_s)
     except ConnectionError as exc:
-        raise TableError(f"{exc}; without a service, add --direct to drive the table from here") from None
+        raise TableError(_("%(error)s; without a service, add --direct to drive the table from here")
+                         % {"error": exc}) from None
     except OSError as exc:
         raise TableError(f"{socket}: {exc}") from None
 
@@ -428,7 +431,7 @@ def _write_bundle(args: argparse.Namespace, answer: dict) -> int:
     from firmware.support_bundle import archive, integrity_check, parts_of
 
     if not answer.get("ok"):
-        print(f"FAILED: {answer.get('error', 'no answer')}")
+        print(_("FAILED: %(error)s") % {"error": answer.get("error") or _("no answer")})
         return 1
     integrity = answer.get("integrity")
     if integrity is None and answer.get("database"):
@@ -438,7 +441,9 @@ def _write_bundle(args: argparse.Namespace, answer: dict) -> int:
         args.out.write_bytes(data)
     except OSError as exc:
         raise TableError(f"--out {args.out}: {exc.strerror or exc}") from None
-    print(f"diagnostics written to {args.out} ({len(data)} bytes; integrity check: {', '.join(integrity or [])[:80]})")
+    print(ngettext("diagnostics written to %(file)s (%(n)s byte; integrity check: %(check)s)",
+                   "diagnostics written to %(file)s (%(n)s bytes; integrity check: %(check)s)", len(data))
+          % {"file": args.out, "n": len(data), "check": ", ".join(integrity or [])[:80]})
     return 0
 
 
@@ -446,13 +451,13 @@ def _follow_log(args: argparse.Namespace, request: dict) -> int:
     """``diag log --follow``: the recent lines, then every new one (the controller answers a follow-up when new
     lines come, or after ``wait_s`` with none; Ctrl-C ends)."""
     if args.sim or args.direct:
-        raise ValueError("--follow asks a running controller's socket (not with --sim or --direct)")
+        raise ValueError(_("--follow asks a running controller's socket (not with --sim or --direct)"))
     after = 0
     try:
         while True:
             answer = _ask(args, {**request, "after": after, **({"wait_s": LOG_WAIT_S} if after else {})})
             if not answer.get("ok"):
-                print(f"FAILED: {answer.get('error')}")
+                print(_("FAILED: %(error)s") % {"error": answer.get("error")})
                 return 1
             for r in answer["lines"]:
                 print(f"{r['level']:8} {r['logger']}: {r['message']}", flush=True)
@@ -467,12 +472,12 @@ def _follow(args: argparse.Namespace, request: dict) -> int:
     from firmware.diagnostics.socket.protocol import subscribe
 
     if args.sim or args.direct:
-        raise ValueError("--follow subscribes to a running controller's socket (not with --sim or --direct)")
+        raise ValueError(_("--follow subscribes to a running controller's socket (not with --sim or --direct)"))
     socket = args.socket or Path(DEFAULT_SOCKET)
     printed = 0
     try:
         for line in subscribe(socket, request.get("components")):
-            print(json.dumps(line, ensure_ascii=False) if args.json else render_status_line(line), flush=True)
+            print(json.dumps(line, ensure_ascii=False) if args.json else render_status_line(line, words), flush=True)
             printed += 1
             if line.get("ok") is False:
                 return 1
@@ -556,6 +561,7 @@ def _ask_simulated(args: argparse.Namespace, request: dict) -> dict:
         try:
             return _answer(run.session, run.run_until, request, limit_s)
         except SimTimeout:
-            raise TableError(f"the simulated table did not answer within {limit_s:g} simulated s") from None
+            raise TableError(_("the simulated table did not answer within %(s)s simulated s")
+                             % {"s": f"{limit_s:g}"}) from None
     finally:
         run.close()

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option, seconds
+from firmware.cli.words import _
 
 UNIT = Path("etc") / "systemd" / "system" / "mjtable.service"
 WEB_UNIT = UNIT.with_name("mjtable-web.service")
@@ -206,16 +207,16 @@ def run(args: argparse.Namespace) -> int:
     from firmware.root.host import HOST_CLOCK
 
     if not args.bundle and not args.config_only:
-        raise ValueError("--bundle FILE is required (make bundle writes one); --config-only writes the "
-                         "configuration and the unit without a release")
+        raise ValueError(_("--bundle FILE is required (make bundle writes one); --config-only writes the "
+                           "configuration and the unit without a release"))
     root: Path = args.root.absolute()
     if not root.exists():                              # (a typo must not grow a tree of folders on the host)
-        raise TableError(f"--root {root}: no such folder; give an existing one (/ on a table; to try it, "
-                         f"--root $(mktemp -d)); nothing was written")
+        raise TableError(_("--root %(folder)s: no such folder; give an existing one (/ on a table; to try it, "
+                           "--root $(mktemp -d)); nothing was written") % {"folder": root})
     if not root.is_dir():
-        raise TableError(f"--root {root}: not a folder")
+        raise TableError(_("--root %(folder)s: not a folder") % {"folder": root})
     if args.bundle and not args.bundle.is_file():
-        raise ValueError(f"--bundle {args.bundle}: no such file")
+        raise ValueError(_("--bundle %(file)s: no such file") % {"file": args.bundle})
     rules = args.rules or installed_rules(root) or "mcr"
     load_ruleset(rules)
     if args.trust:
@@ -228,10 +229,12 @@ def run(args: argparse.Namespace) -> int:
         shipped = bundle.folder / "config" if bundle else shipped_dir()
         unit_file = (bundle.folder if bundle else shipped_dir()) / "systemd" / "mjtable.service"
         if bundle and host_platform() not in bundle.manifest["platforms"]:
-            raise TableError(f"{args.bundle} holds wheels for {', '.join(bundle.manifest['platforms'])}; "
-                             f"this machine is {host_platform()}")
+            raise TableError(_("%(file)s holds wheels for %(platforms)s; this machine is %(machine)s")
+                             % {"file": args.bundle, "platforms": ", ".join(bundle.manifest["platforms"]),
+                                "machine": host_platform()})
         if bundle and releases.current() == bundle.version:
-            raise TableError(f"release {bundle.version} is already current here (mjtable release list)")
+            raise TableError(_("release %(version)s is already current here (mjtable release list)")
+                             % {"version": bundle.version})
         _check_rules(root, args.table, shipped, rules, args.force)
         (root / "var" / "lib" / "mjtable").mkdir(parents=True, exist_ok=True)
         print(write_config(root, shipped, args.table, args.force))
@@ -239,26 +242,31 @@ def run(args: argparse.Namespace) -> int:
         web_lines = write_web(root, unit_file.parent)
         install_launcher(releases.base, start_guard)
         if bundle is not None:
-            print(f"bundle {args.bundle.name}: release {bundle.version}, "
-                  f"{'signed, signature good' if trusted else 'signed' if bundle.signed else 'not signed'}")
+            signed = (_("signed, signature good") if trusted else _("signed") if bundle.signed else _("not signed"))
+            print(_("bundle %(file)s: release %(version)s, %(signed)s")
+                  % {"file": args.bundle.name, "version": bundle.version, "signed": signed})
             extras = f"[{bundle.manifest['extras']}]" if bundle.manifest.get("extras") else ""
             releases.install(bundle.wheels, bundle.version, extras,
                              ["--rules", rules, "--sim-seconds", f"{args.selftest_seconds:g}"])
             before = releases.current()
             releases.activate(bundle.version)
             link_command(root)
-            print(f"release {bundle.version} passed its self-test and is current"
-                  + (f" (previous: {before}; it comes back by itself if this one never gets READY)"
-                     if before and before != bundle.version else ""))
+            if before and before != bundle.version:
+                print(_("release %(version)s passed its self-test and is current (previous: %(before)s; it comes "
+                        "back by itself if this one never gets READY)") % {"version": bundle.version, "before": before})
+            else:
+                print(_("release %(version)s passed its self-test and is current") % {"version": bundle.version})
             removed = releases.prune()
             if removed:
-                print(f"old releases removed: {', '.join(removed)}")
+                print(_("old releases removed: %(versions)s") % {"versions": ", ".join(removed)})
     if args.trust:
         (root / TRUSTED_KEY).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(args.trust, root / TRUSTED_KEY)
-        print(f"trusted from now on: {root / TRUSTED_KEY} (unsigned bundles are refused)")
-    print(f"installed under {root}: unit {unit}, releases {releases.folder}"
-          + ("" if bundle else " (no release: --config-only)"))
+        print(_("trusted from now on: %(file)s (unsigned bundles are refused)") % {"file": root / TRUSTED_KEY})
+    where = {"root": root, "unit": unit, "releases": releases.folder}
+    print((_("installed under %(root)s: unit %(unit)s, releases %(releases)s") if bundle
+           else _("installed under %(root)s: unit %(unit)s, releases %(releases)s (no release: --config-only)"))
+          % where)
     print("\n".join(web_lines))
     _say_what_is_left(root, first)
     return 0
@@ -268,8 +276,8 @@ def _say_what_is_left(root: Path, first: bool) -> None:
     from firmware.release.os_checks import INSTALL_MARKS, check_table_os, format_report
 
     checks = check_table_os(root)
-    print(f"against power cuts, the operating system under {root} was checked (docs/table-os.md; ok, warn: not "
-          f"yet, with what to do, ?: cannot tell here):")
+    print(_("against power cuts, the operating system under %(root)s was checked (docs/table-os.md; ok, warn: not "
+            "yet, with what to do, ?: cannot tell here):") % {"root": root})
     print("\n".join("  " + line for line in format_report(checks, INSTALL_MARKS).splitlines()))
     from firmware.reader.registry import load_table_registry
     from firmware.config import load_table_config
@@ -277,12 +285,12 @@ def _say_what_is_left(root: Path, first: bool) -> None:
         registry = load_table_registry(load_table_config(root / "etc" / "mjtable" / "tables" / "table.toml"))
         hint = registry.enrol_hint() if registry.unenrolled else ""
     except Exception as exc:  # noqa: BLE001 (a report, never a failed install)
-        hint = f"the table model does not load: {exc}"
+        hint = _("the table model does not load: %(error)s") % {"error": exc}
     if hint:
         print(hint)
     if not first:
         return
-    print("system steps left to you (as root, on the first install):\n"
+    print(_("system steps left to you (as root, on the first install):") + "\n"
           "  groupadd --system mjtable-tech      # technicians: may use 'mjtable diag'\n"
           "  useradd --system --groups gpio,dialout,mjtable-tech mjtable\n"
           "  useradd --system --no-create-home --groups mjtable-tech mjtable-web   # the web page's own user\n"

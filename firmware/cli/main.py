@@ -15,7 +15,8 @@ from typing import NoReturn
 
 from firmware import __version__
 from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
-                          run_cmd, score_cmd, sim_cmd, web_cmd)
+                          run_cmd, score_cmd, sim_cmd, web_cmd, words)
+from firmware.cli.words import _
 from firmware.faults import TableError
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser.add_argument("--version", action="version", version=f"mjtable {__version__}")
+    parser.add_argument("--lang", type=_language, metavar="zh-CN|en",
+                        help="the language of the messages (default: the environment's, LANGUAGE, LC_ALL, "
+                             "LC_MESSAGES or LANG: zh* is Chinese, any other English)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sim_cmd.register(sub)
     config_cmd.register(sub)
@@ -82,9 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _language(value: str) -> str:
+    try:
+        return words.language(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    words.use(words.choose(args.lang))
     args.own_process = argv is None       # the command line's own process (not a caller in Python, e.g. a test)
     verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
     logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
@@ -104,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mjtable: {exc}", file=sys.stderr)
         return 2
     except EOFError:                  # a prompt's input ended (Ctrl-D, no terminal): nothing was done with it
-        print("mjtable: end of input before an answer was given; nothing changed", file=sys.stderr)
+        print("mjtable: " + _("end of input before an answer was given; nothing changed"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option, seconds_or_zero
+from firmware.cli.words import _
 from firmware.faults import TableError
 
 
@@ -72,7 +73,7 @@ def _list(args: argparse.Namespace) -> int:
     releases = _releases(args)
     installed = releases.installed()
     if not installed:
-        print(f"no release installed under {releases.folder}")
+        print(_("no release installed under %(folder)s") % {"folder": releases.folder})
         return 1
     for release in installed:
         print(release.line())
@@ -84,14 +85,14 @@ def _list(args: argparse.Namespace) -> int:
 def _activate(args: argparse.Namespace) -> int:
     releases = _releases(args)
     releases.activate(args.version)
-    print(f"release {args.version} is current (on trial until the service reports READY): "
-          "systemctl restart mjtable")
+    print(_("release %(version)s is current (on trial until the service reports READY): systemctl restart mjtable")
+          % {"version": args.version})
     return 0
 
 
 def _rollback(args: argparse.Namespace) -> int:
     back = _releases(args).rollback()
-    print(f"release {back} is current again: systemctl restart mjtable")
+    print(_("release %(version)s is current again: systemctl restart mjtable") % {"version": back})
     return 0
 
 
@@ -112,13 +113,13 @@ def _selftest(args: argparse.Namespace) -> int:
         print(check.line())
     lacking = check_os(args.os_root)
     if lacking:
-        print("the operating system lacks, against power cuts (not a failure here; docs/table-os.md):")
+        print(_("the operating system lacks, against power cuts (not a failure here; docs/table-os.md):"))
         print("\n".join("  " + line for line in lacking))
     failed = [c.name for c in checks if not c.ok]
     if failed:
-        print(f"selftest FAILED: {', '.join(failed)}", file=sys.stderr)
+        print(_("selftest FAILED: %(checks)s") % {"checks": ", ".join(failed)}, file=sys.stderr)
         return 1
-    print("selftest passed")
+    print(_("selftest passed"))
     return 0
 
 
@@ -126,7 +127,7 @@ def _bundle(args: argparse.Namespace) -> int:
     from firmware.release.bundle import TABLE_PLATFORM, build_bundle, host_platform, make_key_pair
 
     if args.key_out is not None and args.new_key is None:
-        raise TableError("--key-out goes with --new-key (it names the new private key's file)")
+        raise TableError(_("--key-out goes with --new-key (it names the new private key's file)"))
     if args.new_key is not None:
         from firmware.release.bundle import default_key_dir, refuse_in_work_tree, signing_key_paths
 
@@ -135,12 +136,14 @@ def _bundle(args: argparse.Namespace) -> int:
         if private.parent == default_key_dir():
             private.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         make_key_pair(private, public)
-        print(f"signing key {private} (keep it off the tables: mjtable bundle --sign {private}), public key {public} "
-              f"(mjtable install --trust {public.name})")
+        print(_("signing key %(private)s (keep it off the tables: mjtable bundle --sign %(private)s), public key "
+                "%(public)s (mjtable install --trust %(name)s)") % {"private": private, "public": public,
+                                                                      "name": public.name})
         return 0
     platforms = args.platform or list(dict.fromkeys([TABLE_PLATFORM, host_platform()]))
     path = build_bundle(args.project, args.out, platforms, args.python, find_links=args.wheels,
                         sign_key=args.sign)
-    print(f"{path}: {path.stat().st_size / 2**20:.1f} MB, wheels for {', '.join(platforms)}"
-          + (", signed" if args.sign else ""))
+    sizes = {"file": path, "mb": f"{path.stat().st_size / 2**20:.1f}", "platforms": ", ".join(platforms)}
+    print((_("%(file)s: %(mb)s MB, wheels for %(platforms)s, signed") if args.sign
+           else _("%(file)s: %(mb)s MB, wheels for %(platforms)s")) % sizes)
     return 0

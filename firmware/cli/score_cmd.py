@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from firmware.cli.arg_types import add_rules_option
+from firmware.cli.words import _, ngettext
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,14 +41,32 @@ def run(args: argparse.Namespace) -> int:
 
     out = _utf8(sys.stdout)
     if args.input == "-":
-        return score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules).exit_status
+        return _told(score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules))
     path = Path(args.input)
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise ValueError(_("%(file)s: cannot read: %(error)s") % {"file": path, "error": exc.strerror or exc}) from None
     with handle:
-        return score_input(handle, out, args.rules).exit_status
+        return _told(score_input(handle, out, args.rules))
+
+
+def _told(summary) -> int:
+    """The exit status; when some answer is an error, a line on standard error for the person who ran it (the
+    answers themselves, on standard output, are data: their errors stay as the format has them)."""
+    if summary.document:
+        print("mjtable score: " + _("the input is one JSON document, not JSON lines (one case per line)"),
+              file=sys.stderr)
+    elif summary.unreadable or summary.invalid:
+        counts = {"answered": ngettext("%(n)s line answered", "%(n)s lines answered", summary.answered)
+                  % {"n": summary.answered},
+                  "unreadable": ngettext("%(n)s could not be read", "%(n)s could not be read", summary.unreadable)
+                  % {"n": summary.unreadable},
+                  "invalid": ngettext("%(n)s is not a valid case", "%(n)s are not valid cases", summary.invalid)
+                  % {"n": summary.invalid}}
+        print("mjtable score: " + _("%(answered)s, %(unreadable)s, %(invalid)s (see each answer's error)") % counts,
+              file=sys.stderr)
+    return summary.exit_status
 
 
 def _utf8(out: TextIO) -> TextIO:

@@ -22,7 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from firmware.cli import words
 from firmware.cli.arg_types import MAX_SECONDS, add_rules_option, count, seconds
+from firmware.cli.words import _, ngettext
 from firmware.rules.names import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
@@ -113,22 +115,31 @@ def _run(args: argparse.Namespace) -> int:
         "simulated_s": round(sim.loop.now(), 3), "wall_s": round(wall_s, 3),
     }
     if not args.quiet:
-        print(f"table: {cfg.table.name}, {cfg.table.tile_set}-tile set, seed {args.seed}")
+        print(_("table: %(table)s, %(tiles)s-tile set, seed %(seed)s")
+              % {"table": cfg.table.name, "tiles": cfg.table.tile_set, "seed": args.seed})
         for side in report["sides"]:
-            done = "not complete" if side["done_s"] is None else f"done at {side['done_s']:6.2f} s"
-            print(f"  side {side['side']}: {side['tiles']:3d} tiles, {side['stacks']:2d} stacks, {done}")
-        print(f"  wall: {verification.summary()}")
+            done = (_("not complete") if side["done_s"] is None
+                    else _("done at %(s)s s") % {"s": f"{side['done_s']:6.2f}"})
+            print("  " + _("side %(side)s: %(tiles)s tiles, %(stacks)s stacks, %(done)s")
+                  % {"side": side["side"], "tiles": f"{side['tiles']:3d}", "stacks": f"{side['stacks']:2d}",
+                     "done": done})
+        print("  " + _("wall: %(summary)s") % {"summary": verification.summary()})
         for problem in verification.problems[:10]:
             print(f"    {problem}")
         rfid = report["rfid"]
-        print(f"  reader: {rfid['tiles_read']} tags, {rfid['frames_ok']} frames ok, {rfid['crc_errors']} CRC errors, "
-              f"{rfid['resyncs']} resyncs, {rfid['reconnects']} reconnects, {rfid['events_lost']} events lost")
+        print("  " + _("reader: %(tiles_read)s tags, %(frames_ok)s frames ok, %(crc_errors)s CRC errors, %(resyncs)s "
+                       "resyncs, %(reconnects)s reconnects, %(events_lost)s events lost") % rfid)
         for fault in report["faults"]:
-            print(f"  fault {fault['code']} ({fault['tier']}) at {fault['at_s']:.2f} s: {fault['text']}"
-                  f" [{fault['source']}]\n    hint: {fault['hint']}")
-    status = "stacked" if result.ok else f"stopped by {result.fault.code.value}"
-    print(f"{status} in {result.duration_s:.2f} simulated s ({wall_s:.2f} s wall), "
-          f"{result.pauses} back-pressure pauses; motors {'safe' if report['motors_safe'] else 'RUNNING'}")
+            print("  " + _("fault %(code)s (%(tier)s) at %(at)s s: %(text)s")
+                  % {"code": fault["code"], "tier": words.tier(fault["tier"]), "at": f"{fault['at_s']:.2f}",
+                     "text": _(fault["text"])} + f" [{fault['source']}]\n    "
+                  + _("hint: %(hint)s") % {"hint": _(fault["hint"])})
+    times = {"simulated": f"{result.duration_s:.2f}", "wall": f"{wall_s:.2f}"}
+    status = (_("stacked in %(simulated)s simulated s (%(wall)s s wall)") % times if result.ok
+              else _("stopped by %(code)s in %(simulated)s simulated s (%(wall)s s wall)")
+              % {**times, "code": result.fault.code.value})
+    print(status + ", " + ngettext("%(n)s back-pressure pause", "%(n)s back-pressure pauses", result.pauses)
+          % {"n": result.pauses} + "; " + (_("motors safe") if report["motors_safe"] else _("motors RUNNING")))
     if args.report:
         args.report.write_text(json.dumps(report, indent=2) + "\n")
     latched = result.fault is not None and result.fault.tier.value == "latched"
@@ -214,7 +225,7 @@ def _played(run, args: argparse.Namespace, watch) -> tuple[dict, list, dict, boo
                 try:
                     completed = pacer.run_until(lambda: run.players.finished, args.hands * 900.0 + 600.0)
                 except KeyboardInterrupt:         # Ctrl-C while watching: the summary of what was played
-                    print("stopped by Ctrl-C", file=sys.stderr)
+                    print(_("stopped by Ctrl-C"), file=sys.stderr)
                     completed = False
             _show(bar, run, pacer, args)
         run.settle()
@@ -251,20 +262,22 @@ def _served(run, args: argparse.Namespace, scratch) -> tuple:
 def _told(args: argparse.Namespace, report: dict, hands: list, results: dict, completed: bool) -> int:
     """The report written, the summary (or the last line) printed, the broken invariants said; the exit status."""
     from firmware.root.simulator import final_line, summary_lines
+    tr = words.translations()
 
     if args.report:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
     if args.quiet:                  # the last line only, with the hand count
-        print(final_line(report, with_hands=not args.service))
+        print(final_line(report, with_hands=not args.service, tr=tr))
     else:
-        print("\n".join(summary_lines(report, hands, verbose=args.verbose > 0, results=results)))
+        print("\n".join(summary_lines(report, hands, verbose=args.verbose > 0, results=results, tr=tr)))
     if not completed:
-        print(f"mjtable sim: the run did not complete (state {report['final_state']})", file=sys.stderr)
+        print("mjtable sim: " + _("the run did not complete (the table is: %(state)s)")
+              % {"state": words.state(report["final_state"])}, file=sys.stderr)
     if not report["chips_conserved"]:
-        print("mjtable sim: INVARIANT BROKEN: the stored payments and chips do not add up", file=sys.stderr)
+        print("mjtable sim: " + _("INVARIANT BROKEN: the stored payments and chips do not add up"), file=sys.stderr)
     unsafe = any(report["motor_s_under_interlock"].values())
     if unsafe:
-        print("mjtable sim: INVARIANT BROKEN: a motor ran while an interlock was active", file=sys.stderr)
+        print("mjtable sim: " + _("INVARIANT BROKEN: a motor ran while an interlock was active"), file=sys.stderr)
     latched = report["final_state"] == "latched"
     return 1 if latched or not completed or not report["chips_conserved"] or unsafe else 0
 
@@ -306,7 +319,7 @@ def _run_service(run, pacer, args: argparse.Namespace) -> bool:
     try:
         pacer.run_until(lambda: run.loop.now() >= until_s, until_s)
     except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+        print(_("stopped"), file=sys.stderr)
     return True
 
 

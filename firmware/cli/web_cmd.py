@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import count
+from firmware.cli.words import _
 from firmware.faults import TableError
+from firmware.i18n import N_
 
 log = logging.getLogger("mjtable.web")
 
@@ -31,6 +33,7 @@ DEFAULT_USERS = WEB_DIR / "users.json"
 DEFAULT_CERT, DEFAULT_KEY = WEB_DIR / "tls.crt", WEB_DIR / "tls.key"
 DEFAULT_PORT = 8443
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+ROLES = {"staff": N_("staff"), "technician": N_("technician")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,25 +86,28 @@ def set_password(args: argparse.Namespace) -> int:
     users = Users.load(args.users)
     if args.remove:
         users.remove(args.name)
-        print(f"user {args.name} removed from {args.users}; restart the page: systemctl restart mjtable-web")
+        print(_("user %(name)s removed from %(file)s; restart the page: systemctl restart mjtable-web")
+              % {"name": args.name, "file": args.users})
         return 0
     if args.password_stdin:
         line = sys.stdin.readline()
         if not line:
-            raise TableError(f"web passwd: no password on standard input (it ended); {args.users} not changed")
+            raise TableError(_("web passwd: no password on standard input (it ended); %(file)s not changed")
+                             % {"file": args.users})
         password = line.rstrip("\n")
     else:
         try:
-            password = getpass.getpass(f"password for {args.name}: ")
-            again = getpass.getpass("the same again: ")
+            password = getpass.getpass(_("password for %(name)s: ") % {"name": args.name})
+            again = getpass.getpass(_("the same again: "))
         except EOFError:                           # (Ctrl-D, or no terminal and nothing on standard input)
             print(file=sys.stderr)
-            raise TableError(f"web passwd: no password given (end of input); {args.users} not changed "
-                             f"(--password-stdin reads it from a pipe)") from None
+            raise TableError(_("web passwd: no password given (end of input); %(file)s not changed "
+                               "(--password-stdin reads it from a pipe)") % {"file": args.users}) from None
         if again != password:
-            raise ValueError("the two passwords differ; nothing changed")
+            raise ValueError(_("the two passwords differ; nothing changed"))
     users.set_password(args.name, password, Role(args.role))
-    print(f"user {args.name} ({args.role}) set in {args.users}; restart the page: systemctl restart mjtable-web")
+    print(_("user %(name)s (%(role)s) set in %(file)s; restart the page: systemctl restart mjtable-web")
+          % {"name": args.name, "role": _(ROLES[args.role]), "file": args.users})
     return 0
 
 
@@ -116,8 +122,9 @@ def make_cert(args: argparse.Namespace) -> int:
 
 
 def print_fingerprint(fingerprint: str, cert: Path, names: list[str]) -> None:
-    print(f"certificate {cert} for {', '.join(names)}\n  SHA-256 {fingerprint}\n  (a phone asks to trust it "
-          f"once: compare this fingerprint with the one it shows)")
+    print(_("certificate %(file)s for %(names)s") % {"file": cert, "names": ", ".join(names)}
+          + f"\n  SHA-256 {fingerprint}\n  "
+          + _("(a phone asks to trust it once: compare this fingerprint with the one it shows)"))
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -133,13 +140,15 @@ def serve(args: argparse.Namespace) -> int:
     cert = args.tls_cert or (DEFAULT_CERT if DEFAULT_CERT.exists() and not args.tls_key else None)
     key = args.tls_key or (DEFAULT_KEY if cert == DEFAULT_CERT else None)
     if (cert is None) != (key is None):
-        raise ValueError("--tls-cert and --tls-key go together")
+        raise ValueError(_("--tls-cert and --tls-key go together"))
     for path, option in ((cert, "--tls-cert"), (key, "--tls-key")):
         if path is not None and not path.is_file():
-            raise ValueError(f"{option} {path}: no such file (mjtable web cert makes the table's pair)")
+            raise ValueError(_("%(option)s %(file)s: no such file (mjtable web cert makes the table's pair)")
+                             % {"option": option, "file": path})
     if cert is None and args.host not in LOOPBACK:
-        raise ValueError(f"--host {args.host}: plain HTTP is served only on loopback (127.0.0.1); give --tls-cert "
-                         f"and --tls-key (mjtable web cert makes them) to serve the parlour's Wi-Fi")
+        raise ValueError(_("--host %(host)s: plain HTTP is served only on loopback (127.0.0.1); give --tls-cert "
+                           "and --tls-key (mjtable web cert makes them) to serve the parlour's Wi-Fi")
+                         % {"host": args.host})
     users = Users.load(args.users)
     if not users:
         log.warning("no user in %s: the page only says how to set a password (mjtable web passwd)", args.users)
@@ -151,6 +160,6 @@ def serve(args: argparse.Namespace) -> int:
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
 
     def listening() -> None:
-        print(f"web page: {scheme}://{shown}:{args.port}/", file=sys.stderr, flush=True)
+        print(_("web page: %(url)s") % {"url": f"{scheme}://{shown}:{args.port}/"}, file=sys.stderr, flush=True)
     serve_app(app, args.host, args.port, cert, key, on_listening=listening)
     return 0

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from firmware.controller.states import TableState
 from firmware.faults import Fault, FaultCode, FaultReporter, FaultTier, TableError
 from firmware.loop import Loop
+from firmware.refusals import Reason, Refusal
 from firmware.tiles.tile import code
 
 if TYPE_CHECKING:
@@ -207,17 +208,16 @@ class FaultPolicy:
         service mode).  Refused while an interlock is still there, or while the table runs without its
         database (nothing would be kept: a table never plays on with scores a power cut would lose)."""
         if self.host.state != S.LATCHED.value:
-            return f"nothing to acknowledge (state {self.host.state})", False
+            return Refusal(Reason.NOTHING_TO_ACK, state=self.host.state), False
         missing = self.record.without_database
         if missing is not None:
-            return (f"refused: the table database could not be opened ({missing}); fix the card or the path, then "
-                    f"restart the table"), False
+            return Refusal(Reason.NO_DATABASE, detail=str(missing)), False
         cause = self.safety.check("acknowledge")
         if cause is not None:
             self.lamps.blink(cause.code.number)
             why = f"{cause.detail.get('interlock', cause.code.text)} ({cause.code.value})"
             self.faults.bus.publish("controller.ack_refused", code=cause.code.value, reason=why)
-            return f"refused: {why}", False
+            return Refusal(Reason.INTERLOCK, fault=cause.code.value), False
         self.acknowledged()                 # (the rows and the fleet's event)
         self.faults.bus.publish("controller.acknowledged", at_s=self.loop.now())
         back_to_service = self.latched_from == S.SERVICE.value

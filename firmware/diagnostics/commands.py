@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
 from firmware.game.staff import StaffError
+from firmware.refusals import Reason, Refusal
 from firmware.diagnostics import log_ring
 from firmware.diagnostics.edge_log import EdgeLog
 from firmware.diagnostics.hand_facts_told import drawn, void
@@ -171,7 +172,7 @@ class DiagCommands:
     def _staff(self, reply: Reply) -> "Staff | None":
         staff = self.session.staff
         if staff is None:
-            reply({"ok": False, "error": "this table has no staff's desk"})
+            reply(Refusal(Reason.NO_DESK).answer())
         return staff
 
     def _cmd_session(self, request: dict, reply: Reply) -> None:
@@ -190,7 +191,7 @@ class DiagCommands:
             else:
                 raise BadField("session: action is open, close or status")
         except StaffError as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(exc.refusal.answer())
             return
         reply({"ok": True, "session": answer, **({"sessions": staff.sessions(10)} if action == "status" else {})})
 
@@ -206,7 +207,7 @@ class DiagCommands:
         try:
             reply({"ok": True, "players": staff.set_players(request["players"], _by(request))})
         except StaffError as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(exc.refusal.answer())
 
     def _cmd_game(self, request: dict, reply: Reply) -> None:
         """``{"action": "start", "rules": NAME?, "chips": N?}`` or ``{"action": "end"}`` (between hands)."""
@@ -224,7 +225,7 @@ class DiagCommands:
             else:
                 raise BadField("game: action is start or end")
         except StaffError as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(exc.refusal.answer())
             return
         reply({"ok": True, "game": answer})
 
@@ -357,7 +358,10 @@ class DiagCommands:
     def _cmd_ack(self, request: dict, reply: Reply) -> None:
         c = self.controller
         refused = c.ack()
-        reply({"ok": False, "error": refused} if refused else {"ok": True, "state": c.state})
+        if isinstance(refused, Refusal):
+            reply(refused.answer())
+        else:
+            reply({"ok": False, "error": refused} if refused else {"ok": True, "state": c.state})
 
     # -- service tests ------------------------------------------------------------------
     def _cmd_test(self, request: dict, reply: Reply) -> None:
@@ -466,23 +470,19 @@ class DiagCommands:
         """Motors move only in service mode with no interlock present, and one test at a time."""
         c = self.controller
         if c.state != TableState.SERVICE.value:
-            reply({"ok": False, "error": f"motor tests need service mode (both lift keys at power-on); "
-                                         f"the table is {c.state}"})
+            reply(Refusal(Reason.NEEDS_SERVICE, state=c.state).answer())
             return False
         cause = c.table.safety.check("service test")
         if cause is not None:
-            reply({"ok": False, "error": f"refused: {cause.detail['interlock']} ({cause.code.value}); "
-                                         f"{cause.code.hint}", "fault": cause.code.value})
+            reply(Refusal(Reason.INTERLOCK, fault=cause.code.value).answer(fault=cause.code.value))
             return False
         busy = [m.name for m in c.table.mechanisms() if m.busy] + (["turntable"] if c.table.turntable.running else [])
         if busy or c.service_test.current is not None:
-            reply({"ok": False, "error": f"still moving: {', '.join(busy) or 'a test'}; wait for the running test "
-                                         f"(or mjtable diag stop)"})
+            reply(Refusal(Reason.STILL_MOVING, moving=busy).answer())
             return False
         wait_s = _DISK_BUSY_UNTIL.get(c, 0.0) - c.table.loop.now()
         if disk and wait_s > 0:
-            reply({"ok": False, "error": f"the stopped disk run is still timed: the disk may run again in "
-                                         f"{wait_s:.1f} s"})
+            reply(Refusal(Reason.DISK_TIMED, s=f"{wait_s:.1f}").answer())
             return False
         return True
 

@@ -1,19 +1,62 @@
-"""The controller's diag answers as a technician reads them: one line per movement, fault or sensor."""
+"""The controller's diag answers as a technician reads them: one line per movement, fault or sensor.
+
+The words are a :class:`Wording`'s (the command line's language: its
+catalogue, a state's and a tier's names); without one, the code's own
+English with the identifiers as the controller gives them.  What the
+controller reports as data (a status's fields, a record) is shown as it is.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
+
+from firmware.i18n import N_
 
 
-def render(answer: dict[str, Any]) -> str:
+class Wording(Protocol):
+    def gettext(self, message: str) -> str: ...
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str: ...
+
+    def state(self, name: str) -> str: ...
+
+    def tier(self, name: str) -> str: ...
+
+
+class Plain:
+    """The code's own English; states and tiers by their identifiers."""
+
+    @staticmethod
+    def gettext(message: str) -> str:
+        return message
+
+    @staticmethod
+    def ngettext(singular: str, plural: str, n: int) -> str:
+        return singular if n == 1 else plural
+
+    @staticmethod
+    def state(name: str) -> str:
+        return name
+
+    @staticmethod
+    def tier(name: str) -> str:
+        return name
+
+
+PLAIN = Plain()
+
+
+def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
     """Plain text for a diag answer (``--json`` prints the answer itself)."""
+    _, ngettext = w.gettext, w.ngettext
     lines: list[str] = []
     if not answer.get("ok"):
-        lines.append(f"FAILED: {answer['error']}" if "error" in answer else "FAILED")
-    skip = {"ok", "error", "timeout_s"}
+        error = (w.refusal(answer) if hasattr(w, "refusal") else None) or answer.get("error")   # (a code: worded)
+        lines.append(_("FAILED: %(error)s") % {"error": error} if "error" in answer else _("FAILED"))
+    skip = {"ok", "error", "timeout_s", "refusal", "params"}
     if "mechanism" in answer:               # one movement (jog)
-        lines.append(_move(answer))
+        lines.append(_move(answer, w))
         skip |= MOVE_KEYS
     for key, value in answer.items():
         if key in skip:
@@ -21,25 +64,27 @@ def render(answer: dict[str, Any]) -> str:
         if key in ("moves", "failed") and isinstance(value, list):
             if value:
                 lines.append(f"{key}:")
-                lines += [f"  {_move(m)}" for m in value]
+                lines += [f"  {_move(m, w)}" for m in value]
         elif key == "lines" and isinstance(value, list):
             lines += [f"{r['level']:8} {r['logger']}: {r['message']}" for r in value]
         elif key == "session" and isinstance(value, dict):
-            lines.append(_session(value))
+            lines.append(_session(value, w))
         elif key == "sessions" and isinstance(value, list):
-            lines.append(f"sessions: {len(value)}")
-            lines += [f"  #{r['id']} {r['minutes']} min by {r['opened_by']}: "
-                      + (f"{r['hands']} hands, ended ({r['reason']}) by {r['ended_by']}" if r["ended_s"] is not None
-                         else "open") for r in value]
+            lines.append(_("sessions: %(n)s") % {"n": len(value)})
+            lines += [_("  #%(id)s %(minutes)s min by %(opened_by)s: ") % r
+                      + (ngettext("%(hands)s hand, ended (%(reason)s) by %(ended_by)s",
+                                  "%(hands)s hands, ended (%(reason)s) by %(ended_by)s", r["hands"] or 0)
+                         % {**r, "reason": _(SESSION_ENDS.get(r["reason"], "ended"))}
+                         if r["ended_s"] is not None else _("open")) for r in value]
         elif key == "faults" and isinstance(value, list):
-            lines.append(f"faults: {len(value)}")
-            lines += [f"  {_fault(f)}" for f in value]
+            lines.append(_("faults: %(n)s") % {"n": len(value)})
+            lines += [f"  {_fault(f, w)}" for f in value]
         elif key == "fans" and isinstance(value, list):
             lines.append("fans:")
             lines += [f"  {f['name']} {f['points']}" + (f" x{f['count']}" if f.get("count", 1) > 1 else "")
                       for f in value]
         elif key == "money" and isinstance(value, list):
-            lines.append(f"money: {len(value)} payments")
+            lines.append(ngettext("money: %(n)s payment", "money: %(n)s payments", len(value)) % {"n": len(value)})
             lines += [f"  {p['name']} ({p['reason']}): side {p['payer']} pays side {p['payee']} {p['amount']}"
                       + (" (held until the game ends)" if p.get("held") else "") for p in value]
         elif key == "breakdown" and isinstance(value, list):
@@ -55,13 +100,17 @@ def render(answer: dict[str, Any]) -> str:
         elif key == "changes" and isinstance(value, list):
             lines.append(f"changes: {len(value)}")
             lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
+        elif key == "state" and isinstance(value, str):         # the controller's state, in words
+            lines.append(_("state: %(state)s") % {"state": w.state(value)})
         elif key == "status" and isinstance(value, dict):       # the status components, one block each
             for name, fields in value.items():
                 lines.append(f"{name}:")
-                lines += [f"  {k}: {_compact(v)}" for k, v in fields.items()]
+                lines += [f"  {k}: {_compact(w.state(v) if k == 'state' and name == 'table' else v)}"
+                          for k, v in fields.items()]
         elif key == "sensors" and isinstance(value, dict):
-            lines.append("sensors:")
-            lines += [f"  {name:16} {'ON' if on else 'off'}" for name, on in value.items()]
+            lines.append(_("sensors:"))
+            on_off = (_("off"), _("ON"))
+            lines += [f"  {name:16} {on_off[bool(on)]}" for name, on in value.items()]
         elif isinstance(value, dict):
             lines.append(f"{key}:")
             lines += [f"  {k}: {_compact(v)}" for k, v in value.items()]
@@ -73,50 +122,57 @@ def render(answer: dict[str, Any]) -> str:
 MOVE_KEYS = {"mechanism", "elapsed_s", "ran_s", "revolutions", "faces", "fault", "hint", "aborted"}
 
 
-def _move(move: dict[str, Any]) -> str:
+def _move(move: dict[str, Any], w: Wording = PLAIN) -> str:
+    _, ngettext = w.gettext, w.ngettext
     if move.get("aborted"):
-        return f"{move['mechanism']:12} aborted (the table stopped for another mechanism's fault)"
-    took = f"{move['elapsed_s']:.2f} s" if move.get("elapsed_s") is not None else ""
+        return f"{move['mechanism']:12} " + _("aborted (the table stopped for another mechanism's fault)")
+    took = _("%(s)s s") % {"s": f"{move['elapsed_s']:.2f}"} if move.get("elapsed_s") is not None else ""
     if "ran_s" in move:
-        took = f"ran {move['ran_s']:g} s, {move.get('revolutions', 0)} revolutions"
-    status = "ok" if move.get("ok") else "FAIL"
+        turns = move.get("revolutions", 0)
+        took = ngettext("ran %(s)s s, %(n)s revolution", "ran %(s)s s, %(n)s revolutions", turns) % {
+            "s": f"{move['ran_s']:g}", "n": turns}
+    status = _("ok") if move.get("ok") else _("FAIL")
     text = f"{move.get('mechanism', '?'):12} {status:4} {took}"
     if move.get("faces"):
-        text += f"  faces {move['faces'][0]}+{move['faces'][1]}"
+        text += "  " + _("faces %(first)s+%(second)s") % {"first": move["faces"][0], "second": move["faces"][1]}
     if move.get("fault"):
-        text += f"  {move['fault']}: {move.get('hint', '')}"
+        text += f"  {move['fault']}: {_(move.get('hint', ''))}"
     return text.rstrip()
 
 
-def _fault(fault: dict[str, Any]) -> str:
+def _fault(fault: dict[str, Any], w: Wording = PLAIN) -> str:
+    _ = w.gettext
     acked = fault.get("acknowledged_at_s")
-    text = (f"{fault['code']} {fault.get('tier', '')} at {fault.get('at_s', 0):.1f} s in {fault.get('state', '?')}"
-            f" [{fault.get('source', '')}]: {fault.get('text', '')}")
+    text = (_("%(code)s %(tier)s at %(at)s s in %(state)s") % {
+        "code": fault["code"], "tier": w.tier(fault.get("tier", "")), "at": f"{fault.get('at_s', 0):.1f}",
+        "state": w.state(fault.get("state", "?"))} + f" [{fault.get('source', '')}]: {_(fault.get('text', ''))}")
     if acked is not None:
-        text += f" (acknowledged at {acked:.1f} s)"
+        text += _(" (acknowledged at %(at)s s)") % {"at": f"{acked:.1f}"}
     cleared = fault.get("cleared_at_s")
     if cleared is not None:
-        text += f" (cleared at {cleared:.1f} s)"
+        text += _(" (cleared at %(at)s s)") % {"at": f"{cleared:.1f}"}
     if fault.get("hint"):
-        text += f"\n    hint: {fault['hint']}"
+        text += "\n    " + _("hint: %(hint)s") % {"hint": _(fault["hint"])}
     return text
 
 
-def render_status_line(line: dict[str, Any]) -> str:
+def render_status_line(line: dict[str, Any], w: Wording = PLAIN) -> str:
     """One line of a status subscription (``mjtable diag status --follow``) as text."""
+    _ = w.gettext
     at = line.get("at_s")
-    when = f"{at:.1f} s" if isinstance(at, (int, float)) else "?"
+    when = {"at": f"{at:.1f}" if isinstance(at, (int, float)) else "?"}
     if "snapshot" in line:
-        return f"snapshot at {when}:\n" + render({"ok": True, **line["snapshot"]})
+        return _("snapshot at %(at)s s:") % when + "\n" + render({"ok": True, **line["snapshot"]}, w)
     if "patch" in line:
         changes = [f"{name}.{key}={_compact(value)}" for name, fields in line["patch"].items()
                    for key, value in fields.items()]
-        return f"at {when}: " + " ".join(changes)
+        return _("at %(at)s s: ") % when + " ".join(changes)
     if line.get("heartbeat"):
         age = line.get("status_age_s")
-        return f"(heartbeat at {when}" + (f", status {age:g} s old" if age is not None else "") + \
-            (f": {line['error']}" if line.get("error") else "") + ")"
-    return render(line)
+        text = (_("heartbeat at %(at)s s, status %(age)s s old") % {**when, "age": f"{age:g}"} if age is not None
+                else _("heartbeat at %(at)s s") % when)
+        return f"({text}" + (f": {line['error']}" if line.get("error") else "") + ")"
+    return render(line, w)
 
 
 def _compact(value: Any) -> str:
@@ -125,17 +181,24 @@ def _compact(value: Any) -> str:
     return str(value)
 
 
-def _session(status: dict[str, Any]) -> str:
+SESSION_STATES = {"open": N_("open"), "ending": N_("ending (the last hand)"), "closed": N_("over")}
+SESSION_ENDS = {"time_up": N_("time up"), "closed": N_("closed by staff"), "ended": N_("ended")}
+
+
+def _session(status: dict[str, Any], w: Wording = PLAIN) -> str:
     """A table session (开台) in words."""
+    _, ngettext = w.gettext, w.ngettext
     state = status.get("state")
     if state is None:
-        return "session: none opened (the table plays freely)"
-    text = f"session #{status['id']}: {state}, {status['minutes']} min"
+        return _("session: none opened (the table plays freely)")
+    text = _("session #%(id)s: %(state)s, %(minutes)s min") % {
+        "id": status["id"], "state": _(SESSION_STATES.get(state, "open")), "minutes": status["minutes"]}
     if status.get("seconds_left") is not None:
-        text += f", {status['seconds_left'] / 60:.1f} min left"
+        text += _(", %(left)s min left") % {"left": f"{status['seconds_left'] / 60:.1f}"}
     if status.get("warning"):
-        text += f" (warned at {status['warning']} min)"
-    text += f", {status.get('hands') or 0} hands"
+        text += _(" (warned at %(minutes)s min)") % {"minutes": status["warning"]}
+    hands = status.get("hands") or 0
+    text += ngettext(", %(n)s hand", ", %(n)s hands", hands) % {"n": hands}
     if status.get("reason"):
-        text += f", ended: {status['reason']}"
+        text += _(", ended: %(reason)s") % {"reason": _(SESSION_ENDS.get(status["reason"], "ended"))}
     return text

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 
 from firmware.game.assignment import SEATS, Seats
 from firmware.loop import Handle, Loop
+from firmware.refusals import Reason, Refusal
 from firmware.rules.registry import load_ruleset
 from firmware.store.staff_rows import StaffRows
 
@@ -56,14 +57,15 @@ MAX_CHIPS = 10_000_000
 TIME_UP, CLOSED, STAFF = "time_up", "closed", "staff"
 OPEN, ENDING, ENDED = "open", "ending", "closed"
 
-# What people read (plain English, one place: the page and the CLI put them through their catalogue)
-TEXT_CLOSED = "the table session is over: open a session to play (the page, mjtable diag session open MINUTES)"
-TEXT_IN_PLAY = "a hand is in play: do this between hands"
-TEXT_IN_ROUND = "a tournament round's game is in play: the hall decides its games"
 
 
 class StaffError(ValueError):
-    """What staff asked cannot be done (the text says why, one line)."""
+    """What staff asked cannot be done: its :class:`~firmware.refusals.Refusal` (a code and values, worded where
+    it is shown; the text is its English, one line)."""
+
+    def __init__(self, code: Reason, **params: Any) -> None:
+        self.refusal = Refusal(code, **params)
+        super().__init__(str(self.refusal))
 
 
 def parse_players(data: Any) -> dict[str, str] | None:
@@ -72,13 +74,14 @@ def parse_players(data: Any) -> dict[str, str] | None:
     if data is None:
         return None
     if not isinstance(data, dict):
-        raise StaffError("players: an object of the four seats E, S, W, N with a name each, or null")
+        raise StaffError(Reason.PLAYERS_SHAPE)
     try:
         return Seats.model_validate(data).model_dump()
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "players"
-        raise StaffError(f"players.{where}: {err['msg'].removeprefix('Value error, ')}") from None
+        where = exc.errors()[0]["loc"]
+        if len(where) == 1 and where[0] in SEATS and where[0] in data:
+            raise StaffError(Reason.PLAYER_NAME, seat=where[0]) from None
+        raise StaffError(Reason.PLAYERS_SHAPE) from None
 
 
 class Staff:
@@ -111,7 +114,7 @@ class Staff:
         with self.store.batch("names at the seats"):
             self.rows.put_settings({**self.rows.settings(), "players": players})
         if self.store.failing:
-            raise StaffError("the names could not be written to the table database")
+            raise StaffError(Reason.NAMES_NOT_KEPT)
         self.players = players
         log.info("names at the seats set by %s: %s", by,
                  " ".join(f"{s} {n}" for s, n in players.items()) if players else "none")
@@ -131,9 +134,9 @@ class Staff:
 
     def _between_hands(self) -> None:
         if self.in_play():
-            raise StaffError(TEXT_IN_PLAY)
+            raise StaffError(Reason.HAND_IN_PLAY)
         if self.rounds is not None and self.rounds.in_round():
-            raise StaffError(TEXT_IN_ROUND)
+            raise StaffError(Reason.ROUND_IN_PLAY)
 
     def start_game(self, rules: str | None, chips: int | None, by: str) -> dict[str, Any]:
         """A new game now (between hands), of ``rules`` (None: the one played) with ``chips`` each (None: the
@@ -141,18 +144,17 @@ class Staff:
         self._between_hands()
         if chips is not None and (isinstance(chips, bool) or not isinstance(chips, int)
                                   or not 0 < chips <= MAX_CHIPS):
-            raise StaffError(f"chips: a whole number from 1 to {MAX_CHIPS}")
+            raise StaffError(Reason.CHIPS_RANGE, max=MAX_CHIPS)
         board = self.scoreboard
         if rules is not None and rules != board.rules.name:
             try:
                 new = load_ruleset(rules)
             except Exception as exc:  # noqa: BLE001 - an unknown name or a broken file: said
-                raise StaffError(f"rule set {rules[:32]!r}: {exc}") from None
+                raise StaffError(Reason.RULES_UNKNOWN, rules=repr(rules[:32]), problem=str(exc)) from None
             if new.tile_set != self.tile_set:
-                raise StaffError(f"rule set {rules} plays {new.tile_set} tiles; this table's set has {self.tile_set} "
-                                 "(a table plays the rule sets of its tile set)")
+                raise StaffError(Reason.RULES_TILE_SET, rules=rules, tiles=new.tile_set, table_tiles=self.tile_set)
             if self.switch_rules is None:
-                raise StaffError("this table cannot switch its rule set")
+                raise StaffError(Reason.RULES_FIXED)
             self.switch_rules(new)
             log.warning("rule set switched to %s by %s", rules, by)
         b = self.record.book
@@ -165,7 +167,7 @@ class Staff:
             self.record.persist()
             self.rows.put_settings({**self.rows.settings(), "rules": board.rules.name, "chips": start})
         if self.store.failing:
-            raise StaffError("the new game could not be written to the table database")
+            raise StaffError(Reason.GAME_NOT_KEPT)
         self.chips = board.chosen_chips = start
         log.info("game %d started by %s: %s, %d chips each", game, by, board.rules.name, board.start_chips)
         self.bus.publish("staff.game", event="started", game=game, rules=board.rules.name, chips=board.start_chips)
@@ -176,11 +178,11 @@ class Staff:
         self._between_hands()
         board, b = self.scoreboard, self.record.book
         if board.rows.ended(board.game):
-            raise StaffError(f"game {board.game} has ended already: the next hand starts a new one")
+            raise StaffError(Reason.GAME_ENDED, game=board.game)
         with self.store.batch("a game ended by staff"):
             board.end_game(b.hand, STAFF, {**self.tags(), "by": by})
         if self.store.failing:
-            raise StaffError("the game's end could not be written to the table database")
+            raise StaffError(Reason.GAME_END_NOT_KEPT)
         log.info("game %d ended by %s after hand %d", board.game, by, b.hand)
         self.bus.publish("staff.game", event="ended", game=board.game)
         return {"game": board.game, "ended_after": b.hand}
@@ -197,12 +199,12 @@ class Staff:
 
     def closed(self) -> str | None:
         """Why no wall may rise (None: they may): the last session ended."""
-        return TEXT_CLOSED if self.state == ENDED else None
+        return Refusal(Reason.SESSION_OVER) if self.state == ENDED else None
 
     def open(self, minutes: Any, by: str) -> dict[str, Any]:
         """Open the table for ``minutes`` from now (a session open already: its end is set anew)."""
         if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= MAX_MINUTES:
-            raise StaffError(f"minutes: a whole number from 1 to {MAX_MINUTES}")
+            raise StaffError(Reason.MINUTES_RANGE, max=MAX_MINUTES)
         now = self.wall_clock_s()
         ends = now + minutes * 60.0
         s = self.session
@@ -217,7 +219,7 @@ class Staff:
             self.store.add_event("session", {"event": event, "session": ident, "minutes": minutes, "opened_at": now,
                                              "ends_at": ends, "by": by, **self.tags()})
         if self.store.failing:
-            raise StaffError("the session could not be written to the table database")
+            raise StaffError(Reason.SESSION_NOT_KEPT)
         self.session = self.rows.last()
         self.closing_by, self.warned = None, None
         log.info("table session %d %s by %s: %d minutes, ends at %.0f", ident, event, by, minutes, ends)
@@ -228,7 +230,7 @@ class Staff:
     def close(self, by: str) -> dict[str, Any]:
         """End the session now; a hand in play is played to its result first."""
         if self.state not in (OPEN, ENDING):
-            raise StaffError("no table session is open")
+            raise StaffError(Reason.NO_SESSION)
         if self.in_play():
             self.closing_by = by
             log.info("table session %d: closed by %s; the hand in play is finished first", self.session["id"], by)

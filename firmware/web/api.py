@@ -13,7 +13,9 @@ body is validated first (:mod:`firmware.web.bodies`: a body that is not
 what the route takes is 400 with the problems, and nothing is sent to the
 controller).  The
 controller decides the rest (service mode, the lid, a running test) and its
-answer is passed back as it is.
+answer is passed back as it is, but for a refusal: the controller answers a
+code (:mod:`firmware.refusals`), the page's own refusals are phrases, and
+both are worded here in the request's language (:meth:`i18n.Words.answer`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from firmware.web import bodies
+from firmware.i18n import N_
+from firmware.web import bodies, i18n
+from firmware.web.i18n import said
 from firmware.web.state import COOKIE, WebState, may_act
 from firmware.web.bodies import BadBody
 
 log = logging.getLogger(__name__)
+
+RUN_TESTS = N_("run service tests or jogs")          # (what a role may not do, in the refusal's words)
+ROLES = {"staff": N_("staff"), "technician": N_("technician")}
 
 
 def web(request: Any) -> WebState:
@@ -38,17 +45,34 @@ def _json(answer: dict[str, Any], status_code: int = 200) -> Any:
     return JSONResponse(answer, status_code=status_code)
 
 
+def _words(request: Any) -> i18n.Words:
+    return i18n.words(i18n.choose(request))
+
+
+def _said(request: Any, answer: dict[str, Any], status_code: int = 200) -> Any:
+    """The controller's answer in the request's language (a refusal's code worded: :meth:`i18n.Words.answer`)."""
+    return _json(_words(request).answer(answer), status_code)
+
+
+def _refused(request: Any, message: str, status_code: int, **values: Any) -> Any:
+    """The page's own refusal, in the request's language."""
+    text = _words(request).gettext(message)
+    return _json({"ok": False, "error": text % values if values else text}, status_code)
+
+
 def _session_or_refusal(request: Any, act: str | None) -> tuple[Any, Any]:
     """The request's session, or the refusal: 503 with no user set, 401 without a session, 403 when the
     session's role may not ``act``."""
     state = web(request)
     if not state.settings.users:
-        return None, _json({"ok": False, "error": "no password is set on this table (mjtable web passwd)"}, 503)
+        return None, _refused(request, N_("no password is set on this table (mjtable web passwd)"), 503)
     session = state.session(request)
     if session is None:
-        return None, _json({"ok": False, "error": "log in first"}, 401)
+        return None, _refused(request, N_("log in first"), 401)
     if act is not None and not may_act(session):
-        return None, _json({"ok": False, "error": f"your role ({session.role.value}) may not {act}"}, 403)
+        return None, _refused(request, N_("your role (%(role)s) may not %(act)s"), 403,
+                              role=_words(request).gettext(ROLES.get(session.role.value, session.role.value)),
+                              act=_words(request).gettext(act))
     return session, None
 
 
@@ -60,9 +84,9 @@ async def _body(request: Any, adapter: Any, empty: bool = False) -> tuple[Any, A
     try:
         return bodies.parse(adapter, await request.body(), empty), None
     except ClientDisconnect:
-        return None, _json({"ok": False, "error": "bad request body: the client left before its end"}, 400)
+        return None, _refused(request, N_("bad request body: the client left before its end"), 400)
     except BadBody as exc:
-        return None, _json({"ok": False, "error": f"bad request body: {exc}"}, 400)
+        return None, _refused(request, N_("bad request body: %(problem)s"), 400, problem=exc)
 
 
 async def _session_and_nothing(request: Any, act: str) -> tuple[Any, Any]:
@@ -85,7 +109,7 @@ async def events(request: Any) -> Any:
     refused = state.hub.refusal(token, session.role)
     stream = state.hub.open(token, session.role) if refused is None else None
     if stream is None:
-        return _json({"ok": False, "error": refused or "too many pages are open: close one"}, 503)
+        return _said(request, refused or said(N_("too many pages are open: close one")), 503)
 
     async def lines() -> Any:
         try:
@@ -109,47 +133,48 @@ async def status(request: Any) -> Any:
 
 
 async def ack(request: Any) -> Any:
-    session, refusal = await _session_and_nothing(request, "acknowledge faults")
+    session, refusal = await _session_and_nothing(request, N_("acknowledge faults"))
     if refusal:
         return refusal
     answer = await web(request).control.ask({"cmd": "ack"})
     log.info("acknowledge by %s: %s", session.user, answer.get("error") or "done")
-    return _json(answer)
+    return _said(request, answer)
 
 
 async def stop(request: Any) -> Any:
-    session, refusal = await _session_and_nothing(request, "stop service tests")
+    session, refusal = await _session_and_nothing(request, N_("stop service tests"))
     if refusal:
         return refusal
-    return _json(await web(request).control.ask({"cmd": "stop"}))
+    return _said(request, await web(request).control.ask({"cmd": "stop"}))
 
 
 async def hold(request: Any) -> Any:
-    session, refusal = _session_or_refusal(request, "run service tests or jogs")
+    session, refusal = _session_or_refusal(request, RUN_TESTS)
     if refusal:
         return refusal
     body, refusal = await _body(request, bodies.HOLD)
     if refusal:
         return refusal
     state = web(request)
-    return _json(await state.holds.start(request.cookies.get(COOKIE), session.user, body.action(), state.now_s()))
+    return _said(request, await state.holds.start(request.cookies.get(COOKIE), session.user, body.action(),
+                                                  state.now_s()))
 
 
 async def hold_alive(request: Any) -> Any:
-    session, refusal = await _session_and_nothing(request, "run service tests or jogs")
+    session, refusal = await _session_and_nothing(request, RUN_TESTS)
     if refusal:
         return refusal
     state = web(request)
     answer = state.holds.keepalive(request.path_params["hold"], request.cookies.get(COOKIE), state.now_s())
-    return _json(answer, 200 if answer.get("ok") else 404)
+    return _said(request, answer, 200 if answer.get("ok") else 404)
 
 
 async def hold_release(request: Any) -> Any:
-    session, refusal = await _session_and_nothing(request, "run service tests or jogs")
+    session, refusal = await _session_and_nothing(request, RUN_TESTS)
     if refusal:
         return refusal
     answer = web(request).holds.release(request.path_params["hold"], request.cookies.get(COOKIE))
-    return _json(answer, 200 if answer.get("ok") else 404)
+    return _said(request, answer, 200 if answer.get("ok") else 404)
 
 
 # -- staff: names at the seats, games, the table session (开台); staff and technicians -------------------------------
@@ -168,7 +193,7 @@ async def _staff_action(request: Any, adapter: Any, to_request: Any) -> Any:
     ask = {**to_request(body), "by": f"web:{session.user}"}
     answer = await web(request).control.ask(ask)
     log.info("%s by %s: %s", ask["cmd"], session.user, answer.get("error") or "done")
-    return _json(answer, 200 if answer.get("ok") else 409)
+    return _said(request, answer, 200 if answer.get("ok") else 409)
 
 
 async def staff_players(request: Any) -> Any:
@@ -179,7 +204,7 @@ async def staff_players(request: Any) -> Any:
 async def staff_session(request: Any) -> Any:
     if request.method == "GET":
         session, refusal = _staff_or_refusal(request)
-        return refusal or _json(await web(request).control.ask({"cmd": "session", "action": "status"}))
+        return refusal or _said(request, await web(request).control.ask({"cmd": "session", "action": "status"}))
     return await _staff_action(request, bodies.SESSION, lambda b: {
         "cmd": "session", "action": b.action, **({"minutes": b.minutes} if b.minutes is not None else {})})
 

@@ -28,7 +28,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.i18n import N_
 from firmware.web.control import Control, Held
+from firmware.web.i18n import english, phrase, said
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ class Hold:
     deadline_s: float
     held: Held
     answer: dict[str, Any] | None = None
-    stopping: str | None = None                # why it is being stopped
+    stopping: dict[str, Any] | None = None     # why it is being stopped (a phrase: worded where it is shown)
     tasks: list[asyncio.Future] = field(default_factory=list)
 
 
@@ -68,9 +70,10 @@ class Holds:
         start that no hold watches."""
         if self.running:
             assert self.current is not None
-            return {"ok": False, "error": f"{self.current.what} is held by {self.current.user}: wait for it to end"}
+            return said(N_("%(what)s is held by %(user)s: wait for it to end"), what=self.current.what,
+                        user=self.current.user)
         if self.starting is not None:
-            return {"ok": False, "error": f"{self.starting} is starting a held action: wait for it to end"}
+            return said(N_("%(user)s is starting a held action: wait for it to end"), user=self.starting)
         what = f"{request['cmd']} {request.get('mechanism') or request.get('name')}"
         self.starting = user
         try:
@@ -87,11 +90,11 @@ class Holds:
 
     def _answered(self, hold: Hold, done: "asyncio.Future[dict[str, Any]]") -> None:
         if done.cancelled():
-            answer = {"ok": False, "error": f"stopped: {hold.stopping or 'let go'}"}
+            answer = said(N_("stopped: %(why)s"), why=hold.stopping or phrase(N_("let go")))
         else:
             answer = dict(done.result())
             if hold.stopping and not answer.get("ok"):
-                answer["error"] = f"stopped: {hold.stopping}"
+                answer.update(said(N_("stopped: %(why)s"), why=hold.stopping))
         hold.answer = answer
         hold.held.close()
         self.finished[hold.id] = answer
@@ -104,9 +107,9 @@ class Holds:
         if hold is None:
             if hold_id in self.finished:
                 return {"ok": True, "running": False, "answer": self.finished[hold_id]}
-            return {"ok": False, "error": "no such hold (it ended long ago, or never started)"}
+            return said(N_("no such hold (it ended long ago, or never started)"))
         if hold.session != session:
-            return {"ok": False, "error": "this hold belongs to another session"}
+            return said(N_("this hold belongs to another session"))
         if hold.answer is not None:
             return {"ok": True, "running": False, "answer": hold.answer}
         return hold
@@ -126,20 +129,21 @@ class Holds:
         hold = self._own(hold_id, session)
         if isinstance(hold, dict):
             return hold
-        self._stop(hold, f"let go by {hold.user}")
+        self._stop(hold, phrase(N_("let go by %(user)s"), user=hold.user))
         return {"ok": True, "running": False, "stopping": True}
 
     async def sweep(self, now_s: float) -> None:
         """Stop a held action whose keep-alives stopped arriving (the dead-man timer)."""
         hold = self.current
         if hold is not None and hold.answer is None and hold.stopping is None and now_s >= hold.deadline_s:
-            self._stop(hold, f"no keep-alive for {self.deadman_s:g} s (the page or its connection went away)")
+            self._stop(hold, phrase(N_("no keep-alive for %(s)s s (the page or its connection went away)"),
+                                    s=f"{self.deadman_s:g}"))
 
-    def _stop(self, hold: Hold, why: str) -> None:
+    def _stop(self, hold: Hold, why: dict[str, Any]) -> None:
         if hold.stopping is not None or hold.answer is not None:
             return
         hold.stopping = why
-        log.warning("%s: stopping, %s", hold.what, why)
+        log.warning("%s: stopping, %s", hold.what, english(why))
 
         async def stop() -> None:
             try:

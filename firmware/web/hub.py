@@ -33,7 +33,9 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from firmware.game.status import live_line
+from firmware.i18n import N_
 from firmware.web.control import Control
+from firmware.web.i18n import said
 from firmware.web.users import Role
 
 log = logging.getLogger(__name__)
@@ -179,17 +181,18 @@ class Hub:
                 self.deals.popitem(last=False)
 
     # -- the browsers ------------------------------------------------------------------------------
-    def refusal(self, owner: str | None = None, role: Role | None = None) -> str | None:
-        """Why session ``owner`` of ``role`` may not open one more stream now (None: it may)."""
+    def refusal(self, owner: str | None = None, role: Role | None = None) -> dict[str, Any] | None:
+        """Why session ``owner`` of ``role`` may not open one more stream now (None: it may): the page's refusal
+        (:func:`firmware.web.i18n.said`, worded in the request's language)."""
         if len(self.streams) >= self.max_streams:
-            return f"too many pages are open on this table (at most {self.max_streams}): close one"
+            return said(N_("too many pages are open on this table (at most %(n)s): close one"), n=self.max_streams)
         if owner is not None and sum(s.owner == owner for s in self.streams) >= MAX_STREAMS_PER_SESSION:
-            return f"this login has {MAX_STREAMS_PER_SESSION} pages open already (at most): close one"
+            return said(N_("this login has %(n)s pages open already (at most): close one"), n=MAX_STREAMS_PER_SESSION)
         if role is not Role.TECHNICIAN:
             staff = sum(s.role is not Role.TECHNICIAN for s in self.streams)
             if staff >= self.max_streams - self.kept_for_technicians:
-                return (f"staff have {staff} pages open (at most: the other {self.kept_for_technicians} are kept "
-                        f"for technicians): close one")
+                return said(N_("staff have %(n)s pages open (at most: the other %(kept)s are kept for technicians): "
+                               "close one"), n=staff, kept=self.kept_for_technicians)
         return None
 
     def open(self, owner: str | None = None, role: Role | None = None) -> Stream | None:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Callable, Iterator
+
+from firmware.i18n import LOCALES, N_, catalogue, locale_of_tag
 
 log = logging.getLogger(__name__)
 
-LOCALES = ("zh_CN", "en")
+__all__ = ["LOCALES", "N_"]
 DEFAULT = "zh_CN"
 LANG_COOKIE = "mjtable_lang"
 THEME_COOKIE = "mjtable_theme"
@@ -35,11 +36,6 @@ HTML_LANG = {"zh_CN": "zh-CN", "en": "en"}
 LANGUAGE_NAMES = {"zh_CN": "中文", "en": "English"}     # (each in its own language: never translated)
 SIDES = 4
 WINDS = "ESWN"
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogue; translated where it is shown."""
-    return message
 
 
 # -- what a status carries, in words ---------------------------------------------------------------------
@@ -125,7 +121,34 @@ SCRIPT = {
     "hand_n": N_("hand %(n)s"), "dealer_is": N_("dealer %(who)s"), "stacking_n": N_("stacking: %(n)s tiles"),
     "chips_are": N_("chips %(chips)s"), "seat": N_("%(who)s (%(wind)s)"),
     "then": N_("%(first)s, then %(second)s"),
+    # the staff's block (static/staff.js)
+    "staff_done": N_("Done."), "staff_refused": N_("Refused: %(why)s"),
+    "no_session": N_("No session open: the table plays freely."),
+    "session_over": N_("The session is over: the table is closed (hands played: %(hands)s)."),
+    "session_open": N_("Open: %(minutes)s minutes left, hands played: %(hands)s."),
+    "session_last": N_("Open: %(minutes)s minutes left, hands played: %(hands)s; this is the last hand."),
+    "session_warning": N_("Warning: %(minutes)s minutes left!"),
 }
+
+
+def phrase(message: str, **values: Any) -> dict[str, Any]:
+    """A message of the page's own (marked ``N_``) with its values, kept language-neutral until it is shown
+    (:meth:`Words.answer`); a value may be a phrase itself."""
+    return {"say": message, "values": values}
+
+
+def said(message: str, **values: Any) -> dict[str, Any]:
+    """The page's own refusal: ``error`` in the code's English (for the log), and the phrase the page words in
+    the request's language."""
+    return {"ok": False, "error": english(phrase(message, **values)), **phrase(message, **values)}
+
+
+def english(said_: dict[str, Any]) -> str:
+    return said_["say"] % {k: english(v) if _is_phrase(v) else v for k, v in said_["values"].items()}
+
+
+def _is_phrase(value: Any) -> bool:
+    return isinstance(value, dict) and "say" in value and isinstance(value.get("values"), dict)
 
 
 def side_number(side: int) -> int:
@@ -134,21 +157,10 @@ def side_number(side: int) -> int:
 
 
 # -- the catalogue -----------------------------------------------------------------------------------------
-def locale_folder() -> Any:
-    return resources.files("firmware.web") / "locale"
-
-
 @lru_cache(maxsize=None)
 def translations(locale: str) -> Any:
-    """The compiled catalogue of ``locale``, read by the standard library's :mod:`gettext` (Babel makes the catalogue;
-    the table does not need it to read one).  English is the code's own, so a missing catalogue is English."""
-    import gettext
-
-    with resources.as_file(locale_folder()) as folder:
-        found = gettext.translation("messages", str(folder), languages=[locale], fallback=True)
-    if not isinstance(found, gettext.GNUTranslations):
-        log.warning("web: no compiled catalogue for %s: the page is in English", locale)
-    return found
+    """The page's compiled catalogue (domain ``messages``) of ``locale`` (:func:`firmware.i18n.catalogue`)."""
+    return catalogue("firmware.web", "messages", locale)
 
 
 def parse_accept_language(header: str | None) -> list[str]:
@@ -171,11 +183,9 @@ def negotiate(header: str | None) -> str:
     """The locale for an ``Accept-Language`` header: zh (any zh-*: the table's characters are simplified) or en,
     whichever comes first; zh-CN when neither is asked for."""
     for tag in parse_accept_language(header):
-        primary = tag.lower().split("-")[0].split("_")[0]
-        if primary == "zh":
-            return "zh_CN"
-        if primary == "en":
-            return "en"
+        chosen = locale_of_tag(tag)
+        if chosen:
+            return chosen
     return DEFAULT
 
 
@@ -240,6 +250,46 @@ class Words:
 
     def fault_text(self, text: str) -> str:
         return self.gettext(text) if text else ""
+
+    def refusal(self, answer: dict[str, Any]) -> str:
+        """Why the controller refused (its answer's ``refusal`` code and ``params``: :mod:`firmware.refusals`), in
+        this language; an answer without a code this table knows says its ``error`` as it is."""
+        from firmware.refusals import worded
+
+        return worded(answer, self.gettext, self.state, self.mechanism, self.seat_name) or str(answer.get("error", ""))
+
+    def phrase(self, said_: dict[str, Any]) -> str:
+        """A :func:`phrase` in this language: its values that are phrases too, a held action (``what``: ``jog
+        turntable``, ``test lifts``) by its name."""
+        def value(key: str, v: Any) -> Any:
+            if _is_phrase(v):
+                return self.phrase(v)
+            if key == "what" and isinstance(v, str):
+                kind, _, name = v.partition(" ")
+                return self.mechanism(name) if kind == "jog" else self.test(name)
+            return v
+        try:
+            return self.gettext(said_["say"]) % {k: value(k, v) for k, v in said_["values"].items()}
+        except (KeyError, TypeError, ValueError):
+            return english(said_)
+
+    def seat_name(self, seat: str) -> str:
+        """A seat (E, S, W, N: where staff name the players) by its position's name."""
+        return self.position(WINDS.index(seat)) if len(seat) == 1 and seat in WINDS else seat
+
+    def answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """A controller's answer as the page shows it: a refusal's ``error`` in this language (the held action's
+        own answer inside it too); the rest as it is."""
+        if not isinstance(answer, dict):
+            return answer
+        out = dict(answer)
+        if "refusal" in out:
+            out["error"] = self.refusal(out)
+        if _is_phrase(out):
+            out["error"] = self.phrase({"say": out.pop("say"), "values": out.pop("values")})
+        if isinstance(out.get("answer"), dict):
+            out["answer"] = self.answer(out["answer"])
+        return out
 
     def mechanism(self, name: str) -> str:
         return self.gettext(MECHANISMS[name]) if name in MECHANISMS else self.gettext("a mechanism")

@@ -310,6 +310,27 @@ def _every_page(game: Any, watched: Watched, language: str, size: str, tmp_path:
     assert watched.problems == [], (language, size, watched.problems)
 
 
+def test_the_staff_block_and_a_controllers_refusal_on_the_chinese_page(game, browser):
+    """On a zh-CN page the staff's block is Chinese, and what the controller refuses (closing a table no session
+    opened: a code, worded by the page) is shown in Chinese."""
+    from playwright.sync_api import expect
+
+    watched = Watched(browser, "zh", "phone")
+    page = watched.page
+    try:
+        log_in(page, game.url, "tech")
+        page.goto(game.url + "/table")
+        page.locator("#staff summary").click()
+        expect(page.locator("#staff-session")).to_have_text("未开台：牌桌可自由使用。", timeout=WAIT_MS)
+        page.locator("button[data-staff=close]").click()
+        expect(page.locator("#staff-answer")).to_have_text("被拒绝：当前没有开台", timeout=WAIT_MS)
+        assert "Close the table" not in page.content() and page.evaluate(IDENTIFIERS) == []
+        refusal = "console error: Failed to load resource: the server responded with a status of 409 (Conflict)"
+        assert [p for p in watched.problems if p != refusal] == []          # (the browser notes the refusal's 409)
+    finally:
+        watched.close()
+
+
 def test_the_language_switch_and_the_dark_mode_are_remembered(game, browser, tmp_path):
     from playwright.sync_api import expect
 
@@ -348,8 +369,10 @@ def test_an_injected_jam_appears_with_its_hint_staff_are_refused_a_technician_ac
     expect(active).to_contain_text("Clear tiles jammed in the West side's stacking head")
     expect(active).to_contain_text("lamps East+South, then East+South")        # (0+1 then 0+1)
     assert page.locator("#ack").count() == 0 and "Acknowledging is for technicians" in page.content()
-    refused = page.request.post(game.url + "/api/ack", headers={"origin": game.url})
+    refused = page.request.post(game.url + "/api/ack", headers={"origin": game.url, "accept-language": "en"})
     assert refused.status == 403 and "your role (staff) may not" in refused.json()["error"]
+    refused = page.request.post(game.url + "/api/ack", headers={"origin": game.url, "accept-language": "zh-CN"})
+    assert refused.status == 403 and refused.json()["error"] == "你的角色（员工）不能确认故障"
     assert game.status("table")["state"] == "latched"
     staff.close()
 
@@ -482,7 +505,9 @@ def test_with_the_lid_open_the_buttons_are_refused(tmp_path_factory, browser_typ
             assert time.monotonic() < deadline
             answer = page.request.post(f"{table.url}/api/hold/{started['hold']}/alive",
                                        headers={"origin": table.url}).json()
-        assert "refused: service lid open (E04)" in answer["answer"]["error"]
+        # (the controller's refusal is a code; the page words it in the request's language: zh-CN by default)
+        assert answer["answer"]["error"].startswith("被拒绝：电机可能运行时维修盖打开（E04）；关上维修盖")
+        assert answer["answer"]["refusal"] == "interlock" and answer["answer"]["params"] == {"fault": "E04"}
         assert "turntable" not in table.status("table")["moving"]
     finally:
         table.stop()

@@ -52,7 +52,7 @@ def test_faults_are_reported_with_their_acknowledge(tmp_path, capsys):
                                                                                                                abs=2)
     assert data["hands_played"] == 3
     out = capsys.readouterr().out
-    assert "fault E22 (latched)" in out and "hint:" in out and "acknowledged at" in out
+    assert "fault E22 (needs a technician)" in out and "hint:" in out and "acknowledged at" in out
 
 
 def test_an_unacknowledged_latched_fault_fails_the_run(tmp_path, capsys):
@@ -291,4 +291,4 @@ def test_a_power_cut_right_after_resuming_still_completes(tmp_path, capsys, at):
 
 def test_no_technician_means_nobody_frees_a_stuck_lid(capsys):
     assert main(["sim", "--hands", "1", "--inject", "stuck-on:lid", "--auto-ack-s", "none", "--quiet"]) == 1
-    assert "did not complete (state hold)" in capsys.readouterr().err
+    assert "did not complete (the table is: Held)" in capsys.readouterr().err

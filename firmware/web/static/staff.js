@@ -1,14 +1,18 @@
 // Staff's and technicians' blocks: the table session (开台), names, games; the table's log, followed live.
-// Every string shown is plain English, for the catalogue.
+// Every sentence shown is the page's (#words, from the catalogue, in the page's language); the API's refusals come
+// worded in it too.
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
+  const W = JSON.parse((document.getElementById("words") || {}).textContent || "{}");
+  const T = (key) => (W.text && W.text[key]) || key;
+  const fmt = (template, params) => template.replace(/%\((\w+)\)s/g, (_, k) => (k in params ? String(params[k]) : ""));
   const say = (text) => { const el = $("staff-answer"); if (el) el.textContent = text; };
   async function post(path, body) {
     const r = await fetch(path, {method: "POST", headers: {"content-type": "application/json"},
                                  body: JSON.stringify(body), credentials: "same-origin"});
-    const a = await r.json().catch(() => ({ok: false, error: "no answer"}));
-    say(a.ok ? "Done." : "Refused: " + a.error);
+    const a = await r.json().catch(() => ({ok: false, error: T("no_answer")}));
+    say(a.ok ? T("staff_done") : fmt(T("staff_refused"), {why: a.error}));
     showSession();
   }
   async function showSession() {
@@ -18,10 +22,11 @@
     const a = await r.json().catch(() => null);
     if (!a || !a.ok) return;
     const s = a.session;
-    if (!s.state) el.textContent = "No session open: the table plays freely.";
-    else if (s.state === "closed") el.textContent = "The session is over: the table is closed (" + s.hands + " hands).";
-    else el.textContent = "Open: " + Math.round(s.seconds_left / 60) + " minutes left, " + s.hands + " hands" +
-      (s.state === "ending" ? ", last hand." : ".") + (s.warning ? " Warning: " + s.warning + " minutes left!" : "");
+    const n = {hands: s.hands || 0, minutes: Math.round((s.seconds_left || 0) / 60)};
+    if (!s.state) el.textContent = T("no_session");
+    else if (s.state === "closed") el.textContent = fmt(T("session_over"), n);
+    else el.textContent = fmt(T(s.state === "ending" ? "session_last" : "session_open"), n) +
+      (s.warning ? " " + fmt(T("session_warning"), {minutes: s.warning}) : "");
   }
   const actions = {
     open: () => post("/api/staff/session", {action: "open", minutes: parseInt($("staff-minutes").value, 10)}),

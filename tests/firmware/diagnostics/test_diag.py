@@ -102,7 +102,7 @@ def test_faults_and_ack_over_the_socket(tmp_path):
     (["diag", "--sim", "--service", "test", "dice", "--json"], 0, '"test": "dice"'),
     (["diag", "--sim", "counters", "--json"], 0, '"reader"'),
     (["diag", "--sim", "--service", "jog", "turntable", "--seconds", "4"], 0,
-     "turntable    ok   ran 4 s, 1 revolutions"),
+     "turntable    ok   ran 4 s, 1 revolution"),
     (["diag", "--sim", "--service", "jog", "center_lift", "--to", "up"], 0, "to: up"),
     (["diag", "--sim", "--service", "jog", "stacker9"], 1, "no mechanism 'stacker9'"),
     (["diag", "--sim", "--service", "--inject", "jam:stacker2", "test", "stackers"], 1,
@@ -135,7 +135,7 @@ def test_diag_direct_drives_the_table_from_this_process(tmp_path, capsys):
     direct = ["diag", "--direct", "--config-dir", str(tmp_path / "etc/mjtable"), "--pin-factory", "mock",
               "--state", str(tmp_path / "t.db")]
     assert main([*direct, "state"]) == 0
-    assert "state: service" in capsys.readouterr().out
+    assert "state: Service mode" in capsys.readouterr().out              # (the state in words)
     assert main([*direct, "sensors"]) == 0
     assert "center_down" in capsys.readouterr().out
 
@@ -205,7 +205,7 @@ def test_a_simulated_table_serves_the_socket_across_a_power_cut(tmp_path):
 
 def test_sim_service_mode_runs_until_told_and_the_socket_option_goes_before_the_tool(tmp_path, capsys):
     assert main(["sim", "--service", "--until-s", "30", "--quiet"]) == 0
-    assert "final state service" in capsys.readouterr().out
+    assert "final state Service mode" in capsys.readouterr().out
     assert main(["sim", "--until-s", "30"]) == 2
     assert main(["diag", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
     assert f"no controller is listening on {tmp_path / 'none.sock'}" in capsys.readouterr().err

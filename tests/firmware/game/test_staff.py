@@ -101,15 +101,18 @@ def test_names_and_a_game_of_another_rule_set_of_the_same_tiles_between_games(tm
     try:
         _in_play(run)
         staff = run.session.staff
-        assert _ask(run, {"cmd": "game", "action": "start", "rules": "competition"})["error"].startswith("a hand is")
+        refused = _ask(run, {"cmd": "game", "action": "start", "rules": "competition"})
+        assert refused["error"].startswith("a hand is") and refused["refusal"] == "hand_in_play"    # (a code: worded
+        assert refused["params"] == {}                                                               # where shown)
         names = {"E": "Ana", "S": "Bo", "W": "陈", "N": "Dong"}
         assert _ask(run, {"cmd": "players", "players": names, "by": "web:staff"})["players"] == names
         assert _ask(run, {"cmd": "players", "players": {"E": "x"}})["ok"] is False
         assert run.session.get_status(["round"])["round"]["players"] == names
         staff.open(1, "desk")                    # (a minute's session: then the table stands between hands)
         run.loop.run_until(lambda: staff.state == "closed" and run.controller.state == "ready", 900)
-        assert _ask(run, {"cmd": "game", "action": "start", "rules": "sichuan"})["error"].startswith(
-            "rule set sichuan plays 108 tiles")
+        refused = _ask(run, {"cmd": "game", "action": "start", "rules": "sichuan"})
+        assert refused["error"].startswith("rule set sichuan plays 108 tiles") and refused["refusal"] == \
+            "rules_tile_set" and refused["params"] == {"rules": "sichuan", "tiles": 108, "table_tiles": 144}
         answer = _ask(run, {"cmd": "game", "action": "start", "rules": "competition", "chips": 1000})
         assert answer["ok"] and answer["game"]["rules"] == "competition" and answer["game"]["chips"] == 1000
         c = run.controller

@@ -349,7 +349,7 @@ def test_one_hold_at_a_time_and_only_its_own_session(web):
     web.client.cookies.clear()
     web.login("tech")                                    # the same technician on another phone: a new session
     busy = web.client.post("/api/hold", json={"kind": "jog", "name": "stacker1"}).json()
-    assert not busy["ok"] and "jog dice is held by tech" in busy["error"]
+    assert not busy["ok"] and "Dice is held by tech" in busy["error"]          # (the mechanism in words)
     foreign = web.client.post(f"/api/hold/{first['hold']}/alive")
     assert foreign.status_code == 404 and "another session" in foreign.json()["error"]
     assert web.client.post("/api/hold/nope/release").status_code == 404

@@ -48,7 +48,7 @@ def _extracted() -> dict[object, list[str]]:
     keywords = {**DEFAULT_KEYWORDS, "N_": None, "_g": (2,), "g": None}
     found: dict[object, list[str]] = {}
     for filename, _, message, _comments, _ in extract_from_dir(str(ROOT), method_map, options_map, keywords):
-        if filename.startswith(("firmware/web", "firmware/faults.py")):
+        if filename.startswith(("firmware/web", "firmware/faults.py", "firmware/refusals.py")):
             found.setdefault(message, []).append(filename)
     return found
 
@@ -251,3 +251,76 @@ def test_before_the_controller_answers_the_player_view_says_so(tmp_path, game_db
         page = web.client.get("/")
         assert page.status_code == 200 and "牌桌无响应" in page.text and "还没开局" in page.text
         assert not IDENTIFIER.search(_visible(page.text))
+
+
+# -- the staff's and technicians' blocks, and the refusals they show ----------------------------------------------
+def test_the_staff_and_technician_blocks_are_in_the_pages_language(table):
+    table.login("tech")
+    zh = table.client.get("/table").text
+    assert "开新局" in zh and "开台计时" in zh and "Start a game" not in zh and "Open the table" not in zh
+    faults = table.client.get("/faults").text
+    assert "下载诊断资料" in faults and "Download diagnostics" not in faults
+    words = i18n.words("zh_CN").script()["text"]
+    assert words["staff_refused"] == "被拒绝：%(why)s" and "Refused" not in words["session_last"]
+    table.client.cookies.set("mjtable_lang", "en")
+    assert "Start a game" in table.client.get("/table").text
+
+
+def test_a_controllers_refusal_is_worded_in_the_pages_language(table):
+    """The controller answers a code and its values (language-neutral); the page words it (a state's name, a
+    mechanism's, a fault's text and hint), in Chinese on a Chinese page, in English on an English one."""
+    from firmware.game.staff import StaffError
+    from firmware.refusals import Reason, Refusal
+
+    table.login("tech")
+    table.control.answers["game"] = StaffError(Reason.HAND_IN_PLAY).refusal.answer()
+    zh = table.client.post("/api/staff/game", json={"action": "end"})
+    assert zh.status_code == 409 and zh.json()["error"] == "正在打牌：请在两手之间再操作"
+    en = table.client.post("/api/staff/game", json={"action": "end"}, headers={"accept-language": "en"})
+    assert en.json()["error"] == "a hand is in play: do this between hands" == str(StaffError(Reason.HAND_IN_PLAY))
+    table.control.answers["players"] = StaffError(Reason.PLAYER_NAME, seat="W").refusal.answer()
+    assert table.client.post("/api/staff/players", json={"players": None}).json()["error"] == \
+        "西 的名字：1 到 40 个可显示字符"
+    table.control.answers["ack"] = Refusal(Reason.NOTHING_TO_ACK, state="in_play").answer()
+    assert table.client.post("/api/ack").json()["error"] == "没有需要确认的故障（牌桌现在：打牌中）"
+    table.control.answers["ack"] = Refusal(Reason.INTERLOCK, fault="E04").answer(fault="E04")
+    said = table.client.post("/api/ack").json()["error"]
+    assert said.startswith("被拒绝：") and "（E04）" in said and "维修盖" in said and not IDENTIFIER.search(said)
+    table.control.answers["ack"] = Refusal(Reason.STILL_MOVING, moving=["wall_lift0"]).answer()
+    said = table.client.post("/api/ack").json()["error"]
+    assert "仍在运转" in said and "wall_lift0" not in said
+    table.control.answers["ack"] = {"ok": False, "error": "an answer of another version", "refusal": "nonesuch"}
+    assert table.client.post("/api/ack").json()["error"] == "an answer of another version"     # (said as it came)
+
+
+def test_the_pages_own_refusals_are_in_its_language(table):
+    table.login("staff")
+    refused = table.client.post("/api/ack")
+    assert refused.status_code == 403 and refused.json()["error"] == "你的角色（员工）不能确认故障"
+    table.client.cookies.clear()
+    assert table.client.post("/api/staff/game", json={"action": "end"}).json()["error"] == "请先登录"
+
+
+def test_a_held_actions_refusals_are_in_the_pages_language(table):
+    """Two presses at once, another session's hold, a hold stopped: the page's own refusals, worded where shown (a
+    held action by its mechanism's name, the reason it stopped as a phrase)."""
+    from firmware.web.hub import Hub
+    from firmware.web.users import Role
+
+    table.login("tech")
+    first = table.client.post("/api/hold", json={"kind": "jog", "name": "turntable"}).json()
+    assert first["ok"]
+    busy = table.client.post("/api/hold", json={"kind": "jog", "name": "dice"}).json()
+    assert busy["error"] == "转盘 正被 tech 按住运行：请等它结束" and not IDENTIFIER.search(busy["error"])
+    english = table.client.post("/api/hold", json={"kind": "jog", "name": "dice"}, headers={"accept-language": "en"})
+    assert english.json()["error"] == "Turntable is held by tech: wait for it to end"
+    assert table.client.post("/api/hold/nonesuch/alive").json()["error"] == "没有这个按住操作（早已结束，或从未开始）"
+    assert table.client.post(f"/api/hold/{first['hold']}/release").json()["stopping"]
+    zh = i18n.words("zh_CN")
+    hub = Hub(lambda: 0.0, max_streams=3, kept_for_technicians=0)
+    assert all(hub.open(f"session {i}", Role.TECHNICIAN) for i in range(3))
+    assert zh.answer(hub.refusal())["error"] == "本桌打开的页面太多（最多 3 个）：请关闭一个"
+    assert i18n.words("en").answer(hub.refusal())["error"] == \
+        "too many pages are open on this table (at most 3): close one"
+    stopped = i18n.said("stopped: %(why)s", why=i18n.phrase("let go by %(user)s", user="ana"))
+    assert stopped["error"] == "stopped: let go by ana" and zh.answer(stopped)["error"] == "已停止：ana 已松开"

@@ -236,7 +236,7 @@ def test_staff_cannot_take_the_event_streams_a_technician_needs(real_page):
         assert answer.status == 200, answer.read()[:200]                    # the technician's page is live
         assert answer.readline() == b"retry: 2000\n"
         assert len(streams) == MAX_STREAMS - STREAMS_KEPT_FOR_TECHNICIANS + 1
-        assert f"the other {STREAMS_KEPT_FOR_TECHNICIANS} are kept for technicians" in refusal
+        assert f"其余 {STREAMS_KEPT_FOR_TECHNICIANS} 个留给技术员" in refusal          # (no Accept-Language: zh-CN)
     finally:
         for conn in streams:
             conn.close()

@@ -220,5 +220,6 @@ def test_the_wheel_carries_the_pages_script_styles_and_tiles(tmp_path):
                  "firmware/web/static/mjtable.js", "firmware/web/static/mjtable.css",
                  "firmware/web/static/tiles/5m.svg", "firmware/web/static/tiles/back.svg",
                  "firmware/web/static/favicon.svg", "firmware/web/static/favicon.ico",
-                 "firmware/defaults/systemd/mjtable-web.service"):
+                 "firmware/defaults/systemd/mjtable-web.service", "firmware/web/locale/zh_CN/LC_MESSAGES/messages.mo",
+                 "firmware/cli/locale/zh_CN/LC_MESSAGES/cli.mo", "firmware/cli/locale/en/LC_MESSAGES/cli.mo"):
         assert name in names, name

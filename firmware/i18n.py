@@ -1,0 +1,64 @@
+"""The table's languages, neutral: which locale a language tag or the environment asks for, and a compiled catalogue.
+
+The table speaks Simplified Chinese (``zh_CN``) and English (``en``).  Its
+messages are English in the code, marked for the catalogue (``_()``,
+``ngettext()``, ``N_()`` where a message is kept in a table or a code and
+translated where it is shown); Babel extracts them (``make i18n``) into two
+domains: ``messages`` (the web page: ``firmware/web/locale``, ``babel.cfg``)
+and ``cli`` (the command line: ``firmware/cli/locale``, ``babel-cli.cfg``).
+The table reads the compiled ``.mo`` with the standard library's
+:mod:`gettext` (Babel is a tool of the build, not a dependency of the
+table).  Nothing here keeps a current language: each caller (a web request,
+the command line's process) chooses its own and asks for its catalogue.
+"""
+
+from __future__ import annotations
+
+import gettext
+import logging
+from importlib import resources
+from typing import Mapping
+
+log = logging.getLogger(__name__)
+
+LOCALES = ("zh_CN", "en")
+ENGLISH = "en"
+# the environment's variables that name a language, in the order gettext reads them (the first set decides)
+ENVIRONMENT = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def N_(message: str) -> str:
+    """Marks a message for the catalogue; translated where it is shown."""
+    return message
+
+
+def locale_of_tag(tag: str | None) -> str | None:
+    """The locale a language tag asks for (``zh-CN``, ``zh_TW.UTF-8``, ``en-GB``: any zh is Chinese, the table's
+    characters are simplified; any en is English), or None for any other language."""
+    primary = (tag or "").strip().lower().replace("_", "-").split("-")[0].split(".")[0].split("@")[0]
+    if primary == "zh":
+        return "zh_CN"
+    if primary == "en":
+        return "en"
+    return None
+
+
+def locale_of_environment(environ: Mapping[str, str]) -> str:
+    """The locale the environment asks for: the first of LANGUAGE (its first entry), LC_ALL, LC_MESSAGES, LANG that
+    is set; zh* is Chinese, anything else (C, POSIX, another language, nothing) English."""
+    for name in ENVIRONMENT:
+        value = (environ.get(name) or "").strip()
+        if value:
+            return locale_of_tag(value.split(":")[0]) or ENGLISH
+    return ENGLISH
+
+
+def catalogue(package: str, domain: str, locale: str) -> gettext.NullTranslations:
+    """The compiled catalogue ``domain`` of ``locale`` in ``package``'s ``locale`` folder, read by :mod:`gettext`
+    (a copy of its own: a caller may chain a fallback to it).  English is the code's own, so a missing catalogue is
+    English, said in the log."""
+    with resources.as_file(resources.files(package) / "locale") as folder:
+        found = gettext.translation(domain, str(folder), languages=[locale], fallback=True)
+    if not isinstance(found, gettext.GNUTranslations) and locale != ENGLISH:
+        log.warning("no compiled catalogue %s for %s in %s: English is shown", domain, locale, package)
+    return found
