@@ -93,6 +93,9 @@ class Check:
 def check_hand(sealed: SealedHand, rules_of: Callable[[str], RuleSet]) -> Check:
     """Check one hand (``rules_of(name)``: the rule set its record names)."""
     out = Check(sealed.hand)
+    if not sealed.commitment:
+        out.problems.append("no commitment was recorded for this hand (dealt before committed walls, or removed)")
+        return out
     if sealed.reveal is None:
         out.pending = True
         return out
