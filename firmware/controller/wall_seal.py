@@ -5,7 +5,8 @@ for electronic dice from its injected source of randomness (the composition
 root gives the operating system's CSPRNG on a table, the seeded generator of
 the simulator: a simulated run is the same for its seed), writes the seal
 with the wall (:mod:`firmware.tiles.fair_walls`: the preimage and its
-SHA-256) and publishes ``walls.sealed`` with the commitment, before anybody
+SHA-256, and the fleet's ``evt/walls`` in the same transaction) and
+publishes ``walls.sealed`` with the commitment, before anybody
 can throw the dice for them.  Electronic dice for those walls come from the
 sealed seed; the hand's deal appends the seal it was dealt from
 (:func:`firmware.controller.deal.deal_hand`).
@@ -41,6 +42,7 @@ class WallSealer:
                       self._bytes(SEED_BYTES), self._bytes(NONCE_BYTES))
         commitment = sealed.commitment()
         self.rows.put_wall_seal(set_id, commitment, sealed.preimage())
+        self.rows.store.add_event("walls", {"event": "sealed", "set_id": set_id, "commitment": commitment})
         return commitment
 
     def announce(self, set_id: str, commitment: str) -> None:

@@ -80,3 +80,29 @@ def test_a_hand_in_play_shows_its_commitment_and_reveals_nothing(physical, tmp_p
         store.close()
     assert row["commitment"] and row["reveal"] is None and row["record"] is None
     assert check_hand(SealedHand.from_json(row), load_ruleset).pending
+
+
+def test_the_fleet_hears_the_commitment_before_the_dice_and_the_reveal_with_the_hand():
+    import json
+
+    from sim.table_run import SimRun
+
+    run = SimRun(hands=2, seed=5, play=True)
+    run.store.keep_events = True
+    try:
+        assert run.run(timeout_s=7200.0)
+        rows = run.store.read("SELECT seq, kind, payload FROM outbox WHERE kind IN ('walls', 'hand') ORDER BY seq")
+    finally:
+        run.close()
+    events = [(kind, json.loads(p)) for _seq, kind, p in rows]
+    events = [(kind, data.get("data", data)) for kind, data in events]
+    hands = [data for kind, data in events if kind == "hand"]
+    assert len(hands) == 2
+    for hand in hands:
+        seal = hand["seal"]
+        before = [i for i, (kind, data) in enumerate(events) if kind == "walls"
+                  and data["commitment"] == seal["commitment"]]
+        assert before and before[0] < events.index(("hand", hand))          # told before the hand's end
+        assert events[before[0]][1] == {"event": "sealed", "set_id": seal["set_id"], "commitment": seal["commitment"]}
+        check = check_hand(SealedHand.from_json({**seal, "record": json.loads(hand["record"])}), load_ruleset)
+        assert check.ok and check.draws > 20, check.problems
