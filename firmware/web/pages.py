@@ -3,11 +3,13 @@ the card, and the language switch.
 
 The player's view (``/``, :mod:`firmware.web.player`) is for anyone at the
 table, read only, no login: it polls its two fragments (``/view/live``,
-``/view/hands``).  Every other page needs a session (else it sends the browser to the login page);
-with no user set on the table, every page is the one that says how to set a
-password there (``mjtable web passwd``), and nobody can log in.  Pages are
+``/view/hands``); so is ``/verify``, where a player checks a hand's revealed
+walls against the commitment they kept (:mod:`firmware.web.fairplay`).
+Every other page needs a session (else it sends the browser to the login
+page); with no user set on the table, every page is the one that says how to
+set a password there (``mjtable web passwd``), and nobody can log in.  Pages are
 drawn on the server from the latest status and the table database; the one
-script (``static/mjtable.js``) keeps them live from the event stream and
+script (``static/mjtable.js``; ``static/verify.js`` on ``/verify``) keeps them live from the event stream and
 asks for the history fragments (``/faults/history``, ``/scoreboard/rows``)
 again when they change.  A login is throttled by address, by name from
 that address and by name from everywhere (:mod:`firmware.web.sessions`) and
@@ -346,8 +348,28 @@ async def hand_page(request: Any) -> Any:
     deal = state.hub.deals.get(number)
     view = hand_view(result or {"hand": number, "dealer": dealt["dealer"] if dealt else 0}, dealt, deal)
     settled = await state.records.settled(result) if result is not None else None
+    seal = await _seal(request, number)
     return render(request, "hand.html", session=session, page="scoreboard", hand=view, number=number,
-                  recorded=result is not None, settled=settled, problem=None)
+                  recorded=result is not None, settled=settled, seal=seal, problem=None)
+
+
+async def _seal(request: Any, number: int) -> dict[str, Any] | None:
+    try:
+        return await web(request).records.seal(number)
+    except RecordsUnavailable as exc:
+        log.warning("hand %d: its committed walls cannot be read: %s", number, exc)
+        return None
+
+
+async def verify_page(request: Any) -> Any:
+    """``/verify[?hand=N]``: check a reveal against a commitment in this browser (anyone at the table, no login):
+    the hand's commitment and, once it is over, its reveal filled in."""
+    session, answer = _visitor(request)
+    if answer:
+        return answer
+    number = hand_number(request.query_params.get("hand", ""))
+    seal = await _seal(request, number) if number is not None else None
+    return render(request, "verify.html", session=session, page="verify", number=number, seal=seal)
 
 
 async def service_page(request: Any) -> Any:
@@ -379,4 +401,4 @@ def routes() -> list[Any]:
             Route("/logout", logout, methods=["POST"]), Route("/faults", faults_page),
             Route("/faults/history", faults_history), Route("/scoreboard", scoreboard_page),
             Route("/scoreboard/rows", scoreboard_rows), Route("/hand/{number}", hand_page),
-            Route("/service", service_page), Route("/card", card_page)]
+            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page)]
