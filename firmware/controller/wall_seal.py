@@ -32,6 +32,7 @@ class WallSealer:
                  bus: EventBus) -> None:
         self.rows = SealRows(store)
         self.book, self.rng, self.electronic, self.bus = book, rng, electronic, bus
+        self._known: dict[str, str | None] = {}      # set id -> its commitment, as last read or written
 
     def _bytes(self, n: int) -> bytes:
         return self.rng.getrandbits(8 * n).to_bytes(n, "big")    # (SystemRandom: os.urandom)
@@ -43,6 +44,7 @@ class WallSealer:
         commitment = sealed.commitment()
         self.rows.put_wall_seal(set_id, commitment, sealed.preimage())
         self.rows.store.add_event("walls", {"event": "sealed", "set_id": set_id, "commitment": commitment})
+        self._known.pop(set_id, None)             # (read again once the transaction is in)
         return commitment
 
     def announce(self, set_id: str, commitment: str) -> None:
@@ -62,6 +64,22 @@ class WallSealer:
             log.error("the seal of set %s could not be read: %s", on_table[0], exc)
             return None
         return (on_table[0], *found) if found is not None else None
+
+    def commitment_up(self) -> str | None:
+        """The commitment of the walls up on the table (for the status: the players keep it before the dice); None
+        when none are up or they have no seal.  Read once per set, not at every status."""
+        on_table = self.book.sets_at(SetLocation.TABLE)
+        if not on_table:
+            return None
+        set_id = on_table[0]
+        if set_id not in self._known:
+            try:
+                found = self.rows.wall_seal(set_id)
+            except StorageError as exc:
+                log.error("the seal of set %s could not be read: %s", set_id, exc)
+                return None
+            self._known[set_id] = found[0] if found is not None else None
+        return self._known[set_id]
 
     def dice_seed(self) -> bytes | None:
         """The sealed seed electronic dice are thrown from for the walls on the table (None: no seal)."""

@@ -362,14 +362,16 @@ async def _seal(request: Any, number: int) -> dict[str, Any] | None:
 
 
 async def verify_page(request: Any) -> Any:
-    """``/verify[?hand=N]``: check a reveal against a commitment in this browser (anyone at the table, no login):
-    the hand's commitment and, once it is over, its reveal filled in."""
+    """``/verify[?hand=N][&c=COMMITMENT]``: check a reveal against a commitment in this browser (anyone at the
+    table, no login): the hand's commitment (or the one kept, ``c``) and, once it is over, its reveal filled in."""
     session, answer = _visitor(request)
     if answer:
         return answer
     number = hand_number(request.query_params.get("hand", ""))
     seal = await _seal(request, number) if number is not None else None
-    return render(request, "verify.html", session=session, page="verify", number=number, seal=seal)
+    kept = request.query_params.get("c", "")[:64].lower()
+    kept = kept if len(kept) == 64 and all(c in "0123456789abcdef" for c in kept) else None
+    return render(request, "verify.html", session=session, page="verify", number=number, seal=seal, kept=kept)
 
 
 async def service_page(request: Any) -> Any:

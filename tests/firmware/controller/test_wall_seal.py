@@ -3,6 +3,7 @@ electronic dice thrown from the sealed seed."""
 
 import pytest
 
+from firmware.controller.states import SetLocation
 from firmware.rules.fair_check import SealedHand, check_hand
 from firmware.rules.registry import load_ruleset
 from firmware.store.seal_rows import SealRows
@@ -106,3 +107,22 @@ def test_the_fleet_hears_the_commitment_before_the_dice_and_the_reveal_with_the_
         assert events[before[0]][1] == {"event": "sealed", "set_id": seal["set_id"], "commitment": seal["commitment"]}
         check = check_hand(SealedHand.from_json({**seal, "record": json.loads(hand["record"])}), load_ruleset)
         assert check.ok and check.draws > 20, check.problems
+
+
+def test_the_status_shows_the_commitment_of_the_walls_up_before_the_dice():
+    from sim.table_run import SimRun
+
+    run = SimRun(hands=2, seed=8, play=True)
+    sealed: list = []
+    run.bus.subscribe("walls.sealed", lambda e: sealed.append(e.data))
+    try:
+        assert run.session.get_status(["book"])["book"]["commitment"] is None          # no walls up yet
+        run.run_until(lambda: run.state is not None and run.state.value == "dice", 3000)
+        book = run.session.get_status(["book"])["book"]
+        on_table = run.controller.book.sets_at(SetLocation.TABLE)
+        assert book["hand"] == 0 and on_table
+        assert book["commitment"] == [s for s in sealed if s["set_id"] == on_table[0]][-1]["commitment"]
+        run.run_until(lambda: run.controller.book.hand == 1, 600)
+        assert run.session.get_status(["book"])["book"]["commitment"] == book["commitment"]   # dealt from them
+    finally:
+        run.close()

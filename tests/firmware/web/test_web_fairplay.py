@@ -94,3 +94,29 @@ def test_a_hand_dealt_without_a_seal_says_so(db, tmp_path):
     con.close()
     code, page = _page(tmp_path, db, "/hand/1")
     assert code == 200 and "dealt without committed walls" in page
+
+
+def _player_view(tmp_path, db, book):
+    with WebTable(tmp_path, db) as web:
+        web.client.headers["accept-language"] = "en"
+        web.push({"ok": True, "snapshot": {**STATUS, "table": {**STATUS["table"], "state": "dice"},
+                                           "book": {**STATUS["book"], **book}}, "at_s": 1.0, "tick_s": 0.25})
+        return web.client.get("/").text
+
+
+def test_the_player_s_view_shows_the_commitment_of_the_walls_up(db, tmp_path):
+    commitment = "ab" * 32
+    page = _player_view(tmp_path, db, {"commitment": commitment, "hand": 4, "hand_open": False})
+    assert "Walls committed before the dice" in page and f'<code class="commitment">{commitment}</code>' in page
+    assert 'class="segno"' in page and f'href="/verify?hand=5&amp;c={commitment}"' in page     # the next hand's
+    for odd in (None, "ab" * 31, "AB" * 32, "<script>" + "a" * 56):
+        assert "Walls committed" not in _player_view(tmp_path, db, {"commitment": odd})
+
+
+def test_the_verify_page_takes_the_commitment_the_player_kept(db, tmp_path):
+    commitment, preimage = _seal(db, 1)
+    kept = "0" * 64
+    code, page = _page(tmp_path, db, f"/verify?hand=1&c={kept}", login=False)
+    assert code == 200 and f'value="{kept}"' in page and preimage.split("\n")[3] in page
+    code, page = _page(tmp_path, db, "/verify?hand=1&c=xyz", login=False)
+    assert f'value="{commitment}"' in page                                    # (not a commitment: the hand's)
