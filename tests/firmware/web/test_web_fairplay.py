@@ -78,9 +78,9 @@ def test_the_verify_page_needs_no_login_and_fills_in_the_hand(db, tmp_path):
     commitment, preimage = _seal(db, 1)
     code, page = _page(tmp_path, db, "/verify?hand=1", login=False)
     assert code == 200 and 'src="/static/verify.js"' in page
-    assert f'value="{commitment}"' in page and preimage.split("\n")[4] in page
+    assert f'maxlength="64">{commitment}</textarea>' in page and preimage.split("\n")[4] in page
     code, page = _page(tmp_path, db, "/verify", login=False)
-    assert code == 200 and 'value=""' in page
+    assert code == 200 and 'maxlength="64"></textarea>' in page
     code, page = _page(tmp_path, db, "/verify?hand=99", login=False)
     assert code == 200 and "No committed walls for hand 99" in page
     code, page = _page(tmp_path, db, "/verify?hand=12345678901234567890", login=False)
@@ -117,6 +117,6 @@ def test_the_verify_page_takes_the_commitment_the_player_kept(db, tmp_path):
     commitment, preimage = _seal(db, 1)
     kept = "0" * 64
     code, page = _page(tmp_path, db, f"/verify?hand=1&c={kept}", login=False)
-    assert code == 200 and f'value="{kept}"' in page and preimage.split("\n")[3] in page
+    assert code == 200 and f'maxlength="64">{kept}</textarea>' in page and preimage.split("\n")[3] in page
     code, page = _page(tmp_path, db, "/verify?hand=1&c=xyz", login=False)
-    assert f'value="{commitment}"' in page                                    # (not a commitment: the hand's)
+    assert f'maxlength="64">{commitment}</textarea>' in page                  # (not a commitment: the hand's)

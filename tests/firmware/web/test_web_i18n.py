@@ -194,10 +194,10 @@ def table(tmp_path, game_db):
 
 
 def _visible(html: str) -> str:
-    """The text a reader sees: no script, no tags, no attributes, and no machine data shown verbatim (``data-raw``:
+    """The text a reader sees: no script, no tags, no attributes, and nothing shown verbatim (``data-verbatim``:
     a hand's revealed walls are hashed byte for byte, so they are never translated)."""
     html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
-    html = re.sub(r"<(pre|textarea)\b[^>]*\bdata-raw\b[^>]*>.*?</\1>", " ", html, flags=re.S)
+    html = re.sub(r"<(pre|textarea)\b[^>]*\bdata-verbatim\b[^>]*>.*?</\1>", " ", html, flags=re.S)
     return re.sub(r"<[^>]+>", " ", html)
 
 
