@@ -98,9 +98,10 @@ def _from_database(path: Path) -> Iterator:
     from firmware.rules.fair_check import SealedHand
     from firmware.store.seal_rows import SealRows
     from firmware.store.table_store import TableStore
+    from firmware.web.records import read_only_connect
 
     try:
-        store = TableStore(path)
+        store = TableStore(path, connect=read_only_connect)     # (read only: a running table's file is never touched)
     except TableError as exc:
         raise ValueError(f"{path}: not a table database this release can read ({exc})") from None
     try:

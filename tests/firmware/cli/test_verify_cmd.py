@@ -141,3 +141,19 @@ def test_a_file_that_is_neither_is_one_clear_error(tmp_path, capsys, content, wo
 def test_a_missing_file_is_one_clear_error(tmp_path, capsys):
     code, _, err = _verify(capsys, tmp_path / "none.db")
     assert code == 2 and "No such file" in err
+
+
+def test_the_database_is_only_read(db, capsys):
+    before = db.read_bytes()
+    code, lines, _ = _verify(capsys, db)
+    assert code == 0 and lines[-1] == "3 hands: 3 verified, 0 failed, 0 not revealed yet"
+    assert db.read_bytes() == before
+
+
+def test_a_database_of_a_newer_release_is_one_clear_error(db, capsys):
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 99")
+    con.commit()
+    con.close()
+    code, _, err = _verify(capsys, db)
+    assert code == 2 and str(db) in err and "not a table database this release can read" in err
