@@ -17,9 +17,10 @@ MAX_LINE_CHARS = 200_000          # an exported hand is a few KB
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "verify", help="check each hand against its committed walls (a table database or exported hands)",
-        description="Check every hand: its reveal hashes to the commitment published before the dice, electronic "
-                    "dice are the sealed seed's, and the revealed walls deal exactly the starting hands and the draws "
-                    "of its record. One line per hand, then a summary; exit 1 if any hand fails.",
+        description="Check every hand: its reveal hashes to the commitment published before the dice,\n"
+                    "electronic dice are the sealed seed's, and the revealed walls deal exactly the starting\n"
+                    "hands and the draws of its record. One line per hand, then a summary; exit 1 if any\n"
+                    "hand fails, 2 for a file that is neither a table database nor exported hands.",
         epilog="examples:\n  mjtable verify /var/lib/mjtable/table.db\n  mjtable sim --hands 20 --state t.db && "
                "mjtable verify t.db\n  mjtable verify t.db --export hands.jsonl   (then: mjtable verify hands.jsonl)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
