@@ -4,12 +4,13 @@ the card, and the language switch.
 The player's view (``/``, :mod:`firmware.web.player`) is for anyone at the
 table, read only, no login: it polls its two fragments (``/view/live``,
 ``/view/hands``); so is ``/verify``, where a player checks a hand's revealed
-walls against the commitment they kept (:mod:`firmware.web.fairplay`).
+walls against the commitment they kept (:mod:`firmware.web.fairplay`; its
+own script, ``static/verify.js``, hashes in the browser).
 Every other page needs a session (else it sends the browser to the login
 page); with no user set on the table, every page is the one that says how to
 set a password there (``mjtable web passwd``), and nobody can log in.  Pages are
 drawn on the server from the latest status and the table database; the one
-script (``static/mjtable.js``; ``static/verify.js`` on ``/verify``) keeps them live from the event stream and
+script (``static/mjtable.js``) keeps them live from the event stream and
 asks for the history fragments (``/faults/history``, ``/scoreboard/rows``)
 again when they change.  A login is throttled by address, by name from
 that address and by name from everywhere (:mod:`firmware.web.sessions`) and
