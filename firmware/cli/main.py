@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from firmware import __version__
 from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
-                          run_cmd, score_cmd, sim_cmd, web_cmd, words)
+                          run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
 from firmware.cli.words import _
 from firmware.faults import TableError
 
@@ -34,6 +34,7 @@ EPILOG = """examples:
   mjtable diag --sim reader ping       talk to the (simulated) tile reader board
   mjtable diag enroll --set A --antenna 0 --out set-a.csv
   mjtable run --sim --seconds 60       the service against the simulated table at real time (a dry run)
+  mjtable verify table.db              check every hand against the walls it committed to before the dice
   mjtable run                          the service on a table (/etc/mjtable, /var/lib/mjtable/table.db)
   mjtable install --bundle mjtable-0.2.0.bundle.tar --root /    install or update a table from a release bundle
   mjtable release list                 the releases on this table; activate, rollback
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     release_cmd.register(sub)
     web_cmd.register(sub)
     fleet_cmd.register(sub)
+    verify_cmd.register(sub)
     for plugin in entry_points(group=COMMANDS_GROUP):    # e.g. tourney, the hall's side (parlour/)
         try:
             register = plugin.load()

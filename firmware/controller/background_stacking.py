@@ -42,6 +42,7 @@ from firmware.tiles.sets import TileSet, tile_set
 
 if TYPE_CHECKING:
     from firmware.controller.record import TableRecord
+    from firmware.controller.wall_seal import WallSealer
 
 log = logging.getLogger(__name__)
 READER_WAIT_S = 5.0         # after a restart: how long to wait for the reader to find the tiles in the tracks
@@ -74,6 +75,7 @@ class BackgroundStacking:
         self._pause_wanted = False      # the players paused before the reader answered (the cycle starts paused)
         self._reader_wait: tuple[Listening, Handle] | None = None     # waiting for the reader to stream
         self._reader_hold: Handle | None = None                       # ... for this long: E84
+        self.sealer: "WallSealer | None" = None  # seals verified walls before the dice (set by the controller)
 
     def set_tile_count(self, tiles: int) -> None:
         """A change of tile set applies from the next stacking cycle."""
@@ -273,7 +275,13 @@ class BackgroundStacking:
             b.rejected[set_id] = [str(p) for p in verification.problems]
         if verification.all_read:
             self.read_whole()
-        self.record.persist(wall_of=set_id)
+        commitment = None
+        with self.record.store.batch(f"walls of set {set_id}"):      # the wall and its seal together
+            if self.sealer is not None:
+                commitment = self.sealer.seal(set_id)
+            self.record.persist(wall_of=set_id)
+        if self.sealer is not None and commitment is not None and not self.record.store.failing:
+            self.sealer.announce(set_id, commitment)
         self.outcomes.set_stacked(set_id, verification.may_rise)
 
 

@@ -35,6 +35,7 @@ from firmware.controller.rejected_walls import rejected_fault
 from firmware.controller.service_test import ServiceTestSlot
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.table_top import TableTop
+from firmware.controller.wall_seal import WallSealer
 from firmware.faults import Fault, FaultCode
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
@@ -60,7 +61,10 @@ class Controller:
         record.store.on_recovered = self.policy.storage_ok
         self.stacker = BackgroundStacking(table, registry, record, self, self.policy.wall_verified,
                                           self.policy.tiles_uncounted)
-        self.dice = DiceRoll(table.dice, dice_rng, table.bus, table.cfg.dice.electronic, rules.throws, self._deal)
+        self.sealer = WallSealer(record.store, record.book, dice_rng, table.cfg.dice.electronic, table.bus)
+        self.stacker.sealer = self.sealer
+        self.dice = DiceRoll(table.dice, dice_rng, table.bus, table.cfg.dice.electronic, rules.throws, self._deal,
+                             self.sealer.dice_seed)
         self.state: str = S.BOOT.value
         self.machine = Machine(model=self, states=[s.value for s in S], transitions=TRANSITIONS,
                                initial=S.BOOT.value, auto_transitions=False, queued=True, send_event=True,
@@ -275,7 +279,8 @@ class Controller:
         self.dice.start()
 
     def _deal(self, dice: tuple[int, ...]) -> None:
-        deal_hand(self.record, self.rules, self.hand, self.table.bus, dice, self.table.loop.now(), self.save_nominal)
+        deal_hand(self.record, self.rules, self.hand, self.table.bus, dice, self.table.loop.now(), self.save_nominal,
+                  self.sealer.on_table(), self.dice.thrown_by)
         self.dealt()
 
     # -- keys -----------------------------------------------------------------------------

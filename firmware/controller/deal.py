@@ -17,6 +17,7 @@ from firmware.controller.record import TableRecord
 from firmware.controller.states import SetLocation
 from firmware.events import EventBus
 from firmware.rules.ruleset import RuleSet
+from firmware.store.seal_rows import SealRows
 from firmware.tiles.dealing import deal
 from firmware.tiles.tile import code
 
@@ -53,8 +54,10 @@ class HandKeeper(Protocol):
 
 
 def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventBus, dice: tuple[int, ...],
-              now_s: float, save_nominal) -> None:
-    """Begin the next hand with ``dice`` (``save_nominal()`` writes the learned movement times now and then)."""
+              now_s: float, save_nominal, sealed: tuple[str, str, str] | None = None,
+              dice_by: str = "physical") -> None:
+    """Begin the next hand with ``dice`` (``save_nominal()`` writes the learned movement times now and then);
+    ``sealed``: (set id, commitment, preimage) of the walls on the table, ``dice_by``: how the dice were thrown."""
     b = record.book
     on_table = b.sets_at(SetLocation.TABLE)
     set_id = on_table[0] if on_table else "?"
@@ -70,9 +73,12 @@ def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventB
     store = record.store
     with store.batch(f"deal of hand {b.hand}"):
         store.start_hand(b.hand, set_id, b.dealer, list(dice), now_s)
+        if sealed is not None and sealed[0] == set_id:
+            SealRows(store).seal_hand(b.hand, set_id, sealed[1], sealed[2], dice_by)
         hand.open(hands)
         record.persist()
         if b.hand % NOMINAL_EVERY_HANDS == 1:
             save_nominal()          # what the mechanisms learned (their medians move slowly)
     bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,
-                first_draws=first, wall=b.wall_mode(set_id))
+                first_draws=first, wall=b.wall_mode(set_id), dice_by=dice_by,
+                commitment=sealed[1] if sealed is not None and sealed[0] == set_id else None)

@@ -26,6 +26,7 @@ from firmware.game.staff import Staff
 from firmware.game.table_referee import TableReferee
 from firmware.rules.hand_record import Action, BadRecord, Verb
 from firmware.rules.ruleset import Dealership, HandOutcome, RuleSet
+from firmware.store.seal_rows import SealRows
 
 log = logging.getLogger(__name__)
 SIDES = 4
@@ -240,9 +241,15 @@ class HandInPlay:
 
     def _settled(self, scored: ScoredHand, ended: str | None) -> dict:
         """What ``hand.settled`` and the fleet's ``evt/hand`` carry: the verdicts with their items, every payment
-        with its reason, the hand's record, the chips, whether the game ended."""
+        with its reason, the hand's record, the chips, whether the game ended, and its committed walls revealed
+        (``seal``: with ``record``, what ``mjtable verify`` checks, as its export has it; None for a hand dealt
+        without one)."""
         last = self.referee.last
-        return {"hand": scored.hand, "dealer": scored.dealer, "winners": list(scored.winners), "drawn": scored.drawn,
+        seal = SealRows(self.record.store).hand_seal(scored.hand)          # (its result is written: revealed)
+        if seal is not None:
+            seal = {k: v for k, v in seal.items() if k != "record"} if seal["commitment"] else None
+        return {"seal": seal,
+                "hand": scored.hand, "dealer": scored.dealer, "winners": list(scored.winners), "drawn": scored.drawn,
                 "followed": scored.followed, "note": scored.note,
                 "verdicts": [_verdict_json(v) for v in last.verdicts] if last else [],
                 "payments": [p.to_json() for p in scored.payments], "record": scored.record,

@@ -114,7 +114,8 @@ class StatusSource:
                 "round_wind": WINDS[round_wind(b.hand)], "last_winner": b.last_winner,
                 "dice": list(deal["dice"]) if deal and deal["hand"] == b.hand else None,
                 "walls": {s: b.wall_mode(s) for s in sorted(b.sets_at(SetLocation.STACKED)
-                                                           + b.sets_at(SetLocation.TABLE))}}
+                                                           + b.sets_at(SetLocation.TABLE))},
+                "commitment": self.c.sealer.commitment_up()}
 
     def stacking(self) -> dict[str, Any]:
         c = self.c

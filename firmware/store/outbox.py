@@ -46,6 +46,7 @@ class EventKind(str, enum.Enum):
     FAULT = "fault"
     GAME = "game"
     SESSION = "session"     # a table session (开台): opened, warning, ended with its minutes and hands
+    WALLS = "walls"         # a set's walls sealed before the dice: its commitment (the hand's event reveals it)
 
 
 KEEP_SENT = 1000            # sent rows kept for resend_since

@@ -23,7 +23,11 @@ round resumes that round's game and never starts it again.  Version 6
 keeps the time each fault was cleared (``cleared_at_s``: a latched fault's
 acknowledge, a hold's release, a recoverable fault's acknowledge) and the
 table sessions staff open (开台: ``table_sessions``, one row per session,
-its minutes, hands and how it ended; :mod:`firmware.game.staff`).  A
+its minutes, hands and how it ended; :mod:`firmware.game.staff`).  Version
+7 keeps committed walls (:mod:`firmware.store.seal_rows`): each stacked
+set's seal (its commitment and preimage, rewritten with its wall) and each
+hand's (appended at the deal: the commitment, the preimage revealed when
+the hand ends, how its dice were thrown).  A
 migration runs inside the transaction that sets the new version, so a power
 cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
@@ -39,7 +43,7 @@ from typing import Callable
 from firmware.store.records import RecordError
 from firmware.store.outbox import OUTBOX_SCHEMA, OUTBOX_TABLES
 
-CURRENT = 6
+CURRENT = 7
 
 SCHEMA_1 = """
 CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -117,8 +121,17 @@ CREATE TABLE table_sessions (id INTEGER PRIMARY KEY, opened_s REAL NOT NULL, min
     reason TEXT, ended_by TEXT)
 """
 
+# What version 7 changes: committed walls (firmware/tiles/fair_walls.py).  ``wall_seals``: the seal of each stacked
+# set's walls (one row per set, rewritten with its ``walls`` row when the set is stacked again); ``hand_seals``: the
+# seal a hand was dealt from, appended once at its deal, with how its dice were thrown (``physical``/``electronic``).
+SCHEMA_7_CHANGES = """
+CREATE TABLE wall_seals (set_id TEXT PRIMARY KEY, commitment TEXT NOT NULL, preimage TEXT NOT NULL);
+CREATE TABLE hand_seals (hand INTEGER PRIMARY KEY, set_id TEXT NOT NULL, commitment TEXT NOT NULL,
+    preimage TEXT NOT NULL, dice_by TEXT NOT NULL)
+"""
+
 TABLES = ("kv", "faults", "hands", "games", "chips", "hand_results", "payments", "book", "walls", "stack_progress",
-          "stack_uids", "hand_log", "assignments", "table_sessions", *OUTBOX_TABLES)
+          "stack_uids", "hand_log", "assignments", "table_sessions", "wall_seals", "hand_seals", *OUTBOX_TABLES)
 BOOK_COLUMNS = ("state", "hand", "dealer", "dealer_streak", "long_hair", "last_winner", "hand_open", "hand_over",
                 "raising", "unknown_on_disk", "players_waited_s", "cycles", "stacking_set", "stacking_cycle", "sets",
                 "rejected", "last_followed", "last_discarder")
@@ -148,6 +161,12 @@ def create(db: sqlite3.Connection) -> None:
     _migrate_3_to_4(db)
     _migrate_4_to_5(db)
     _migrate_5_to_6(db)
+    _migrate_6_to_7(db)
+
+
+def _migrate_6_to_7(db: sqlite3.Connection) -> None:
+    """Committed walls (an older file's hands were dealt before them: they have no seal)."""
+    run_script(db, SCHEMA_7_CHANGES)
 
 
 def _migrate_5_to_6(db: sqlite3.Connection) -> None:
@@ -352,4 +371,5 @@ def read_wall(stacks: int, tiles_per_side: int, faces: bytes) -> list:
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2,
                                                                2: _migrate_2_to_3, 3: _migrate_3_to_4,
-                                                               4: _migrate_4_to_5, 5: _migrate_5_to_6}
+                                                               4: _migrate_4_to_5, 5: _migrate_5_to_6,
+                                                               6: _migrate_6_to_7}

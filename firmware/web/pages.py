@@ -3,9 +3,12 @@ the card, and the language switch.
 
 The player's view (``/``, :mod:`firmware.web.player`) is for anyone at the
 table, read only, no login: it polls its two fragments (``/view/live``,
-``/view/hands``).  Every other page needs a session (else it sends the browser to the login page);
-with no user set on the table, every page is the one that says how to set a
-password there (``mjtable web passwd``), and nobody can log in.  Pages are
+``/view/hands``); so is ``/verify``, where a player checks a hand's revealed
+walls against the commitment they kept (:mod:`firmware.web.fairplay`; its
+own script, ``static/verify.js``, hashes in the browser).
+Every other page needs a session (else it sends the browser to the login
+page); with no user set on the table, every page is the one that says how to
+set a password there (``mjtable web passwd``), and nobody can log in.  Pages are
 drawn on the server from the latest status and the table database; the one
 script (``static/mjtable.js``) keeps them live from the event stream and
 asks for the history fragments (``/faults/history``, ``/scoreboard/rows``)
@@ -346,8 +349,30 @@ async def hand_page(request: Any) -> Any:
     deal = state.hub.deals.get(number)
     view = hand_view(result or {"hand": number, "dealer": dealt["dealer"] if dealt else 0}, dealt, deal)
     settled = await state.records.settled(result) if result is not None else None
+    seal = await _seal(request, number)
     return render(request, "hand.html", session=session, page="scoreboard", hand=view, number=number,
-                  recorded=result is not None, settled=settled, problem=None)
+                  recorded=result is not None, settled=settled, seal=seal, problem=None)
+
+
+async def _seal(request: Any, number: int) -> dict[str, Any] | None:
+    try:
+        return await web(request).records.seal(number)
+    except RecordsUnavailable as exc:
+        log.warning("hand %d: its committed walls cannot be read: %s", number, exc)
+        return None
+
+
+async def verify_page(request: Any) -> Any:
+    """``/verify[?hand=N][&c=COMMITMENT]``: check a reveal against a commitment in this browser (anyone at the
+    table, no login): the hand's commitment (or the one kept, ``c``) and, once it is over, its reveal filled in."""
+    session, answer = _visitor(request)
+    if answer:
+        return answer
+    number = hand_number(request.query_params.get("hand", ""))
+    seal = await _seal(request, number) if number is not None else None
+    kept = request.query_params.get("c", "")[:64].lower()
+    kept = kept if len(kept) == 64 and all(c in "0123456789abcdef" for c in kept) else None
+    return render(request, "verify.html", session=session, page="verify", number=number, seal=seal, kept=kept)
 
 
 async def service_page(request: Any) -> Any:
@@ -379,4 +404,4 @@ def routes() -> list[Any]:
             Route("/logout", logout, methods=["POST"]), Route("/faults", faults_page),
             Route("/faults/history", faults_history), Route("/scoreboard", scoreboard_page),
             Route("/scoreboard/rows", scoreboard_rows), Route("/hand/{number}", hand_page),
-            Route("/service", service_page), Route("/card", card_page)]
+            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page)]

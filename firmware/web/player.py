@@ -11,6 +11,8 @@ once per change of the game (:class:`HandsCache`).
 
 from __future__ import annotations
 
+import functools
+
 from collections import OrderedDict
 from typing import Any
 
@@ -19,6 +21,8 @@ from firmware.web.scoreboard import SIDES, seat_wind
 
 WALLS_SHOWN = ("ready", "raising", "dice", "in_play", "rejected")     # states whose walls stand whole
 LATEST_HANDS = 8                 # hands listed open on the phone's first screens; the earlier ones fold away
+HEX = frozenset("0123456789abcdef")
+NOT_DEALT = ("ready", "raising", "dice", "rejected")      # states whose walls up are not dealt yet
 
 
 def names(status: dict[str, Any]) -> list[str | None]:
@@ -94,7 +98,24 @@ def live(status: dict[str, Any], words: Words) -> dict[str, Any]:
         "seats": seats, "stacking": counted is not None, "target": target, "round": round_text,
         "rules": ruleset_title(chips.get("rules")),
         "key": hands_key(status),
+        "commitment": _commitment(book.get("commitment")),
+        # the hand the walls up are (or will be) dealt for: the next one until the dice are thrown
+        "walls_hand": (book.get("hand") or 0) + (1 if state in NOT_DEALT else 0),
     }
+
+
+def _commitment(commitment: Any) -> dict[str, str] | None:
+    """The commitment of the walls up, for the players to keep before the dice: its text and QR code."""
+    if not (isinstance(commitment, str) and len(commitment) == 64 and all(c in HEX for c in commitment)):
+        return None
+    return {"text": commitment, "qr": _qr(commitment)}
+
+
+@functools.lru_cache(maxsize=4)
+def _qr(commitment: str) -> str:
+    from firmware.web.fairplay import qr_svg
+
+    return qr_svg(commitment)
 
 
 def hands_key(status: dict[str, Any]) -> str:

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from firmware.store.score_rows import ScoreRows
+from firmware.store.seal_rows import SealRows
 from firmware.store.table_store import TableStore
 from firmware.faults import TableError
+from firmware.web.fairplay import seal_view
 from firmware.web.settled import settled_hand
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,11 @@ class TableRecords:
         def both(store: TableStore) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
             return store.hand(number), ScoreRows(store).hand_result(number)
         return await self.read(both)
+
+    async def seal(self, number: int) -> dict[str, Any] | None:
+        """Hand ``number``'s committed walls as the page shows them (:func:`~firmware.web.fairplay.seal_view`: the
+        reveal checked in this thread); None when it was dealt without them."""
+        return await self.read(lambda store: seal_view(SealRows(store).hand_seal(number)))
 
     async def settled(self, result: dict[str, Any]) -> dict[str, Any]:
         """A recorded hand settled again from its stored record (:func:`~firmware.web.settled.settled_hand`)."""

@@ -169,6 +169,33 @@ def test_log_in_and_watch_a_hand_end_on_the_scoreboard(game, page, tmp_path):
     expect(page.locator("h2")).to_contain_text("Hand 1")
 
 
+def test_a_player_checks_a_hand_s_walls_in_this_browser(game, page, tmp_path):
+    """/verify, no login: the SHA-256 of hand 1's reveal computed by the page's script (Web Crypto) matches the
+    commitment; one tile changed in the reveal, or another commitment, does not."""
+    from playwright.sync_api import expect
+
+    game.until("book", lambda b: b["hand"] >= 2, within_s=120)          # hand 1 is over: its walls revealed
+    page.goto(game.url + "/verify?hand=1")
+    commitment = page.input_value("textarea[name=commitment]")
+    reveal = page.input_value("textarea[name=reveal]")
+    assert len(commitment) == 64 and reveal.startswith("mjtable-walls/1\nset ")
+    page.click("form#verify button[type=submit]")
+    expect(page.locator("#verify-ok")).to_be_visible()
+    assert page.text_content("output[name=computed]") == commitment and page.locator("#verify-bad").is_hidden()
+    shoot(page, tmp_path, "verify")
+    side = reveal.split("\n")[3]
+    tiles = side.split(" ", 2)[2].split(",")
+    tiles[0] = "E" if tiles[0] != "E" else "S"
+    page.fill("textarea[name=reveal]", reveal.replace(side, "side 0 " + ",".join(tiles)))
+    page.click("form#verify button[type=submit]")
+    expect(page.locator("#verify-bad")).to_be_visible()
+    assert page.locator("#verify-ok").is_hidden() and page.text_content("output[name=computed]") != commitment
+    page.fill("textarea[name=reveal]", reveal + "\n")                 # (a pasted final newline is not the reveal's)
+    page.fill("textarea[name=commitment]", commitment.upper())
+    page.click("form#verify button[type=submit]")
+    expect(page.locator("#verify-ok")).to_be_visible()
+
+
 # What sticks out on a phone's screen: the page wider than the viewport, an element reaching past its right
 # edge or past its parent's (a table wider than its card), or one that clips its content (scrolls it sideways).
 # A drawing that pans in a box of its own, which says so (``.scroll-x``: the state diagram), is the one exception.
@@ -204,7 +231,7 @@ def test_every_page_fits_a_phone_420_px_wide(game, page, tmp_path):
     expect(live).to_contain_text("chips", timeout=WAIT_MS)
     page.goto(game.url + "/scoreboard")
     expect(page.locator("#hand-rows tr[data-hand='1']")).to_have_count(1, timeout=WAIT_MS)
-    for path in ("/", "/table", "/faults", "/scoreboard", "/hand/1", "/service", "/card"):
+    for path in ("/", "/table", "/faults", "/scoreboard", "/hand/1", "/verify?hand=1", "/service", "/card"):
         page.goto(game.url + path)
         if path == "/table":
             expect(live).to_contain_text("chips", timeout=WAIT_MS)      # the whole line, chips and all, wrapped

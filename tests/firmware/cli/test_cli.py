@@ -4,14 +4,15 @@ import pytest
 
 from firmware.cli.main import build_parser, main
 
-SUBCOMMANDS = ("sim", "config", "deal", "diag", "reader-sim", "score", "run", "install")
+SUBCOMMANDS = ("sim", "config", "deal", "diag", "reader-sim", "score", "run", "install", "verify")
 
 
 def test_help_lists_every_subcommand_with_examples(capsys):
     help_text = build_parser().format_help()
     for name in SUBCOMMANDS:
         assert name in help_text
-    for example in ("mjtable score ", "mjtable deal ", "mjtable config check", "mjtable sim", "mjtable diag"):
+    for example in ("mjtable score ", "mjtable deal ", "mjtable config check", "mjtable sim", "mjtable diag",
+                    "mjtable verify "):
         assert example in help_text
 
 

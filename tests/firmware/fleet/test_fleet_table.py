@@ -58,7 +58,9 @@ def test_every_hand_is_an_evt_hand_with_what_hand_settled_carries():
         for sent, seen in zip(hands, settled):
             assert sent == json.loads(json.dumps(seen))            # the same payload, as JSON
         assert set(hands[0]) == {"hand", "dealer", "winners", "drawn", "followed", "note", "verdicts", "payments",
-                                 "record", "chips", "game_ended"}
+                                 "record", "chips", "game_ended", "seal"}
+        sealed = [w["commitment"] for w in events(run.store, "walls")]
+        assert all(h["seal"]["commitment"] in sealed and h["seal"]["reveal"] for h in hands)     # (committed walls)
         assert json.loads(hands[0]["record"])["hand"] == 1 and all("reason" in p for p in hands[0]["payments"])
         assert events(run.store, "game") == [{"event": "started", "game": 1, "rules": "mcr", "start_chips": 500,
                                               "first_hand": 1}]
