@@ -115,9 +115,9 @@ class TableLink:
             if verifier is not None else None
         self.adapter = plug.adapter(cfg, self.loop.post)
         meta = table_meta(cfg, session.rules)
-        self.desk: UpdateDesk | None = None
+        self.updates: UpdateDesk | None = None
         if plug.installer is not None:
-            self.desk = UpdateDesk(plug.installer, self.loop.post, self._report_release, restart=plug.restart)
+            self.updates = UpdateDesk(plug.installer, self.loop.post, self._report_release, restart=plug.restart)
             outcome = plug.installer.outcome()
             if outcome is not None:
                 meta["release"] = outcome
@@ -214,10 +214,10 @@ class TableLink:
         if verb in ("session_open", "session_close"):
             return self._session(verb, args, issuer)
         if verb in ("update", "rollback"):
-            if self.desk is None:
+            if self.updates is None:
                 raise CommandRefused(f"this table does not take {verb} over the fleet (its service was started "
                                      f"without its releases)")
-            return self.desk.handle(verb, args, issuer)
+            return self.updates.handle(verb, args, issuer)
         if verb != "ack":
             raise CommandRefused(f"{verb}: not a command for the table's handler")
         code = str(args.get("code", ""))

@@ -121,7 +121,7 @@ class UpdateDesk:
         release: dict[str, Any] = {"target": version, "state": state, **tag}
         if error is not None:
             self.busy = None
-            release["error"] = error[-2000:]
+            release["error"] = _bounded(error)
             log.error("fleet: %s failed: %s", what, error)
         elif self.restart is not None:   # (the service restarts into the release now current; busy until it ends)
             self.busy = f"{what}: restarting"
@@ -133,3 +133,10 @@ class UpdateDesk:
             self.busy = None
             log.warning("fleet: %s done: %s is current", what, now)
         self.report(now if now is not None else self.installer.current(), release)
+
+
+def _bounded(error: str, limit: int = 2000) -> str:
+    """An error for the ``meta`` leaf: its beginning (what failed) and its end (the cause), at most ``limit``."""
+    if len(error) <= limit:
+        return error
+    return f"{error[: limit // 4]} [...] {error[-(limit - limit // 4 - 7):]}"

@@ -14,8 +14,10 @@ over the fleet: its link is given the table's releases under the install
 root (:class:`~firmware.release.fleet_install.TableInstaller`, the same
 install, signature check and self-test as ``mjtable install``).  Once a new
 release is current (or, after ``rollback``, the previous one), the service
-waits until the table is at rest (:data:`REST_STATES`: a set stacked and
-nothing on the table, or stopped by a fault), stops as on SIGTERM and exits
+waits until the table is at rest (:data:`REST_STATES`: between two hands,
+a set stacked and nothing on the table, or stopped by a fault: never a hand
+in play; a set stacking underneath resumes after the start as after a power
+cut), stops as on SIGTERM and exits
 with :data:`RESTART_EXIT`; the unit's ``RestartForceExitStatus=`` makes
 systemd start it again, through the start guard, into the release now
 current.
@@ -27,7 +29,7 @@ import logging
 import signal
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from firmware.config import load_table_config
 from firmware.faults import TableError
@@ -37,7 +39,7 @@ from firmware.rules.registry import load_ruleset
 log = logging.getLogger("mjtable.run")
 
 RESTART_EXIT = 75          # (EX_TEMPFAIL) "start me again": the unit's RestartForceExitStatus= and SuccessExitStatus=
-REST_STATES = frozenset({"ready", "latched", "hold"})   # no hand on the table, nothing moving that must finish
+REST_STATES = frozenset({"idle", "ready", "latched", "hold"})   # between hands, or stopped: no hand on the table
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,10 @@ class ServiceOptions:
 
 class ServiceRestart:
     """The service's restart into the release a staged update made current (see the module): asked on the table's
-    loop, carried out at the next state of :data:`REST_STATES`."""
+    loop, carried out at the next state of :data:`REST_STATES` by ``stop()`` (the service's loop stopped)."""
 
-    def __init__(self, loop: Any) -> None:
-        self.loop = loop
+    def __init__(self, stop: Callable[[], None]) -> None:
+        self.stop = stop
         self.asked = False
         self.stopping = False
         self.wired: WiredTable | None = None
@@ -85,7 +87,7 @@ class ServiceRestart:
         if state in REST_STATES:
             self.stopping = True
             log.warning("table at rest (%s): the service stops to restart into the release now current", state)
-            self.loop.post(self.loop.stop)
+            self.stop()
 
 
 def _installer(options: ServiceOptions, cfg) -> Any:
@@ -132,7 +134,7 @@ def serve(options: ServiceOptions) -> int:
     level_before = root.level
     root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
     loop = real_loop()
-    restart = ServiceRestart(loop)
+    restart = ServiceRestart(lambda: loop.post(loop.stop))
     wired = build_service(options, loop, restart)
     restart.bind(wired)
     if options.own_process:
