@@ -104,12 +104,11 @@ def release_cell(meta: dict) -> str:
     if isinstance(release, dict) and isinstance(release.get("state"), str):
         word = RELEASE_WORDS.get(release["state"], release["state"][:20])
         target = str(release.get("target", "?"))[:64]
-        line = f"{word} {target}" if release["state"] not in ("rolled back", "rolling back", "kept") \
-            else f"{word} from {target}"
+        lines.append(f"{word} {target}" if release["state"] not in ("rolled back", "rolling back", "kept")
+                     else f"{word} from {target}")
         if isinstance(release.get("rollout"), str):
-            line += f" ({release['rollout'][:64]}"
-            line += f", wave {release['wave']})" if isinstance(release.get("wave"), int) else ")"
-        lines.append(line)
+            wave = f", wave {release['wave']}" if isinstance(release.get("wave"), int) else ""
+            lines.append(f"{release['rollout'][:64]}{wave}")
         if isinstance(release.get("error"), str) and release["error"]:
             lines.append(release["error"].strip().splitlines()[0][:120])
     return "\n".join(lines)
@@ -124,8 +123,8 @@ def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
                   caption=empty_hint if not consumer.tables else None)
     for column in ("table", "link", "state", "hand", "dlr", "chips", "outbox", "heard"):
         table.add_column(column, no_wrap=True)
-    table.add_column("release", overflow="fold", min_width=12)
     table.add_column("faults: hint", overflow="fold", min_width=16)
+    table.add_column("release", overflow="fold", min_width=12)
     for name in sorted(consumer.tables):
         v = consumer.tables[name]
         link = v.status(now_s)
@@ -137,7 +136,7 @@ def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
         table.add_row(name, link, str(v.state.get("state", "")), str(v.state.get("hand", "")),
                       str(v.state.get("dealer", "")), " ".join(map(str, chips)) if isinstance(chips, list) else "",
                       "" if v.outbox_depth() is None else str(v.outbox_depth()),
-                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", release_cell(v.meta), _faults(v), style=style)
+                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", _faults(v), release_cell(v.meta), style=style)
     return table
 
 

@@ -28,6 +28,7 @@ guard put the previous one back; after a rollback, ``rolled back``.
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,9 @@ class TableInstaller:
         if not self.releases.folder.is_dir() or self.releases.current() is None:
             raise TableError(f"no releases under {self.releases.base}: this table was not installed with mjtable "
                              f"install, so it cannot be updated over the fleet")
+        if not (os.access(self.releases.base, os.W_OK) and os.access(self.releases.folder, os.W_OK)):
+            raise TableError(f"the service may not write {self.releases.base} and its releases/ (a table updated over "
+                             f"the fleet: chown mjtable: {self.releases.base} {self.releases.folder}, docs/fleet.md)")
         if not self.trusted_key.is_file():
             raise TableError(f"this table trusts no release key ({self.trusted_key} is missing: mjtable install "
                              f"--trust KEY.pub): a bundle from the network is not installed unsigned")
@@ -94,9 +98,13 @@ class TableInstaller:
                                   ["--rules", self.rules, "--sim-seconds", f"{self.selftest_seconds:g}"])
         self._remember("update", version, tag)
         self.releases.activate(version)         # (on trial: the guard puts the previous back if it never gets READY)
-        removed = self.releases.prune()
-        if removed:
-            log.info("fleet update: old releases removed: %s", ", ".join(removed))
+        try:
+            removed = self.releases.prune()
+        except OSError as exc:                  # (the new release is current: an old one left is no failure)
+            log.warning("fleet update: old releases not removed: %s", exc)
+        else:
+            if removed:
+                log.info("fleet update: old releases removed: %s", ", ".join(removed))
         return version
 
     def rollback(self, version: str, tag: dict[str, Any]) -> str | None:
