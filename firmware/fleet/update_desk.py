@@ -10,7 +10,8 @@ nothing of releases.  It runs on a worker thread; the loop is only posted
 the outcome.
 
 The outcome is reported in the ``meta`` leaf (retained, so the hall reads it
-whenever it looks): its ``firmware`` is the release now current and its
+whenever it looks): its ``firmware`` is the release running (a light table's:
+the one now current) and its
 ``release`` field says ``{"target": version, "state": ..., "error": ..., "by":
 issuer}`` (with the ``rollout`` and ``wave`` the command named, so that the
 hall never counts a report from before a rollout as one for it) with the state
