@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from firmware.faults import TableError
 from firmware.ports.clock import Clock
@@ -45,7 +46,7 @@ class SimInstaller:
     def current(self) -> str | None:
         return self.releases.current()
 
-    def install(self, url: str, sha256: str, version: str) -> str:
+    def install(self, url: str, sha256: str, version: str, tag: dict[str, Any] | None = None) -> str:
         self.releases.folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="update-", dir=self.releases.base) as tmp:
             bundle = fetch_bundle(url, sha256, Path(tmp) / "bundle.tar")
@@ -62,7 +63,10 @@ class SimInstaller:
         self.releases.activate(version, trial=False)
         return version
 
-    def rollback(self, version: str) -> str | None:
+    def rollback(self, version: str, tag: dict[str, Any] | None = None) -> str | None:
         if self.releases.current() == version:
             self.releases.rollback()
         return self.releases.current()
+
+    def outcome(self) -> dict | None:
+        return None                          # (a light table never restarts: its desk reported every outcome)

@@ -139,8 +139,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     release.add_argument("--issuer", default="rollout", help="who sends it (logged by the tables)")
     release.add_argument("--ttl-s", type=count(5, 300), default=120, help="how long each command is valid (120)")
     release.add_argument("--json", action="store_true", help="print the progress as one JSON object per change")
+    release.add_argument("--rollout-id", type=_rollout_id, metavar="ID",
+                         help="the rollout's id, carried in every command and in each table's report (default: the "
+                              "version, the UTC minute and a random part)")
     _connection_options(release)
     release.set_defaults(func=_release)
+
+
+def _rollout_id(text: str) -> str:
+    from firmware.cli.fleet_release import check_rollout_id
+
+    try:
+        return check_rollout_id(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:

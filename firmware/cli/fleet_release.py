@@ -101,7 +101,7 @@ class Driver:
         from firmware.ports.broker import PublishProperties
 
         for action in actions:
-            fields = {"version": self.rollout.version}
+            fields = self.rollout.command_args(action)
             if action.verb == "update":
                 fields.update(url=self.url, sha256=self.sha256)
             payload = sign_command(self.key, site=self.args.site, table=action.table, verb=action.verb, args=fields,
@@ -126,6 +126,25 @@ class Driver:
             print(json.dumps(progress, ensure_ascii=False), flush=True)
         else:
             print(progress_line(progress), flush=True)
+
+
+def new_rollout_id(version: str, wall_s: float) -> str:
+    """A rollout's id: the version, the UTC minute it started and a random part (``2.0.0-20260612T2130-3f9a``)."""
+    import secrets
+    import time
+
+    stamp = time.strftime("%Y%m%dT%H%M", time.gmtime(wall_s))
+    return f"{version[:40].replace('+', '_')}-{stamp}-{secrets.token_hex(2)}"
+
+
+def check_rollout_id(text: str) -> str:
+    """``--rollout-id``: the form a table takes (ValueError saying which)."""
+    from firmware.fleet.command_auth import ROLLOUT_RE
+
+    if not ROLLOUT_RE.match(text):
+        raise ValueError(f"{text[:80]!r}: a rollout id is letters, digits, '.', '_', '-' (at most 64, not starting "
+                         f"with a sign)")
+    return text
 
 
 def progress_line(progress: dict) -> str:
@@ -160,8 +179,11 @@ def release(args: argparse.Namespace) -> int:
         key = load_signing_key(args.sign_key)
     except ValueError as exc:
         raise TableError(str(exc)) from None
-    rollout = Rollout(tables, waves, version, soak_s=args.soak_s, report_timeout_s=args.report_timeout_s)
-    print(f"release {version} ({sha256[:12]}...) to {len(tables)} tables in waves of {waves} (cumulative), "
+    rollout_id = args.rollout_id or new_rollout_id(version, HOST_CLOCK.wall_s())
+    rollout = Rollout(tables, waves, version, soak_s=args.soak_s, report_timeout_s=args.report_timeout_s,
+                      rollout_id=rollout_id)
+    print(f"rollout {rollout_id}: release {version} ({sha256[:12]}...) to {len(tables)} tables in waves of {waves} "
+          f"(cumulative), "
           f"soak {args.soak_s:g} s, from {args.url}", flush=True)
     settings = client_settings(args, prefix="release")
     loop = real_loop()

@@ -3,9 +3,14 @@
 The console is a :class:`~firmware.fleet.consumer.ConsumerClient` on the
 real-time loop: it subscribes to ``mj/v1/<site>/tbl/+/#`` and redraws a
 table in place twice a second (online or offline, state, hand, dealer,
-chips, outbox depth, seconds since last heard, active faults with their
-hints).  A broker refusing the account stops it at once with what to do; a
-site with no table heard says why that may be (the ACL drops silently).
+chips, outbox depth, seconds since last heard, its release, active faults
+with their hints).  The release column is the table's own ``meta``: the
+version it runs and, during a staged update (``mjtable fleet release``), the
+rollout it is in, its wave and where the table stands: ``pending``
+(installing, or restarting into the new release), ``installed``, ``failed``
+(with the table's reason), ``rolling back``, ``rolled back``.  A broker
+refusing the account stops it at once with what to do; a site with no table
+heard says why that may be (the ACL drops silently).
 ``--json`` prints one object per line for every change instead (a leaf, an
 ``avail``, a new event; duplicates are dropped).  ``--once`` waits until the
 broker has delivered what it holds (no message for half a second), prints
@@ -86,6 +91,29 @@ def _faults(view: TableView) -> str:
     return "\n".join(out) + (f"\n(+{len(view.faults) - 4} more)" if len(view.faults) > 4 else "")
 
 
+RELEASE_WORDS = {"installing": "pending", "restarting": "pending", "installed": "installed", "failed": "failed",
+                 "rolling back": "rolling back", "rolled back": "rolled back", "rollback failed": "rollback failed",
+                 "kept": "kept"}
+
+
+def release_cell(meta: dict) -> str:
+    """The release column: the version running, and the staged update the table reports (see the module)."""
+    firmware = meta.get("firmware")
+    lines = [str(firmware) if isinstance(firmware, str) else "?"]
+    release = meta.get("release")
+    if isinstance(release, dict) and isinstance(release.get("state"), str):
+        word = RELEASE_WORDS.get(release["state"], release["state"][:20])
+        target = str(release.get("target", "?"))[:64]
+        lines.append(f"{word} {target}" if release["state"] not in ("rolled back", "rolling back", "kept")
+                     else f"{word} from {target}")
+        if isinstance(release.get("rollout"), str):
+            wave = f", wave {release['wave']}" if isinstance(release.get("wave"), int) else ""
+            lines.append(f"{release['rollout'][:64]}{wave}")
+        if isinstance(release.get("error"), str) and release["error"]:
+            lines.append(release["error"].strip().splitlines()[0][:120])
+    return "\n".join(lines)
+
+
 def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
     """The site as a rich table (``empty_hint``: its caption while no table was heard)."""
     from rich.table import Table
@@ -96,16 +124,19 @@ def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
     for column in ("table", "link", "state", "hand", "dlr", "chips", "outbox", "heard"):
         table.add_column(column, no_wrap=True)
     table.add_column("faults: hint", overflow="fold", min_width=16)
+    table.add_column("release", overflow="fold", min_width=12)
     for name in sorted(consumer.tables):
         v = consumer.tables[name]
         link = v.status(now_s)
         link = "?" if link == "unknown" else link
-        style = "red" if link in ("offline", "stale") else ("yellow" if v.faults else "")
+        release = v.meta.get("release") if isinstance(v.meta.get("release"), dict) else {}
+        failed = release.get("state") in ("failed", "rollback failed")
+        style = "red" if link in ("offline", "stale") else ("yellow" if v.faults or failed else "")
         chips = v.state.get("chips")
         table.add_row(name, link, str(v.state.get("state", "")), str(v.state.get("hand", "")),
                       str(v.state.get("dealer", "")), " ".join(map(str, chips)) if isinstance(chips, list) else "",
                       "" if v.outbox_depth() is None else str(v.outbox_depth()),
-                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", _faults(v), style=style)
+                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", _faults(v), release_cell(v.meta), style=style)
     return table
 
 

@@ -298,5 +298,6 @@ def _say_what_is_left(root: Path, first: bool) -> None:
           "  mjtable web passwd NAME --role technician   # each technician; --role staff for parlour staff\n"
           "  usermod -aG mjtable-tech TECHNICIAN # each technician's login\n"
           "  chown -R mjtable:mjtable /var/lib/mjtable\n"
+          "  chown mjtable: /opt/mjtable /opt/mjtable/releases   # only for staged updates over the fleet\n"
           "  systemctl daemon-reload && systemctl enable --now mjtable mjtable-web\n"
           "  journalctl -u mjtable -f          # the log, with fault codes")

@@ -11,7 +11,10 @@ deals as the table will.  Faults are logged with their code and hint (to
 the journal under systemd, else stderr).  Under systemd it reports READY,
 STATUS and WATCHDOG; SIGTERM stops every motor and exits.  A table model
 with a ``[fleet]`` section also connects its fleet link to the parlour's
-broker (``docs/fleet.md``).
+broker (``docs/fleet.md``), and with a command key takes a staged update
+(``--release-root``, ``/`` by default): the new release installed and
+self-tested, the service exits with code 75 once the table is at rest, and
+systemd starts it again into the new release.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the simulated table behind the pins and the reader port, at real time (a dry run)")
     parser.add_argument("--seed", type=int, default=1, help="with --sim: the simulated table's seed")
     parser.add_argument("--seconds", type=seconds, help="stop after this long (tests, dry runs)")
+    parser.add_argument("--release-root", type=Path, default=Path("/"),
+                        help="the install root of the table's releases, for a staged update over the fleet "
+                             "(default /: /opt/mjtable, as mjtable install lays it out; 'none': take no update)")
     parser.add_argument("--diag-socket", type=Path,
                         help="the technician's socket (default /run/mjtable/diag.sock, with --sim one in the run's "
                              "own folder; 'none' to disable)")
@@ -83,8 +89,10 @@ def service_options(args: argparse.Namespace, state: Path, socket: Path | None) 
 
     simulated = bool(getattr(args, "sim", False))
     model, folder = table_model(args, simulated)
+    release_root = getattr(args, "release_root", None)
     return ServiceOptions(model, folder, args.rules, state, simulated, getattr(args, "seed", 1), args.pin_factory,
-                          getattr(args, "seconds", None), socket, getattr(args, "own_process", False))
+                          getattr(args, "seconds", None), socket, getattr(args, "own_process", False),
+                          None if release_root is None or str(release_root) == "none" else release_root)
 
 
 def run(args: argparse.Namespace) -> int:

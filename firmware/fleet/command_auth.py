@@ -68,6 +68,8 @@ NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 URL_RE = re.compile(r"^https?://[!-~]{1,1990}$")
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
+ROLLOUT_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+MAX_WAVE = 1000
 HMAC = "hmac-sha256"
 ED25519 = "ed25519"
 
@@ -354,9 +356,11 @@ def _check_args(verb: Verb, args: dict[str, Any]) -> dict[str, Any]:
         return _update_args(args)
     if verb is Verb.ROLLBACK:
         version = args.get("version")
-        if set(args) != {"version"} or not isinstance(version, str) or not VERSION_RE.match(version):
-            raise CommandRefused("rollback takes {\"version\": the release to roll back from}")
-        return {"version": version}
+        if not {"version"} <= set(args) <= {"version", "rollout", "wave"} or not isinstance(version, str) \
+                or not VERSION_RE.match(version):
+            raise CommandRefused("rollback takes {\"version\": the release to roll back from} (and the rollout's "
+                                 "\"rollout\" and \"wave\")")
+        return {"version": version, **_rollout_args("rollback", args)}
     if verb is Verb.SESSION_OPEN:
         minutes = args.get("minutes")
         if set(args) != {"minutes"} or not isinstance(minutes, int) or isinstance(minutes, bool) \
@@ -384,15 +388,35 @@ def _update_args(args: dict[str, Any]) -> dict[str, Any]:
     """``update``: the bundle's ``url`` (http or https, the hall's server), its ``sha256`` (64 hex digits) and its
     ``version`` (a release folder's name: no '/', no leading '.')."""
     url, digest, version = args.get("url"), args.get("sha256"), args.get("version")
-    if set(args) != {"url", "sha256", "version"}:
-        raise CommandRefused("update takes {\"url\": ..., \"sha256\": ..., \"version\": ...}")
+    if not {"url", "sha256", "version"} <= set(args) <= {"url", "sha256", "version", "rollout", "wave"}:
+        raise CommandRefused("update takes {\"url\": ..., \"sha256\": ..., \"version\": ...} (and the rollout's "
+                             "\"rollout\" and \"wave\")")
     if not isinstance(url, str) or not URL_RE.match(url):
         raise CommandRefused("update: url is not an http:// or https:// URL (at most 2,000 plain characters)")
     if not isinstance(digest, str) or not SHA256_RE.match(digest):
         raise CommandRefused("update: sha256 is not 64 hex digits")
     if not isinstance(version, str) or not VERSION_RE.match(version):
         raise CommandRefused("update: version is not a release's version (letters, digits, '.', '+', '_', '-')")
-    return {"url": url, "sha256": digest.lower(), "version": version}
+    return {"url": url, "sha256": digest.lower(), "version": version, **_rollout_args("update", args)}
+
+
+def _rollout_args(verb: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The staged update an ``update`` or ``rollback`` belongs to, if it says: ``rollout`` (an id: letters, digits,
+    '.', '_', '-') and its ``wave`` (1 to 1000); the table reports them back in its ``meta``."""
+    out: dict[str, Any] = {}
+    if "rollout" in args:
+        rollout = args["rollout"]
+        if not isinstance(rollout, str) or not ROLLOUT_RE.match(rollout):
+            raise CommandRefused(f"{verb}: rollout is not a rollout's id (letters, digits, '.', '_', '-'; at most 64)")
+        out["rollout"] = rollout
+    if "wave" in args:
+        wave = args["wave"]
+        if not isinstance(wave, int) or isinstance(wave, bool) or not 1 <= wave <= MAX_WAVE:
+            raise CommandRefused(f"{verb}: wave is not a whole number from 1 to {MAX_WAVE}")
+        if "rollout" not in out:
+            raise CommandRefused(f"{verb}: a wave belongs to a rollout (give \"rollout\" too)")
+        out["wave"] = wave
+    return out
 
 
 def _short(number: int) -> str:

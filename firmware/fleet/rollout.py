@@ -17,6 +17,11 @@ leaves and its ``avail``, :class:`Observation`) and carries out the
   did not have before the rollout (``faults`` codes beyond its baseline) for
   ``soak_s`` since it reported the version.  The next wave is sent only when
   every table of the waves so far is healthy.
+* **This rollout's reports only.** A rollout has an id, sent with every
+  ``update`` and ``rollback`` and carried back in the table's
+  ``meta.release.rollout``: a report without it (a retained ``meta`` from
+  before the rollout, an earlier rollout's ``failed`` of the same version)
+  counts neither as installed nor as failed for this one.
 * **Halt.** A table whose update fails (``meta.release.state`` ``failed``:
   the download, the hash, the signature or the self-test), that raises a new
   fault while it soaks, or that does not report within ``report_timeout_s``
@@ -117,12 +122,13 @@ class Rollout:
     """One release of ``version`` to ``tables`` in waves (cumulative counts, :func:`wave_sizes`)."""
 
     def __init__(self, tables: list[str], waves: list[int], version: str, soak_s: float = DEFAULT_SOAK_S,
-                 report_timeout_s: float = DEFAULT_REPORT_TIMEOUT_S) -> None:
+                 report_timeout_s: float = DEFAULT_REPORT_TIMEOUT_S, rollout_id: str | None = None) -> None:
         if len(set(tables)) != len(tables) or not tables:
             raise ValueError("a rollout needs distinct tables, at least one")
         if not waves or waves[-1] != len(tables) or any(b <= a for a, b in zip([0] + waves, waves)):
             raise ValueError(f"waves {waves}: cumulative counts that grow to {len(tables)}")
         self.version = version
+        self.rollout_id = rollout_id       # (None: any report of the version counts, as before rollouts had ids)
         self.soak_s = soak_s
         self.report_timeout_s = report_timeout_s
         self.waves = list(waves)
@@ -192,15 +198,29 @@ class Rollout:
         return []
 
     # -- the decisions -----------------------------------------------------------------------------------------
+    def _ours(self, seen: Observation) -> bool:
+        """A report of this rollout (not a retained one from before it)."""
+        return self.rollout_id is None or seen.release.get("rollout") == self.rollout_id
+
     def _installed(self, seen: Observation) -> bool:
-        """It reports the new version current, its self-test passed."""
+        """It reports the new version current, its self-test passed, for this rollout."""
+        if self.rollout_id is not None and not self._ours(seen):
+            return False
         return seen.firmware == self.version and seen.release.get("state", "installed") == "installed"
 
     def _runs_new(self, seen: Observation) -> bool:
         return seen.firmware == self.version
 
     def _reports_failure(self, seen: Observation) -> bool:
-        return seen.release.get("target") == self.version and seen.release.get("state") == "failed"
+        return seen.release.get("target") == self.version and seen.release.get("state") == "failed" \
+            and self._ours(seen)
+
+    def command_args(self, action: Action) -> dict[str, Any]:
+        """The rollout's arguments of an action's command (with ``url`` and ``sha256`` added for an update)."""
+        args: dict[str, Any] = {"version": self.version}
+        if self.rollout_id is not None:
+            args.update(rollout=self.rollout_id, wave=self.tracks[action.table].wave + 1)
+        return args
 
     def _sent(self) -> list[TableTrack]:
         return [t for t in self.tracks.values() if t.wave <= self.wave]
@@ -240,7 +260,7 @@ class Rollout:
     def _back(self, seen: Observation) -> bool:
         """Online on another release than the new one, and not switching."""
         return seen.online and not self._runs_new(seen) and seen.firmware is not None \
-            and seen.release.get("state") not in ("installing", "rolling back")
+            and seen.release.get("state") not in ("installing", "rolling back", "restarting")
 
     # -- the hall's view -----------------------------------------------------------------------------------------
     @property
@@ -263,7 +283,7 @@ class Rollout:
             if t.why:
                 entry["why"] = t.why
             tables.append(entry)
-        return {"version": self.version, "state": self.state, "reason": self.reason,
+        return {"version": self.version, "rollout": self.rollout_id, "state": self.state, "reason": self.reason,
                 "wave": self.wave + 1, "waves": len(self.waves), "wave_sizes": self.waves, "soak_s": self.soak_s,
                 "healthy": sum(1 for t in self.tracks.values() if t.phase is Phase.HEALTHY),
                 "tables": tables}

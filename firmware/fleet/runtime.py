@@ -24,6 +24,7 @@ from firmware.fleet.mqtt.client import ClientSettings, PahoAdapter
 from firmware.fleet.mqtt.inbound import InboundLimits
 from firmware.fleet.mqtt.network import MqttNetwork
 from firmware.fleet.table_link import FleetPlug
+from firmware.fleet.update_desk import Installer
 from firmware.loop import Loop
 from firmware.ports.broker import MqttAdapter, parse_broker_url
 from firmware.ports.clock import Clock
@@ -44,14 +45,16 @@ def client_settings(cfg: TableConfig) -> ClientSettings:
                           keepalive_s=section.keepalive_s, inbound=InboundLimits())
 
 
-def table_plug(clock: Clock) -> FleetPlug:
-    """A table's own telemetry client: one network thread, stopped with the link."""
+def table_plug(clock: Clock, installer: Installer | None = None,
+               restart: Callable[[], None] | None = None) -> FleetPlug:
+    """A table's own telemetry client: one network thread, stopped with the link; with ``installer`` and
+    ``restart``, the service's releases for a staged update (:class:`FleetPlug`)."""
     network = MqttNetwork("mqtt", clock=clock).start()
 
     def adapter(cfg: TableConfig, post) -> MqttAdapter:
         return PahoAdapter(network, post, client_settings(cfg))
 
-    return FleetPlug(adapter, clock.wall_s, close=network.stop)
+    return FleetPlug(adapter, clock.wall_s, close=network.stop, installer=installer, restart=restart)
 
 
 def shared_plug(network: MqttNetwork, loop: Loop, settings: LinkSettings | None = None,

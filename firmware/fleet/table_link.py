@@ -16,7 +16,10 @@ of the table database; the link later reads the row).  What it reads:
 does to the table: marks outbox rows sent, and carries out an authenticated
 ``ack`` of a *recoverable* fault through
 :meth:`~firmware.controller.fault_policy.FaultPolicy.acknowledge_recoverable`
-(rows and event in one batch; nothing moves).
+(rows and event in one batch; nothing moves).  A plug with an installer
+(the service's: ``mjtable run``) also takes ``update`` and ``rollback`` of a
+staged update (:mod:`firmware.fleet.update_desk`), whose outcome it carries in
+the ``meta`` leaf, from the first ``meta`` after the restart into a new release.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from firmware.fleet.command_auth import CommandRefused, CommandVerifier, NonceSt
 from firmware.fleet.link import FleetLink, LinkSettings
 from firmware.fleet.table_files import problem_lines
 from firmware.fleet.table_status import table_meta, table_status
+from firmware.fleet.update_desk import Installer, UpdateDesk
 from firmware.loop import Loop
 
 if TYPE_CHECKING:
@@ -53,7 +57,9 @@ class FleetPlug:
     reports go through ``post``), ``wall_clock_s`` gives Unix seconds, ``loop`` is the link's loop (None: the
     table's own), ``settings`` override the section's (tests, the simulator); ``close`` ends what the adapter
     needs (a table's network thread) once the link has stopped; ``on_refusal(table, why)`` is told when the
-    broker refuses the table (None: the link logs it)."""
+    broker refuses the table (None: the link logs it); ``installer`` carries out a staged update's ``update`` and
+    ``rollback`` (None: the table takes neither), and ``restart()`` ends the service so that systemd starts it
+    again into the release then current."""
 
     adapter: AdapterFactory
     wall_clock_s: Callable[[], float]
@@ -61,6 +67,8 @@ class FleetPlug:
     settings: LinkSettings | None = None
     close: Callable[[], None] | None = None
     on_refusal: Callable[[str, str], None] | None = None
+    installer: Installer | None = None
+    restart: Callable[[], None] | None = None
 
 
 def settings_of(section: "FleetSection") -> LinkSettings:
@@ -106,9 +114,19 @@ class TableLink:
         self.assignments = AssignmentVerifier(section.site, section.table_id, verifier.keys, plug.wall_clock_s) \
             if verifier is not None else None
         self.adapter = plug.adapter(cfg, self.loop.post)
+        meta = table_meta(cfg, session.rules)
+        self.updates: UpdateDesk | None = None
+        if plug.installer is not None:
+            self.updates = UpdateDesk(plug.installer, self.loop.post, self._report_release, restart=plug.restart)
+            outcome = plug.installer.outcome()
+            if outcome is not None:
+                meta["release"] = outcome
+                log.warning("fleet: the last %s %s: %s%s", "rollback from" if "roll" in outcome["state"] else
+                            "update to", outcome["target"], outcome["state"],
+                            f" ({outcome['error']})" if outcome.get("error") else "")
         self.link = FleetLink(self.loop, self.adapter, events, self._status,
                               self._command, site=section.site, table=section.table_id,
-                              meta=table_meta(cfg, session.rules), wall_clock_s=plug.wall_clock_s,
+                              meta=meta, wall_clock_s=plug.wall_clock_s,
                               verifier=verifier, settings=plug.settings or settings_of(section),
                               count_boot=False,      # (build_table counts every power-on, link or not)
                               on_refusal=self._refused if plug.on_refusal is not None else None,
@@ -195,6 +213,11 @@ class TableLink:
         """An authenticated ``ack`` (the verifier has refused latched and hold codes): a recoverable fault."""
         if verb in ("session_open", "session_close"):
             return self._session(verb, args, issuer)
+        if verb in ("update", "rollback"):
+            if self.updates is None:
+                raise CommandRefused(f"this table does not take {verb} over the fleet (its service was started "
+                                     f"without its releases)")
+            return self.updates.handle(verb, args, issuer)
         if verb != "ack":
             raise CommandRefused(f"{verb}: not a command for the table's handler")
         code = str(args.get("code", ""))
@@ -203,6 +226,11 @@ class TableLink:
             raise CommandRefused(why)
         log.warning("fleet: %s acknowledged by %s", code, issuer)
         return {"acknowledged": code, "by": issuer}
+
+    def _report_release(self, _current: str | None, release: dict) -> None:
+        """(the link's loop) A staged update's progress in the ``meta`` leaf; its ``firmware`` stays the running
+        code's (a new release runs only after the restart)."""
+        self.link.set_meta(dict(self.link.meta, release=release))
 
     def _session(self, verb: str, args: dict, issuer: str) -> Any:
         """An authenticated ``session_open`` / ``session_close`` (a parlour's booking system): the table session."""

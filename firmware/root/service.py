@@ -8,14 +8,28 @@ journal's log format, READY / STATUS / WATCHDOG for systemd, SIGTERM stops
 every motor and exits, the technician's socket (the web service's user may
 ask only what the page needs), the table started, run until stopped and
 closed.
+
+A table with a ``[fleet]`` section and a command key takes a staged update
+over the fleet: its link is given the table's releases under the install
+root (:class:`~firmware.release.fleet_install.TableInstaller`, the same
+install, signature check and self-test as ``mjtable install``).  Once a new
+release is current (or, after ``rollback``, the previous one), the service
+waits until the table is at rest (:data:`REST_STATES`: between two hands,
+a set stacked and nothing on the table, or stopped by a fault: never a hand
+in play; a set stacking underneath resumes after the start as after a power
+cut), stops as on SIGTERM and exits
+with :data:`RESTART_EXIT`; the unit's ``RestartForceExitStatus=`` makes
+systemd start it again, through the start guard, into the release now
+current.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Callable
 
 from firmware.config import load_table_config
 from firmware.faults import TableError
@@ -23,6 +37,9 @@ from firmware.root.table import Profile, WiredTable, build_table
 from firmware.rules.registry import load_ruleset
 
 log = logging.getLogger("mjtable.run")
+
+RESTART_EXIT = 75          # (EX_TEMPFAIL) "start me again": the unit's RestartForceExitStatus= and SuccessExitStatus=
+REST_STATES = frozenset({"idle", "ready", "latched", "hold"})   # between hands, or stopped: no hand on the table
 
 
 @dataclass(frozen=True)
@@ -39,10 +56,54 @@ class ServiceOptions:
     seconds: float | None = None       # stop after this long
     diag_socket: Path | None = None    # None: no socket
     own_process: bool = False          # the command line's own process (its start-up objects live for ever)
+    release_root: Path | None = None   # the install root of the table's releases (None: it takes no update)
+    fleet: bool = True                 # connect the [fleet] link (the self-test does not: it is not the table)
 
 
-def build_service(options: ServiceOptions, loop) -> WiredTable:
-    """The service's table on ``loop`` (not started)."""
+class ServiceRestart:
+    """The service's restart into the release a staged update made current (see the module): asked on the table's
+    loop, carried out at the next state of :data:`REST_STATES` by ``stop()`` (the service's loop stopped)."""
+
+    def __init__(self, stop: Callable[[], None]) -> None:
+        self.stop = stop
+        self.asked = False
+        self.stopping = False
+        self.wired: WiredTable | None = None
+
+    def bind(self, wired: WiredTable) -> None:
+        self.wired = wired
+        wired.bus.subscribe("controller.state", lambda e: self._when_at_rest())
+
+    def __call__(self) -> None:
+        self.asked = True
+        log.warning("the service restarts into the release now current once the table is at rest (%s)",
+                    ", ".join(sorted(REST_STATES)))
+        self._when_at_rest()
+
+    def _when_at_rest(self) -> None:
+        if not self.asked or self.stopping or self.wired is None:
+            return
+        state = self.wired.controller.table_state.value
+        if state in REST_STATES:
+            self.stopping = True
+            log.warning("table at rest (%s): the service stops to restart into the release now current", state)
+            self.stop()
+
+
+def _installer(options: ServiceOptions, cfg) -> Any:
+    """The table's releases for a staged update (None: no install root, or a table that takes no command)."""
+    if options.release_root is None or cfg.fleet is None or cfg.fleet.command_key_file is None:
+        return None
+    from firmware import __version__
+    from firmware.release.fleet_install import TableInstaller
+    from firmware.release.releases import Releases
+    from hal.runtime import HOST_CLOCK
+
+    return TableInstaller(Releases(options.release_root, HOST_CLOCK), __version__, options.rules)
+
+
+def build_service(options: ServiceOptions, loop, restart: ServiceRestart | None = None) -> WiredTable:
+    """The service's table on ``loop`` (not started); ``restart``: how a staged update restarts it."""
     cfg = load_table_config(options.model)
     rules = load_ruleset(options.rules, options.folder)
     if options.pin_factory and not options.simulated:
@@ -53,11 +114,12 @@ def build_service(options: ServiceOptions, loop) -> WiredTable:
         bus.subscribe("controller.state", lambda e: log.info("state %s", e.data["state"]))
 
     fleet = None
-    if cfg.fleet is not None:
+    if cfg.fleet is not None and options.fleet:
         from firmware.fleet.runtime import table_plug
         from hal.runtime import HOST_CLOCK
 
-        fleet = table_plug(HOST_CLOCK)
+        installer = _installer(options, cfg) if restart is not None else None
+        fleet = table_plug(HOST_CLOCK, installer, restart if installer is not None else None)
     profile = Profile.SELFTEST if options.simulated else Profile.REAL
     return build_table(cfg, rules, profile, loop, options.state, seed=options.seed, listen=listen, fleet=fleet)
 
@@ -72,7 +134,9 @@ def serve(options: ServiceOptions) -> int:
     level_before = root.level
     root.setLevel(min(root.level, logging.INFO))        # the service logs its state changes and faults
     loop = real_loop()
-    wired = build_service(options, loop)
+    restart = ServiceRestart(lambda: loop.post(loop.stop))
+    wired = build_service(options, loop, restart)
+    restart.bind(wired)
     if options.own_process:
         keep_startup_objects()
     notifier = Notifier()
@@ -105,6 +169,9 @@ def serve(options: ServiceOptions) -> int:
         live = wired.live
         log.info("controller stopped; every output safe%s", f" ({live.describe()})" if live else "")
         root.setLevel(level_before)
+    if restart.stopping:
+        log.warning("exit %d: systemd starts the service again into the release now current", RESTART_EXIT)
+        return RESTART_EXIT
     return 0
 
 
@@ -152,7 +219,7 @@ def selftest_run(options: ServiceOptions, seconds: float):
     from hal.runtime import real_loop
 
     loop = real_loop()
-    wired = build_service(options, loop)
+    wired = build_service(replace(options, fleet=False), loop)    # (the table's own link is the service's)
     try:
         wired.start()
         try:

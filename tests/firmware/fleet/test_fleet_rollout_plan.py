@@ -110,3 +110,56 @@ def test_all_good_completes():
         sent += [a.table for a in r.tick(now)]
         assert now < 100
     assert r.state == "done" and sent == tables and r.progress(now)["healthy"] == 4
+
+
+def test_the_rollout_and_its_wave_are_checked_arguments():
+    ok = {"url": "http://hall/b.tar", "sha256": "ab" * 32, "version": NEW}
+    assert _check_args(Verb.UPDATE, {**ok, "rollout": "2.0.0-20260101T2100-ab12", "wave": 3}) == \
+        {**ok, "rollout": "2.0.0-20260101T2100-ab12", "wave": 3}
+    assert _check_args(Verb.ROLLBACK, {"version": NEW, "rollout": "r1", "wave": 1}) == \
+        {"version": NEW, "rollout": "r1", "wave": 1}
+    for bad, words in (({"rollout": "../x"}, "rollout is not"), ({"rollout": "r" * 65}, "rollout is not"),
+                       ({"rollout": 7}, "rollout is not"), ({"rollout": "r1", "wave": 0}, "wave is not"),
+                       ({"rollout": "r1", "wave": True}, "wave is not"),
+                       ({"rollout": "r1", "wave": 1001}, "wave is not"),
+                       ({"wave": 2}, "a wave belongs to a rollout")):
+        for verb, args in ((Verb.UPDATE, ok), (Verb.ROLLBACK, {"version": NEW})):
+            with pytest.raises(CommandRefused, match=words):
+                _check_args(verb, {**args, **bad})
+
+
+def test_a_report_from_before_the_rollout_counts_neither_as_done_nor_as_failed():
+    """A table's retained meta says 2.0.0 installed (an earlier rollout, or updated by hand) or failed (an earlier
+    rollout of the same version): a rollout with an id waits for the table's report of *this* rollout."""
+    r = Rollout(["a", "b"], [1, 2], NEW, soak_s=5, report_timeout_s=60, rollout_id="r2")
+    r.observe("a", BAD, 0)
+    actions = r.start(0)
+    assert [(a.verb, a.table) for a in actions] == [("update", "a")]
+    assert r.command_args(actions[0]) == {"version": NEW, "rollout": "r2", "wave": 1}
+    stale_failed = Observation(True, "1.0.0", {"target": NEW, "state": "failed", "rollout": "r1"})
+    stale_good = Observation(True, NEW, {"target": NEW, "state": "installed", "rollout": "r1"})
+    no_id = Observation(True, NEW, {"target": NEW, "state": "installed"})
+    for seen in (stale_failed, stale_good, no_id, Observation(True, NEW)):
+        assert r.observe("a", seen, 1) == [] and r.state == "running"
+        assert r.tick(20) == [] and r.tracks["a"].phase is Phase.UPDATING      # (not soaking: not its report)
+    pending = Observation(True, "1.0.0", {"target": NEW, "state": "restarting", "rollout": "r2", "wave": 1})
+    assert r.observe("a", pending, 21) == [] and r.tracks["a"].phase is Phase.UPDATING
+    ours = Observation(True, NEW, {"target": NEW, "state": "installed", "rollout": "r2", "wave": 1})
+    r.observe("a", ours, 22)
+    assert r.tracks["a"].phase is Phase.SOAKING
+    actions = r.tick(28)
+    assert [(a.verb, a.table) for a in actions] == [("update", "b")]
+    assert r.command_args(actions[0]) == {"version": NEW, "rollout": "r2", "wave": 2}
+    assert r.progress(28)["rollout"] == "r2"
+    failed = Observation(True, "1.0.0", {"target": NEW, "state": "failed", "rollout": "r2", "error": "signature"})
+    r.observe("b", failed, 29)
+    assert r.state == "halted" and "signature" in r.reason
+
+
+def test_the_report_timeout_halts_a_rollout_whose_table_shows_only_a_stale_meta():
+    r = Rollout(["a"], [1], NEW, soak_s=5, report_timeout_s=30, rollout_id="r2")
+    r.start(0)
+    r.observe("a", Observation(True, NEW, {"target": NEW, "state": "installed", "rollout": "r1"}), 1)
+    assert r.tick(29) == []
+    assert [(a.verb, a.table) for a in r.tick(31)] == [("rollback", "a")]
+    assert r.state == "halted" and "no report of 2.0.0 within 30 s" in r.reason

@@ -530,3 +530,39 @@ def test_the_hall_view_tells_online_offline_stale_and_unknown_from_the_lifecycle
     c.feed(t.avail, messages.avail(source, False, 1, 1, NOW + 400), NOW + 400)
     assert view.status(NOW + 401) == "offline"
     assert FleetConsumer("hall1").tables.get("t07") is None
+
+
+def test_the_watch_shows_each_tables_release_from_its_meta():
+    """``fleet watch``: the version a table runs, and during a staged update the rollout, its wave and where the
+    table stands, from the table's retained ``meta`` alone."""
+    from rich.console import Console
+
+    from firmware.cli.fleet_watch import release_cell, render
+
+    c = FleetConsumer("hall1")
+    metas = {"t01": {"firmware": "2.0.0", "release": {"target": "2.0.0", "state": "installed", "rollout": "r7",
+                                                      "wave": 1, "by": "anna"}},
+             "t02": {"firmware": "1.0.0", "release": {"target": "2.0.0", "state": "restarting", "rollout": "r7",
+                                                      "wave": 2}},
+             "t03": {"firmware": "1.0.0", "release": {"target": "2.0.0", "state": "failed", "rollout": "r7",
+                                                      "wave": 2, "error": "release 2.0.0 failed its self-test; "
+                                                      "the table keeps its release:\nFAILED imports"}},
+             "t04": {"firmware": "1.0.0", "release": {"target": "2.0.0", "state": "rolled back", "rollout": "r7",
+                                                      "wave": 1}},
+             "t05": {"firmware": "1.0.0"}}
+    for table, meta in metas.items():
+        src = messages.Source("hall1", table, "abc-1")
+        c.feed(topics.TableTopics("hall1", table).leaf(topics.Leaf.META), messages.retained(src, "meta", meta, NOW),
+               NOW)
+    assert release_cell(c.tables["t01"].meta) == "2.0.0\ninstalled 2.0.0\nr7, wave 1"
+    assert release_cell(c.tables["t02"].meta) == "1.0.0\npending 2.0.0\nr7, wave 2"
+    assert release_cell(c.tables["t03"].meta) == \
+        "1.0.0\nfailed 2.0.0\nr7, wave 2\nrelease 2.0.0 failed its self-test; the table keeps its release:"
+    assert release_cell(c.tables["t04"].meta) == "1.0.0\nrolled back from 2.0.0\nr7, wave 1"
+    assert release_cell(c.tables["t05"].meta) == "1.0.0"
+    assert release_cell({"release": {"state": 3}}) == "?"                                # (a bad meta: no crash)
+    console = Console(width=220, record=True)
+    console.print(render(c, NOW))
+    text = console.export_text()
+    assert "installed 2.0.0" in text and "r7, wave 1" in text and "pending 2.0.0" in text
+    assert "rolled back from 2.0.0" in text

@@ -238,3 +238,45 @@ def test_a_dry_run_on_mock_pins_says_why_it_latches_and_which_fault_it_starts_wi
     assert main(argv) == 0
     started = [r.getMessage() for r in caplog.records if "starts latched" in r.getMessage()]
     assert started and started[0].split(": ")[1][:1] == "E", started
+
+
+def test_a_staged_update_restarts_the_service_with_the_code_the_unit_restarts_on():
+    """The unit starts the service again after exit 75 (RestartForceExitStatus), counted as a clean exit."""
+    from firmware.root.service import RESTART_EXIT
+
+    service = _unit()["Service"]
+    assert service["RestartForceExitStatus"] == service["SuccessExitStatus"] == str(RESTART_EXIT)
+
+
+def test_the_restart_into_a_new_release_waits_until_no_hand_is_on_the_table(tmp_path):
+    """Asked during a hand, the service stops only once the table is back between hands; asked at rest, at once."""
+    from firmware.controller.states import TableState
+    from firmware.root.service import REST_STATES, ServiceRestart
+    from firmware.root.simulator import SimRun
+
+    run = SimRun(rules="mcr", seed=5, hands=3, state_path=tmp_path / "table.db")
+    try:
+        stops: list[str] = []
+        restart = ServiceRestart(lambda: stops.append(run.state.value))
+        restart.bind(run.wired)
+        run.run_until(lambda: run.state is TableState.IN_PLAY, 3600)
+        restart()
+        assert stops == [] and not restart.stopping
+        run.run_until(lambda: run.state is not TableState.IN_PLAY, 3600)
+        run.run_until(lambda: bool(stops), 3600)
+        assert stops and stops[0] in REST_STATES and restart.stopping
+        seen = list(stops)
+        run.run_until(lambda: run.state is TableState.IN_PLAY, 3600)
+        assert stops == seen                              # (asked once, stopped once)
+    finally:
+        run.close()
+    at_rest = SimRun(rules="mcr", seed=5, hands=1, state_path=tmp_path / "other.db")
+    try:
+        stops = []
+        restart = ServiceRestart(lambda: stops.append(at_rest.state.value))
+        restart.bind(at_rest.wired)
+        at_rest.run_until(lambda: at_rest.state is not None and at_rest.state.value in REST_STATES, 3600)
+        restart()
+        assert stops == [at_rest.state.value]
+    finally:
+        at_rest.close()
