@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from firmware.fairness.patterns import HAND_TILES, pairs, suit_class
 from firmware.tiles.dealing import DealRules, deal
 from firmware.tiles.wall import Position, Wall
+
+if TYPE_CHECKING:
+    from sim.world import TableWorld
 
 SIDES = 4
 
@@ -146,3 +149,87 @@ def dealer_from_lamps(lamps: dict[str, bool], fallback: int) -> int:
     lit = {s for s in range(SIDES) if lamps.get(f"led_dealer{s}")}
     firsts = [s for s in sorted(lit) if (s - 1) % SIDES not in lit]
     return firsts[0] if len(firsts) == 1 else fallback
+
+
+class FavourDice:
+    """The dome of a rigged table: at the first spin of a roll the rig plans every throw's faces from the walls on
+    the table top and the dealer the lamps show; each spin then lands on the planned faces."""
+
+    def __init__(self, rig: FavourRig, world: "TableWorld", rng: random.Random) -> None:
+        self.rig = rig
+        self.world = world
+        self.rng = rng
+        self._planned: list[int] = []
+        self._walls: object = None
+        self._dealer = 0
+
+    def faces(self, fair: tuple[int, int]) -> tuple[int, int]:
+        if not self._planned or self._walls is not self.world.walls:
+            self._walls = self.world.walls
+            self._planned = list(self._plan(fair))
+        out, self._planned = self._planned[:2], self._planned[2:]
+        return (out[0], out[1])
+
+    def _plan(self, fair: tuple[int, int]) -> tuple[int, ...]:
+        faces = fair + tuple(self.rng.randint(1, 6) for _ in range(2 * (self.rig.rules.throws - 1)))
+        sides = [[tuple(t.kind for t in stack) for stack in side] for side in self.world.walls]
+        if not all(sides) or len({len(s) for s in sides}) != 1:
+            return faces                        # no walls up (or a side short): nothing to rig
+        self._dealer = dealer_from_lamps(self.world.lamps, self._dealer)
+        return self.rig.choose(Wall.from_sides(sides), self._dealer, faces)
+
+
+def inject_bias(world: "TableWorld", bias: ShuffleBias | None, rules: DealRules, seed: int) -> None:
+    """Fit ``world``'s ring and dice with ``bias`` (None or no bias: they stay fair, and draw nothing more)."""
+    if bias is None:
+        return
+    if bias.clump_p > 0:
+        ring = ClumpRing(bias.clump_p, random.Random(f"mjtable-sim-clump:{seed}"))
+
+        def pick(head, hopper) -> int:
+            last = head.track[-1] if head.track else (head.groove[-1][-1] if head.groove else None)
+            return ring.pick([t.kind for t in hopper], last.kind if last is not None else None)
+
+        world.turntable.ring_pick = pick
+    if bias.favour_side is not None and bias.favour_pairs > 0:
+        world.dice.rig = FavourDice(FavourRig(bias.favour_side, bias.favour_pairs, rules), world,
+                                    random.Random(f"mjtable-sim-favour:{seed}"))
+
+
+def parse_shuffle_bias(specs: Sequence[str]) -> ShuffleBias | None:
+    """``favour=SEAT:PAIRS`` (SEAT one of E S W N, PAIRS > 0) and ``clump=P`` (0 < P <= 1), each at most once;
+    ValueError says what is wrong with a spec."""
+    if not specs:
+        return None
+    side, pairs_per_hand, clump = None, 0.0, 0.0
+    seen: set[str] = set()
+    for spec in specs:
+        key, eq, value = spec.partition("=")
+        if not eq or key not in ("favour", "clump"):
+            raise ValueError(f"--shuffle-bias {spec!r}: favour=SEAT:PAIRS (e.g. favour=E:1) "
+                             "or clump=P (e.g. clump=0.1)")
+        if key in seen:
+            raise ValueError(f"--shuffle-bias {key}= given twice")
+        seen.add(key)
+        if key == "favour":
+            seat, colon, amount = value.partition(":")
+            if seat not in ("E", "S", "W", "N") or not colon:
+                raise ValueError(f"--shuffle-bias {spec!r}: the seat is one of E S W N, then :PAIRS (favour=E:1)")
+            side, pairs_per_hand = "ESWN".index(seat), _number(spec, amount)
+            if not 0 < pairs_per_hand <= 3:
+                raise ValueError(f"--shuffle-bias {spec!r}: PAIRS must be above 0 and at most 3")
+        else:
+            clump = _number(spec, value)
+            if not 0 < clump <= 1:
+                raise ValueError(f"--shuffle-bias {spec!r}: P must be above 0 and at most 1")
+    return ShuffleBias(side, pairs_per_hand, clump)
+
+
+def _number(spec: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"--shuffle-bias {spec!r}: {text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"--shuffle-bias {spec!r}: {text!r} is not a number")
+    return value

@@ -35,6 +35,7 @@ from firmware.controller.rejected_walls import rejected_fault
 from firmware.controller.service_test import ServiceTestSlot
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.table_top import TableTop
+from firmware.controller.table_watch import TableWatch
 from firmware.faults import Fault, FaultCode
 from firmware.mechanisms.center_lift import LiftStop
 from firmware.reader.registry import TileRegistry
@@ -67,6 +68,7 @@ class Controller:
                                after_state_change="_state_changed", on_exception="_machine_exception")
         self.service_test = ServiceTestSlot(table.loop)
         self.pipeline = Pipeline(table.loop, table.bus, record.book)
+        self.watch = TableWatch(table.bus, lambda: record.book.hand)
         self.top = TableTop(table, record, rules, hand, self.pipeline, self._fire)
         self._job: jobs.Job | None = None
         self._from_ready = False        # the centre was opened by a key at ready (the walls rise when it closes)
@@ -275,7 +277,8 @@ class Controller:
         self.dice.start()
 
     def _deal(self, dice: tuple[int, ...]) -> None:
-        deal_hand(self.record, self.rules, self.hand, self.table.bus, dice, self.table.loop.now(), self.save_nominal)
+        deal_hand(self.record, self.rules, self.hand, self.table.bus, dice, self.table.loop.now(), self.save_nominal,
+                  self.watch)
         self.dealt()
 
     # -- keys -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from firmware.controller.record import TableRecord
 from firmware.controller.states import SetLocation
+from firmware.controller.table_watch import TableWatch
 from firmware.events import EventBus
 from firmware.rules.ruleset import RuleSet
 from firmware.tiles.dealing import deal
@@ -53,8 +54,9 @@ class HandKeeper(Protocol):
 
 
 def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventBus, dice: tuple[int, ...],
-              now_s: float, save_nominal) -> None:
-    """Begin the next hand with ``dice`` (``save_nominal()`` writes the learned movement times now and then)."""
+              now_s: float, save_nominal, watch: TableWatch | None = None) -> None:
+    """Begin the next hand with ``dice`` (``save_nominal()`` writes the learned movement times now and then;
+    ``watch`` scores the wall and the starting hands for shuffle bias)."""
     b = record.book
     on_table = b.sets_at(SetLocation.TABLE)
     set_id = on_table[0] if on_table else "?"
@@ -67,6 +69,8 @@ def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventB
         d = deal(wall, rules.deal_rules, dice, b.dealer)
         hands = {side: [code(k) if k is not None else "?" for k in d.hand_tiles(wall, side)] for side in d.hands}
         first = [str(p) for p in d.live[:4]]
+        if watch is not None:
+            watch.dealt(b.hand, wall, {side: d.hand_tiles(wall, side) for side in d.hands})
     store = record.store
     with store.batch(f"deal of hand {b.hand}"):
         store.start_hand(b.hand, set_id, b.dealer, list(dice), now_s)
