@@ -28,6 +28,15 @@ def parse_part(name: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
+def worn_turn_s(healthy_s: float, percent_per_cycle: float, cycles: int) -> float:
+    """A worn part's turn time after ``cycles`` turns of wear."""
+    return healthy_s * (1.0 + percent_per_cycle / 100.0) ** cycles
+
+
+def jams(healthy_s: float, turn_s: float) -> bool:
+    return turn_s >= JAM_FACTOR * healthy_s
+
+
 @dataclass
 class PartWear:
     part: str
@@ -49,8 +58,8 @@ class PartWear:
         if self.jammed_at_cycle is not None or self.cam.axis.jammed:
             return
         self.cycles += 1
-        self.cam.turn_s = self.healthy_s * (1.0 + self.percent_per_cycle / 100.0) ** self.cycles
-        if self.cam.turn_s >= JAM_FACTOR * self.healthy_s:
+        self.cam.turn_s = worn_turn_s(self.healthy_s, self.percent_per_cycle, self.cycles)
+        if jams(self.healthy_s, self.cam.turn_s):
             self.jammed_at_cycle = self.cycles
             self.cam.turn_s = self.healthy_s       # (the part replaced at the repair is healthy)
             self.cam.jam()

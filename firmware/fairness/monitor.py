@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 SEATS = "ESWN"
 K_SD = 0.5              # allowance: half a standard deviation (tuned to a shift of one)
-H_SD = 10.0             # threshold for every chart (calibrated in bench/fairness.py)
+H_SD = 16.0             # threshold for every chart (calibrated in bench/fairness.py)
 
 
 @dataclass(frozen=True)

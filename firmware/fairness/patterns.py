@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Iterable, Sequence
 
-from firmware.tiles.tile import FLOWER_BASE, is_flower, is_suited, rank_of, suit_of
+from firmware.tiles.tile import FLOWER_BASE, KINDS, is_flower, is_suited, rank_of, suit_of
 from firmware.tiles.wall import BOTTOM, TOP, Position, Wall
 
 HAND_TILES = 13         # the dealer's 14th tile is left out: every seat is compared on 13
@@ -63,5 +63,9 @@ def side_sequences(wall: Wall) -> list[list[int | None]]:
     return out
 
 
+_MATCH = {p: tuple(tuple(neighbours_match(p, a, b) for b in range(KINDS)) for a in range(KINDS)) for p in Pattern}
+
+
 def count_neighbours(pattern: Pattern, sequences: Sequence[Sequence[int]]) -> int:
-    return sum(1 for seq in sequences for a, b in zip(seq, seq[1:]) if neighbours_match(pattern, a, b))
+    table = _MATCH[pattern]
+    return sum(1 for seq in sequences for a, b in zip(seq, seq[1:]) if table[a][b])

@@ -9,7 +9,7 @@ This monitor keeps, per part, the baseline it learned from the part's first
 ``BASELINE_CYCLES`` turns (their median) and a one-sided CUSUM of the
 relative excess over it, ``S = max(0, S + t/base - 1 - k)``: a healthy part
 (timing noise of a few per cent) keeps ``S`` near zero, a part slowing by
-0.5% a turn passes ``h`` some 15 turns after it starts to slow.  The
+0.5% a turn passes ``h`` some 20 turns after it starts to slow.  The
 warning names the part and gives the trend: how much slower it is now and
 by how much a turn it slows (least squares over the last ``TREND_CYCLES``
 turns).  Memory is fixed per part.  The evidence restarts with the
@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 
 BASELINE_CYCLES = 9
 TREND_CYCLES = 24
-K_REL = 0.02            # allowance: 2% slower than the baseline is noise
-H_REL = 0.25            # threshold on the summed excess (calibrated in bench/fairness.py)
+K_REL = 0.04            # allowance: 4% slower than the baseline is noise
+H_REL = 0.40            # threshold on the summed excess (calibrated in bench/fairness.py)
 
 
 def part_label(mechanism: str) -> str:
