@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from firmware.events import Event, EventBus
 from firmware.fairness.monitor import ShuffleMonitor
-from firmware.maintenance.wear import WearMonitor
+from firmware.maintenance.wear import WearMonitor, part_mechanism
 from firmware.tiles.wall import Wall
 
 log = logging.getLogger(__name__)
@@ -49,4 +49,26 @@ class TableWatch:
             self.bus.publish("warning.maintenance", **warning.to_dict())
 
     def status(self) -> dict[str, Any]:
+        """The warnings only (a status component: it changes when a warning is raised or reset)."""
+        return {"fairness": [w.to_dict() for w in self.fairness.warnings],
+                "maintenance": [w.to_dict() for w in self.wear.warnings]}
+
+    def evidence(self) -> dict[str, Any]:
+        """The warnings with every chart's and part's statistic now (``mjtable diag warnings``)."""
         return {"fairness": self.fairness.status(), "maintenance": self.wear.status()}
+
+    def reset(self, what: str) -> None:
+        """``fairness``: the shuffle charts start again; ``maintenance``: every part learns its baseline again; a
+        part (head0..3, lift0..3): that part only (it was repaired or replaced).  ValueError for anything else."""
+        if what == "fairness":
+            self.fairness.reset()
+        elif what == "maintenance":
+            self.wear.reset()
+        else:
+            mechanism = part_mechanism(what)
+            if mechanism is None:
+                raise ValueError("reset: fairness, maintenance or a part (head0..head3, lift0..lift3), "
+                                 f"not {what!r:.40}")
+            self.wear.reset(mechanism)
+        log.info("warnings reset: %s", what)
+        self.bus.publish("warning.reset", what=what)

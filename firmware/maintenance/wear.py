@@ -42,6 +42,14 @@ def part_label(mechanism: str) -> str:
     return mechanism
 
 
+def part_mechanism(part: str) -> str | None:
+    """The firmware's name of a part a technician names (head2 -> stacker2, lift1 -> wall_lift1); None: no such part."""
+    for label, mechanism in (("head", "stacker"), ("lift", "wall_lift")):
+        if part.startswith(label) and part[len(label):] in ("0", "1", "2", "3"):
+            return mechanism + part[len(label):]
+    return None
+
+
 @dataclass(frozen=True)
 class WearWarning:
     """A part slowing towards a jam, with its trend."""
