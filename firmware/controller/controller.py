@@ -69,6 +69,7 @@ class Controller:
         self.service_test = ServiceTestSlot(table.loop)
         self.pipeline = Pipeline(table.loop, table.bus, record.book)
         self.watch = TableWatch(table.bus, lambda: record.book.hand)
+        self.watch.restore(record.store.fairness())
         self.top = TableTop(table, record, rules, hand, self.pipeline, self._fire)
         self._job: jobs.Job | None = None
         self._from_ready = False        # the centre was opened by a key at ready (the walls rise when it closes)

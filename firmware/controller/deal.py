@@ -76,6 +76,8 @@ def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventB
         store.start_hand(b.hand, set_id, b.dealer, list(dice), now_s)
         hand.open(hands)
         record.persist()
+        if watch is not None:
+            store.put(fairness=watch.fairness.to_dict())     # (a few numbers: the charts go on after a restart)
         if b.hand % NOMINAL_EVERY_HANDS == 1:
             save_nominal()          # what the mechanisms learned (their medians move slowly)
     bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,

@@ -7,7 +7,10 @@ learned cam movement (``move.done`` of a stacking head or a wall lift).  A
 warning is logged and published (``warning.fairness``,
 ``warning.maintenance``) with its evidence, and shown in the status
 (``warnings`` component: ``mjtable diag``, the page, the fleet); the table
-keeps playing.  The evidence restarts when the firmware starts.
+keeps playing.  The shuffle charts are written with each deal and read
+back at start (:meth:`TableWatch.restore`), so a restart loses no evidence
+of a bias; the wear baselines are learned again after a restart (a few
+cycles of each part).
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ class TableWatch:
         self.fairness = ShuffleMonitor()
         self.wear = WearMonitor()
         self._subscription = bus.subscribe("move.done", self._moved)
+
+    def restore(self, saved: Mapping[str, Any]) -> None:
+        """The shuffle charts the table database kept (a document that does not fit: they start afresh)."""
+        try:
+            self.fairness.restore(saved)
+        except (TypeError, ValueError, AttributeError) as exc:
+            log.warning("shuffle monitor: the saved charts do not fit (%s): they start afresh", exc)
+            self.fairness = ShuffleMonitor()
 
     def close(self) -> None:
         self._subscription.cancel()
