@@ -37,7 +37,10 @@ def test_fair_neighbour_mean_matches_simulated_walls():
     assert abs(sum(xs) / len(xs) - exact.mean) < 0.4
 
 
-def _play(monitor, rng, hands, ring=None, rig=None, rules=DealRules(throws=1)):
+ONE_THROW = DealRules(throws=1)
+
+
+def _play(monitor, rng, hands, ring=None, rig=None, rules=ONE_THROW):
     raised = []
     for hand in range(1, hands + 1):
         wall = synthetic_wall(KINDS, rng, ring)
