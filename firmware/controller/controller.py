@@ -68,7 +68,7 @@ class Controller:
                                after_state_change="_state_changed", on_exception="_machine_exception")
         self.service_test = ServiceTestSlot(table.loop)
         self.pipeline = Pipeline(table.loop, table.bus, record.book)
-        self.watch = TableWatch(table.bus, lambda: record.book.hand)
+        self.watch = TableWatch(table.bus, lambda: record.book.hand, lambda: record.book.cycles)
         self.watch.restore(record.store.fairness())
         self.top = TableTop(table, record, rules, hand, self.pipeline, self._fire)
         self._job: jobs.Job | None = None

@@ -29,9 +29,10 @@ WATCHED_PARTS = ("stacker", "wall_lift")       # the cams whose cycle times are 
 
 
 class TableWatch:
-    def __init__(self, bus: EventBus, hand_now: Callable[[], int]) -> None:
+    def __init__(self, bus: EventBus, hand_now: Callable[[], int], cycles_now: Callable[[], int] = lambda: 0) -> None:
         self.bus = bus
         self.hand_now = hand_now
+        self.cycles_now = cycles_now
         self.fairness = ShuffleMonitor()
         self.wear = WearMonitor()
         self._subscription = bus.subscribe("move.done", self._moved)
@@ -48,7 +49,7 @@ class TableWatch:
         self._subscription.cancel()
 
     def dealt(self, hand: int, wall: Wall | None, starting: Mapping[int, Sequence[int | None]]) -> None:
-        for warning in self.fairness.observe(hand, wall, starting):
+        for warning in self.fairness.observe(hand, wall, starting, self.cycles_now()):
             self.bus.publish("warning.fairness", **warning.to_dict())
 
     def _moved(self, event: Event) -> None:

@@ -50,6 +50,7 @@ class FairnessWarning:
     threshold: float
     observed_mean: float        # per hand (pairs dealt, or neighbours per wall)
     fair_mean: float            # what a fair shuffle gives on average
+    cycle: int | None = None    # the table's stacking cycle count then (None: not told)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -82,9 +83,10 @@ class ShuffleMonitor:
         self.warnings: list[FairnessWarning] = []       # at most one per chart until reset
         self.unscored = 0
 
-    def observe(self, hand: int, wall: Wall | None,
-                starting: Mapping[int, Sequence[int | None]]) -> list[FairnessWarning]:
-        """Score one dealt hand: ``wall`` as mapped, ``starting`` side -> that seat's tiles in taking order."""
+    def observe(self, hand: int, wall: Wall | None, starting: Mapping[int, Sequence[int | None]],
+                cycle: int | None = None) -> list[FairnessWarning]:
+        """Score one dealt hand: ``wall`` as mapped, ``starting`` side -> that seat's tiles in taking order
+        (``cycle``: the table's stacking cycles, for the warning)."""
         copies = _copies(wall)
         if copies is None:
             self.unscored += 1
@@ -96,23 +98,26 @@ class ShuffleMonitor:
                 seat_pairs[side] = pairs(first)     # type: ignore[arg-type]
         sequences = side_sequences(wall)            # type: ignore[arg-type]
         return self.observe_counts(hand, copies, tuple(len(seq) for seq in sequences), seat_pairs,
-                                   {p: count_neighbours(p, sequences) for p in Pattern})    # type: ignore[arg-type]
+                                   {p: count_neighbours(p, sequences) for p in Pattern},    # type: ignore[arg-type]
+                                   cycle)
 
     def observe_counts(self, hand: int, copies: tuple[int, ...], side_lengths: tuple[int, ...],
-                       seat_pairs: Mapping[int, int], neighbours: Mapping[Pattern, int]) -> list[FairnessWarning]:
+                       seat_pairs: Mapping[int, int], neighbours: Mapping[Pattern, int],
+                       cycle: int | None = None) -> list[FairnessWarning]:
         """Score one hand from what was counted: the set's ``copies`` per kind, the walls' ``side_lengths``, pairs
         per side, neighbours per pattern (what :meth:`observe` counts from a wall)."""
         raised: list[FairnessWarning] = []
         fair = hand_pairs(copies)
         for side, x in sorted(seat_pairs.items()):
-            raised += self._score(f"pairs:{SEATS[side]}", hand, x, fair.mean, fair.sd, seat=SEATS[side])
+            raised += self._score(f"pairs:{SEATS[side]}", hand, cycle, x, fair.mean, fair.sd, seat=SEATS[side])
         kinds = tuple(k for k, c in enumerate(copies) for _ in range(c))
         for pattern, x in neighbours.items():
             null = wall_neighbours(pattern, kinds, side_lengths)
-            raised += self._score(f"wall:{pattern.value}", hand, x, null.mean, null.sd, pattern=pattern.value)
+            raised += self._score(f"wall:{pattern.value}", hand, cycle, x, null.mean, null.sd,
+                                  pattern=pattern.value)
         return raised
 
-    def _score(self, name: str, hand: int, x: float, mean: float, sd: float, seat: str | None = None,
+    def _score(self, name: str, hand: int, cycle: int | None, x: float, mean: float, sd: float, seat: str | None = None,
                pattern: str | None = None) -> list[FairnessWarning]:
         chart = self.charts[name]
         chart.observed += x
@@ -121,7 +126,7 @@ class ShuffleMonitor:
             return []
         n = chart.cusum.n
         warning = FairnessWarning(name, seat, pattern, hand, n, chart.cusum.s, self.h, chart.observed / n,
-                                  chart.expected / n)
+                                  chart.expected / n, cycle)
         self.warnings.append(warning)
         log.warning("%s", warning.describe())
         return [warning]

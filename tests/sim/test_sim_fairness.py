@@ -17,6 +17,7 @@ def test_favoured_seat_and_wearing_head_are_warned(tmp_path):
     data = _report(tmp_path, "--hands", "30", "--shuffle-bias", "favour=E:1", "--wear", "head2:0.5")
     [fair] = data["fairness"]["warnings"]
     assert fair["seat"] == "E" and fair["hand"] <= 30 and fair["statistic"] > fair["threshold"]
+    assert fair["cycle"] >= fair["hand"]          # (the stacking cycle it was raised in: one a hand and more)
     assert data["fairness"]["injected"]["favour_extra_pairs"] == pytest.approx(1.0, abs=0.2)
     [worn] = data["maintenance"]["warnings"]
     [part] = data["maintenance"]["injected"]
