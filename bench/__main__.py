@@ -8,11 +8,12 @@ import platform
 import sys
 from pathlib import Path
 
-from bench import chain, cycle, durability, fleet, games, hands, reader, recovery, scoring, simspeed, soak, web_load
+from bench import (chain, cycle, durability, fairness, fleet, games, hands, reader, recovery, scoring, simspeed, soak,
+                   web_load)
 
 BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "cycle": cycle,
               "durability": durability, "soak": soak, "simspeed": simspeed, "web": web_load, "fleet": fleet,
-              "chain": chain, "recovery": recovery}
+              "chain": chain, "recovery": recovery, "fairness": fairness}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,11 +67,26 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
                     "acknowledged_at_s": None if f["acknowledged_at_s"] is None else round(f["acknowledged_at_s"], 3)}
                    for f in faults],
         "power_cuts": record.power_cuts,
+        "fairness": {"warnings": list(record.warnings["fairness"]), **_injected(run, "shuffle_bias")},
+        "maintenance": {"warnings": list(record.warnings["maintenance"]), **_injected(run, "wear")},
         "motor_s_under_interlock": run.interlocks.finish(),
         "final_state": run.state.value if run.state else None,
         "simulated_s": round(run.loop.now(), 3), "wall_s": round(wall_s, 3),
         "speedup": round(run.loop.now() / wall_s, 1) if wall_s > 0 else None,
     }
+
+
+def _injected(run, what: str) -> dict[str, Any]:
+    """What the run injected into the table model (``shuffle_bias``: the bias and the extra pairs the rig dealt;
+    ``wear``: each wearing part's cycles and whether it jammed), for comparing with the warnings."""
+    injected = getattr(run, what, None)
+    if not injected:
+        return {}
+    if what == "shuffle_bias":
+        rig = run.world.dice.rig.rig if run.world.dice.rig is not None else None
+        return {"injected": {**injected.to_dict(), "favour_hands": rig.hands if rig else 0,
+                             "favour_extra_pairs": round(rig.gain / rig.hands, 3) if rig and rig.hands else None}}
+    return {"injected": [w.to_dict() for w in run.world.wear]}
 
 
 def money_by_reason(hands: Iterable[Any]) -> dict[str, dict[str, Any]]:

@@ -54,6 +54,9 @@ class Tally:
         return out
 
 
+WARNINGS_KEPT = 100     # per kind (a chart or part warns once a boot)
+
+
 class RunRecord:
     def __init__(self) -> None:
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
@@ -64,6 +67,8 @@ class RunRecord:
         self.walls_counted = 0          # accepted by count alone: the set is not enrolled
         self.walls_rejected = 0
         self.power_cuts = 0
+        self.warnings: dict[str, deque] = {"fairness": deque(maxlen=WARNINGS_KEPT),
+                                           "maintenance": deque(maxlen=WARNINGS_KEPT)}
 
     def __call__(self, event: Event) -> None:
         self.events.append(event)
@@ -81,5 +86,7 @@ class RunRecord:
                 self.walls_verified += 1
             else:
                 self.walls_rejected += 1
+        elif topic in ("warning.fairness", "warning.maintenance"):
+            self.warnings[topic.split(".", 1)[1]].append({**event.data, "at_s": round(event.at_s, 3)})
         elif topic == "power.cut":
             self.power_cuts += 1

@@ -28,6 +28,8 @@ from firmware.rules.registry import load_ruleset
 from firmware.rules.ruleset import RuleSet
 from firmware.store.score_rows import ScoreRows
 from firmware.root.table import SIM_EPOCH_S, Profile, build_table
+from sim.shuffle_bias import ShuffleBias, inject_bias
+from sim.wear import apply_wear
 from sim.faults import FaultSpec, apply_faults
 from sim.game_runner import GameRunner
 from sim.interlock_watch import InterlockWatch
@@ -47,7 +49,8 @@ class SimRun:
                  fleet: Callable[[], tuple[FleetPlug, Callable[[], None]]] | None = None,
                  observers: list[Callable[[Event], None]] | None = None, keep_world: bool | None = None,
                  await_assignments: bool = False, wall_epoch_s: float = SIM_EPOCH_S,
-                 hands_in_all: bool = False) -> None:
+                 hands_in_all: bool = False, shuffle_bias: ShuffleBias | None = None,
+                 wear: list[tuple[str, float]] | None = None) -> None:
         """With a ``state_path`` the simulated tiles are kept in the table database itself, written in every
         transaction the controller commits, so that a process killed at any instant leaves the tiles and the
         controller's knowledge at the same commit (:mod:`sim.world_state`); an existing database resumes both.
@@ -90,6 +93,10 @@ class SimRun:
                 self._imported = world_file(Path(state_path))
                 restore_world(self.world, self.players, self._imported)
         apply_faults(self.world, faults)
+        self.shuffle_bias = shuffle_bias
+        self.wear = wear or []
+        inject_bias(self.world, shuffle_bias, self.rules.deal_rules, seed)
+        self.world.wear = apply_wear(self.world, self.wear)
         self.interlocks = InterlockWatch(self.world)      # motor time while an interlock is active (must be 0)
         self._tmp = None
         if state_path is None:

@@ -59,6 +59,7 @@ class TableWorld:
         self.storage = SimStorage()             # the controller's SD card (a fault can make it fail)
         self._event_hooks: dict[tuple[str, int], list[Callable[[], None]]] = {}
         self.event_counts: dict[str, int] = {}
+        self.wear: list = []                    # parts wearing towards a jam (sim.wear)
 
     # -- building the table (``__init__``, in order) -------------------------
     def _build_center_lift(self) -> None:

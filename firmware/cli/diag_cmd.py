@@ -109,12 +109,18 @@ def _status_tools(controller_tool) -> None:
                           help="start the line counters and slow-move counts from zero (after a repair)")
     status = controller_tool("status", "the status the web page shows, per component; --follow: then every change")
     status.add_argument("--component", action="append", metavar="NAME",
-                        help="only this component (table, book, stacking, reader, faults, chips, sensors, deal); "
+                        help="only this component (table, book, stacking, reader, faults, chips, sensors, deal, "
+                             "warnings); "
                              "repeatable")
     status.add_argument("--follow", action="store_true",
                         help="subscribe: the snapshot, then the changed fields as they come (Ctrl-C ends)")
     status.add_argument("--lines", type=count(1, 1_000_000), metavar="N",
                         help="with --follow: stop after N lines")
+    warnings = controller_tool("warnings", "shuffle-bias (fairness) and wear (maintenance) warnings with their "
+                                           "evidence: every seat's and wall pattern's statistic, every part's trend")
+    warnings.add_argument("--reset", metavar="WHAT",
+                          help="start again: 'fairness' (the table was checked), 'maintenance', or a part "
+                               "(head0..3, lift0..3) that was repaired or replaced")
     sensors = controller_tool("sensors", "every sensor and key now; --watch S: every change over S seconds", 660.0)
     sensors.add_argument("--watch", type=seconds, metavar="S", help="record every input change for S seconds")
 

@@ -37,6 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help="override the table's tile set")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
+    parser.add_argument("--shuffle-bias", action="append", default=[], metavar="SPEC",
+                        help="a biased shuffle in the table model: favour=SEAT:PAIRS (rigged dice deal seat E/S/W/N "
+                             "PAIRS more pairs a hand on average) or clump=P (the ring lifts a tile of the last one's "
+                             "suit with extra probability P); repeatable")
+    parser.add_argument("--wear", action="append", default=[], metavar="PART:PERCENT",
+                        help="a part (head0..3, lift0..3) slowing by PERCENT a cycle until it jams; repeatable")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
     parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
     add_rules_option(parser, "the rule set the simulated players play (default mcr; with --one-cycle: the set it "
@@ -154,14 +160,16 @@ def _rfid_report(sim, verification) -> dict:
 
 
 def run_game(args: argparse.Namespace) -> int:
-    from firmware.root.simulator import SimRun, Stopwatch, parse_fault
+    from firmware.root.simulator import SimRun, Stopwatch, parse_fault, parse_shuffle_bias, parse_wear
 
     cfg = _checked_game_args(args)
     faults = [parse_fault(spec) for spec in args.inject]
+    bias, wear = parse_shuffle_bias(args.shuffle_bias), parse_wear(args.wear)
     _checked_files_and_faults(args, faults)
     watch = Stopwatch()
     run = SimRun(cfg, rules=args.rules, seed=args.seed, faults=faults, hands=0 if args.service else args.hands,
-                 state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service)
+                 state_path=args.state, play=not args.service, auto_ack_s=args.auto_ack_s, service=args.service,
+                 shuffle_bias=bias, wear=wear)
     if getattr(args, "own_process", False):
         from firmware.root.host import keep_startup_objects
         keep_startup_objects()

@@ -35,6 +35,7 @@ from firmware.controller.rejected_walls import rejected_fault
 from firmware.controller.service_test import ServiceTestSlot
 from firmware.controller.states import TRANSITIONS, SetLocation, TableState
 from firmware.controller.table_top import TableTop
+from firmware.controller.table_watch import TableWatch
 from firmware.controller.wall_seal import WallSealer
 from firmware.faults import Fault, FaultCode
 from firmware.mechanisms.center_lift import LiftStop
@@ -71,6 +72,8 @@ class Controller:
                                after_state_change="_state_changed", on_exception="_machine_exception")
         self.service_test = ServiceTestSlot(table.loop)
         self.pipeline = Pipeline(table.loop, table.bus, record.book)
+        self.watch = TableWatch(table.bus, lambda: record.book.hand, lambda: record.book.cycles)
+        self.watch.restore(record.store.fairness())
         self.top = TableTop(table, record, rules, hand, self.pipeline, self._fire)
         self._job: jobs.Job | None = None
         self._from_ready = False        # the centre was opened by a key at ready (the walls rise when it closes)
@@ -280,7 +283,7 @@ class Controller:
 
     def _deal(self, dice: tuple[int, ...]) -> None:
         deal_hand(self.record, self.rules, self.hand, self.table.bus, dice, self.table.loop.now(), self.save_nominal,
-                  self.sealer.on_table(), self.dice.thrown_by)
+                  self.sealer.on_table(), self.dice.thrown_by, self.watch)
         self.dealt()
 
     # -- keys -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from firmware.controller.record import TableRecord
 from firmware.controller.states import SetLocation
+from firmware.controller.table_watch import TableWatch
 from firmware.events import EventBus
 from firmware.rules.ruleset import RuleSet
 from firmware.store.seal_rows import SealRows
@@ -55,9 +56,10 @@ class HandKeeper(Protocol):
 
 def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventBus, dice: tuple[int, ...],
               now_s: float, save_nominal, sealed: tuple[str, str, str] | None = None,
-              dice_by: str = "physical") -> None:
+              dice_by: str = "physical", watch: TableWatch | None = None) -> None:
     """Begin the next hand with ``dice`` (``save_nominal()`` writes the learned movement times now and then);
-    ``sealed``: (set id, commitment, preimage) of the walls on the table, ``dice_by``: how the dice were thrown."""
+    ``sealed``: (set id, commitment, preimage) of the walls on the table, ``dice_by``: how the dice were thrown;
+    ``watch`` scores the wall and the starting hands for shuffle bias."""
     b = record.book
     on_table = b.sets_at(SetLocation.TABLE)
     set_id = on_table[0] if on_table else "?"
@@ -70,6 +72,8 @@ def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventB
         d = deal(wall, rules.deal_rules, dice, b.dealer)
         hands = {side: [code(k) if k is not None else "?" for k in d.hand_tiles(wall, side)] for side in d.hands}
         first = [str(p) for p in d.live[:4]]
+        if watch is not None:
+            watch.dealt(b.hand, wall, {side: d.hand_tiles(wall, side) for side in d.hands})
     store = record.store
     with store.batch(f"deal of hand {b.hand}"):
         store.start_hand(b.hand, set_id, b.dealer, list(dice), now_s)
@@ -77,6 +81,8 @@ def deal_hand(record: TableRecord, rules: RuleSet, hand: HandKeeper, bus: EventB
             SealRows(store).seal_hand(b.hand, set_id, sealed[1], sealed[2], dice_by)
         hand.open(hands)
         record.persist()
+        if watch is not None:
+            store.put(fairness=watch.fairness.to_dict())     # (a few numbers: the charts go on after a restart)
         if b.hand % NOMINAL_EVERY_HANDS == 1:
             save_nominal()          # what the mechanisms learned (their medians move slowly)
     bus.publish("deal", hand=b.hand, set_id=set_id, dealer=b.dealer, dice=dice, hands=hands,

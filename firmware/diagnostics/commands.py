@@ -63,7 +63,7 @@ WATCH_MAX_S = 600.0
 LOG_WAIT_MAX_S = 60.0       # a log request waits at most this long for a new line (following live)
 LOG_LOOK_S = 0.5
 COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, kong, void, drawn, hand, ack, "
-            "session, players, game, log, bundle, test, "
+            "session, players, game, log, bundle, test, warnings, "
             "jog, learn, burn-in, stop")
 
 
@@ -309,6 +309,21 @@ class DiagCommands:
                "slower_than_design": slower_than_design(table.mechanisms()),
                "tiles_counted": [h.counted for h in table.heads],
                **({"fleet": self.fleet()} if self.fleet is not None else {})})
+
+    def _cmd_warnings(self, request: dict, reply: Reply) -> None:
+        """Shuffle-bias and wear warnings with their evidence; ``reset``: ``fairness``, ``maintenance`` or a part
+        (head0..3, lift0..3) starts gathering evidence again (after the table was checked or the part repaired)."""
+        watch = self.controller.watch
+        what = request.get("reset")
+        if what is not None:
+            if not isinstance(what, str):
+                raise BadField(f"reset: fairness, maintenance or a part, not {what!r:.40}")
+            try:
+                watch.reset(what)
+            except ValueError as exc:
+                reply({"ok": False, "error": str(exc)})
+                return
+        reply({"ok": True, **watch.evidence()})
 
     def _cmd_sensors(self, request: dict, reply: Reply) -> None:
         reply({"ok": True, "sensors": self._snapshot()})

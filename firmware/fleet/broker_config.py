@@ -79,6 +79,7 @@ pattern write {tables}/%u/meta
 pattern write {tables}/%u/state
 pattern write {tables}/%u/faults
 pattern write {tables}/%u/counters
+pattern write {tables}/%u/warnings
 pattern write {tables}/%u/evt/#
 pattern write {tables}/%u/resp/#
 pattern read {tables}/%u/cmd/#
@@ -153,6 +154,7 @@ def bridge_text(site: str, bridge: Bridge) -> str:
              "restart_timeout 1 30", "keepalive_interval 30", "notifications false",
              f"topic {tables}/+/avail out 1", f"topic {tables}/+/meta out 1", f"topic {tables}/+/state out 1",
              f"topic {tables}/+/faults out 1", f"topic {tables}/+/counters out 1",
+             f"topic {tables}/+/warnings out 1",
              f"topic {tables}/+/evt/# out 1", f"topic {tables}/+/resp/# out 1",
              f"topic {tables}/+/cmd/# in 1"]
     if bridge.username:

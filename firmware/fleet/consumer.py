@@ -66,6 +66,7 @@ class TableView:
     state: dict = field(default_factory=dict)
     faults: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
+    warnings: dict = field(default_factory=dict)     # {"fairness": [...], "maintenance": [...]}
     events: int = 0
     last_seen_s: float = 0.0
     birth: dict = field(default_factory=dict)    # the last birth's data (versions, rules, seq, oldest)

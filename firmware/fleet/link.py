@@ -140,6 +140,7 @@ class FleetLink:
         self._last_state: Any = None
         self._last_state_at = -1e9
         self._last_faults: Any = None
+        self._last_warnings: Any = None
         self._counted_depth = 0                # the outbox depth the last counters leaf said
         self.last_error = ""
         self.refusal = ""                      # the broker refused this table (its connection, or a message): why
@@ -418,6 +419,10 @@ class FleetLink:
         if faults != self._last_faults:
             self._last_faults = faults
             self._retain(Leaf.FAULTS, faults)
+        warnings = self._read_status().get("warnings")
+        if warnings is not None and warnings != self._last_warnings:
+            self._last_warnings = warnings
+            self._retain(Leaf.WARNINGS, warnings)
 
     def _schedule_state(self) -> None:
         if "state" in self._timers:
@@ -429,7 +434,7 @@ class FleetLink:
             self._timer("state", due - self.loop.now(), self._publish_state)
 
     def _publish_state(self) -> None:
-        body = {k: v for k, v in self._read_status().items() if k not in ("faults", "counters")}
+        body = {k: v for k, v in self._read_status().items() if k not in ("faults", "counters", "warnings")}
         if body != self._last_state:
             self._last_state = body
             self._last_state_at = self.loop.now()
@@ -502,7 +507,7 @@ class FleetLink:
         so that a subscriber to ``avail`` sees this session before anything else of it."""
         self.adapter.publish(self.topics.avail, self._avail(True), 1, True)
         self._retain(Leaf.META, self.meta)
-        self._last_state = self._last_faults = None
+        self._last_state = self._last_faults = self._last_warnings = None
         self._publish_faults()
         self._publish_state()
         self._publish_counters()

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 AdapterFactory = Callable[["TableConfig", Callable[..., None]], MqttAdapter]   # (table model, post) -> client
 WATCHED = ("controller.state", "deal", "fault", "controller.acknowledged", "controller.fault_acknowledged",
-           "hand.settled", "hand.money", "scoreboard", "assignment")
+           "hand.settled", "hand.money", "scoreboard", "assignment", "warning")
 
 
 @dataclass(frozen=True)

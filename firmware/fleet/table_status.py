@@ -4,7 +4,7 @@
 leaf (the table's state, the hand, the dealer, the chips of the game being
 played, the rule set, whether stacking is under way), ``faults`` (the fault
 the table is stopped for, latched or held, then the recoverable faults not
-yet acknowledged) and ``counters`` (hands dealt, stacking cycles, the
+yet acknowledged), ``warnings`` (shuffle bias, parts wearing) and ``counters`` (hands dealt, stacking cycles, the
 players' waiting time).  :func:`table_meta` is the ``meta`` leaf.  Nothing
 here changes the table: a status that cannot be read is the link's problem
 (logged, the table plays on).
@@ -55,6 +55,7 @@ def table_status(session: "TableSession") -> dict[str, Any]:
             "rules": c.rules.name, "stacking": b.stacking is not None,
             **round_status(session),
             "faults": active_faults(c),
+            "warnings": c.watch.status(),
             "counters": {"hands": b.hand, "cycles": b.cycles, "players_waited_s": round(b.players_waited_s, 1),
                          "faults_seen": len(c.policy.recent)}}
 

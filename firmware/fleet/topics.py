@@ -1,7 +1,7 @@
 """The fleet's MQTT topic tree ``mj/v1/<site>/tbl/<table>/...``: ids, builders and a parser.
 
 Every table owns one subtree.  Retained leaves say what the table is now
-(``avail``, ``meta``, ``state``, ``faults``, ``counters``); ``evt/<kind>``
+(``avail``, ``meta``, ``state``, ``faults``, ``counters``, ``warnings``); ``evt/<kind>``
 carries events (QoS 1, not retained, from the outbox); ``cmd/<verb>`` is
 where staff send commands, ``assign`` the hall's retained, signed assignment
 of the table for a tournament round (written by the hall, read by the
@@ -36,6 +36,7 @@ class Leaf(str, enum.Enum):
     STATE = "state"
     FAULTS = "faults"
     COUNTERS = "counters"
+    WARNINGS = "warnings"            # shuffle-bias and wear warnings (not faults: the table plays on)
 
 
 class Verb(str, enum.Enum):

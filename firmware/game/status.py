@@ -76,7 +76,8 @@ class StatusSource:
         self.components: dict[str, Callable[[], dict[str, Any]]] = {
             "table": self.table, "book": self.book, "stacking": self.stacking, "reader": self.reader,
             "faults": self.faults, "chips": self.chips, "sensors": self.sensors, "deal": self.deal,
-            "round": self.round, "session": self.session_status}
+            "round": self.round, "session": self.session_status,
+            "warnings": self.warnings}
 
     @classmethod
     def of(cls, session: "TableSession") -> "StatusSource":
@@ -129,6 +130,10 @@ class StatusSource:
 
     def reader(self) -> dict[str, Any]:
         return dict(self.c.table.reader.counters_dict())
+
+    def warnings(self) -> dict[str, Any]:
+        """Warnings that are not faults: shuffle bias (``fairness``) and parts wearing (``maintenance``)."""
+        return self.c.watch.status()
 
     def faults(self) -> dict[str, Any]:
         c, policy = self.c, self.c.policy

@@ -141,7 +141,7 @@ class Mechanism:
         if self._learn:
             self.nominal.record(elapsed)
         result = MoveResult(self.name, True, self._started_s, elapsed, warned=self._warned)
-        self.bus.publish("move.done", mechanism=self.name, elapsed_s=elapsed)
+        self.bus.publish("move.done", mechanism=self.name, elapsed_s=elapsed, learned=self._learn)
         done(result)
 
     def _fail(self, code: FaultCode, **detail: Any) -> None:

@@ -18,11 +18,14 @@ from sim.pacer import Pacer, Stopwatch
 from sim.reader_pty import PtyReader
 from sim.report import build_report, final_line, summary_lines
 from sim.resume import check_resume
+from sim.shuffle_bias import parse_shuffle_bias
 from sim.table_run import SimRun
 from sim.tileset import SimTile, generated_set
 from sim.virtual_loop import SimTimeout
+from sim.wear import parse_wear
 from sim.web_page import SimWebPage
 
 __all__ = ["FleetSim", "Pacer", "PtyReader", "SimRun", "SimTable", "SimTile", "SimTimeout", "SimWebPage",
            "Stopwatch", "build_report", "check_fits_run", "check_resume", "final_line",
-           "fleet_summary_lines", "generated_set", "parse_fault", "summary_lines", "table_ids"]
+           "fleet_summary_lines", "generated_set", "parse_fault", "parse_shuffle_bias", "parse_wear",
+           "summary_lines", "table_ids"]

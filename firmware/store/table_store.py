@@ -289,6 +289,16 @@ class TableStore:
         text = self._doc("nominal")
         return {} if text is None else rec.from_json(rec.NOMINAL, text, "nominal")
 
+    def fairness(self) -> dict[str, Any]:
+        """The shuffle monitor's charts as last saved (:meth:`firmware.fairness.monitor.ShuffleMonitor.to_dict`);
+        {} when none were, or the document is not a JSON object."""
+        text = self._doc("fairness")
+        try:
+            data = json.loads(text) if text is not None else {}
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def walls(self) -> dict[str, list]:
         """Each stacked set's wall: sides, stacks from stack 1, [bottom, top] tiles (None: not read)."""
         rows = self._read("SELECT set_id, stacks, tiles_per_side, faces FROM walls")

@@ -28,10 +28,13 @@ class CamModel:
         self._home = home
         self._on_work = on_work
         self.turns = 0
+        self.before_turn: Callable[[], None] | None = None     # a wearing part (sim.wear) sets its next turn's time
         self.axis = Axis(loop, [0.0, home_window, WORK_PHASE], self._boundary, position=0.0, wrap=True)
         self._home.set(True)
 
     def set_motor(self, on: bool) -> None:
+        if on and self.before_turn is not None and not self.axis.moving:
+            self.before_turn()
         self.axis.set_velocity(1.0 / self.turn_s if on else 0.0)
 
     def jam(self) -> None:

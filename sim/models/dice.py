@@ -8,9 +8,13 @@ dome spins the motor without pulses.
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from firmware.loop import Handle, Loop
 from sim.models.io import SimSensor
+
+if TYPE_CHECKING:
+    from sim.shuffle_bias import FavourDice
 
 
 class DiceModel:
@@ -25,6 +29,7 @@ class DiceModel:
         self.jammed = False
         self.result: tuple[int, int] | None = None
         self.spins = 0
+        self.rig: FavourDice | None = None     # rigged dice (sim.shuffle_bias): the faces the rig chooses
 
     def set_motor(self, on: bool) -> None:
         if on == self.running:
@@ -40,7 +45,8 @@ class DiceModel:
             if self._sensor is not None:
                 self._sensor.set(False)
             self.spins += 1
-            self.result = (self._rng.randint(1, 6), self._rng.randint(1, 6))
+            fair = (self._rng.randint(1, 6), self._rng.randint(1, 6))
+            self.result = fair if self.rig is None else self.rig.faces(fair)
 
     def _pulse(self) -> None:
         if self._sensor is not None and not self.jammed:

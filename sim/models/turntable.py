@@ -12,6 +12,7 @@ on a real table.  A stall stops the disk: no index pulses, no tiles.
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 from firmware.loop import Handle, Loop
 from sim.models.head import HeadModel
@@ -39,6 +40,7 @@ class TurntableModel:
         self.drops = 0
         self.angle = 0.0                 # fraction of a revolution past the index mark
         self._turning_since_s: float | None = None
+        self.ring_pick: Callable[[HeadModel, list[SimTile]], int] | None = None   # a worn ring (sim.shuffle_bias)
 
     @property
     def turning(self) -> bool:
@@ -100,7 +102,9 @@ class TurntableModel:
             for i in range(len(self._heads)):
                 head = self._heads[(first + i) % len(self._heads)]
                 if head.accepts():
-                    tile = self.hopper.pop(self._rng.randrange(len(self.hopper)))
+                    i = (self._rng.randrange(len(self.hopper)) if self.ring_pick is None
+                         else self.ring_pick(head, self.hopper))
+                    tile = self.hopper.pop(i)
                     self.drops += 1
                     head.receive(tile)
                     break

@@ -85,7 +85,7 @@ def test_a_snapshot_then_only_changed_fields_that_add_up_to_the_status(served):
     assert first["ok"] and first["tick_s"] == 0.2
     state = {name: dict(fields) for name, fields in first["snapshot"].items()}
     assert set(state) == {"table", "book", "stacking", "reader", "faults", "chips", "sensors", "deal", "round",
-                          "session"}
+                          "session", "warnings"}
     patches = [m for _, m in got[1:] if "patch" in m]
     assert len(patches) >= 10
     for patch in patches:

@@ -509,3 +509,15 @@ def test_a_birth_says_where_the_tables_events_resume_and_the_will_does_not(rig):
     assert births[-1]["seq"] == 3 and births[-1]["oldest"] >= 0
     _, will = adapter.connects[-1]
     assert set(json.loads(will.payload)["data"]) == {"online", "boot", "session"}
+
+
+def test_warnings_are_a_retained_leaf_of_their_own_sent_when_they_change(rig):
+    loop, adapter, box, table, link = _connected(rig)
+    warning = {"chart": "pairs:E", "seat": "E", "hand": 41, "statistic": 16.2}
+    table.status = dict(table.status, warnings={"fairness": [warning], "maintenance": []})
+    link.notify()
+    assert adapter.on("warnings")[-1]["body"]["data"] == {"fairness": [warning], "maintenance": []}
+    link.notify()                                      # nothing changed: nothing published
+    loop.run_for(1.0)
+    assert len(adapter.on("warnings")) == 1
+    assert all("warnings" not in p["body"]["data"] for p in adapter.on("state"))

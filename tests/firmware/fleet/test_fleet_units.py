@@ -423,6 +423,9 @@ def test_leaves_and_bad_messages():
     c.feed(t.leaf(topics.Leaf.COUNTERS), messages.retained(src, "counters", {"link": {"outbox_depth": 3}}, NOW), NOW)
     view = c.tables["t07"]
     assert (view.state["hand"], view.faults[0]["code"], view.outbox_depth()) == (4, "E41", 3)
+    worn = {"fairness": [], "maintenance": [{"part": "head2", "cycle": 19}]}
+    assert c.feed(t.leaf(topics.Leaf.WARNINGS), messages.retained(src, "warnings", worn, NOW), NOW).what == "warnings"
+    assert view.warnings == worn
     assert c.feed(t.leaf(topics.Leaf.STATE), b"{nope", NOW).what == "bad"
     assert c.feed("mj/v1/other/tbl/t07/state", b"{}", NOW) is None
     assert c.feed(t.command("ack"), b"{}", NOW) is None

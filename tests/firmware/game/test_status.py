@@ -32,7 +32,7 @@ def test_every_component_keeps_its_keys_and_is_json_through_a_game():
     try:
         first = get_status(run.session)
         assert set(first) == {"table", "book", "stacking", "reader", "faults", "chips", "sensors", "deal", "round",
-                              "session"}
+                              "session", "warnings"}
         seen_stacking = seen_deal = False
         for _ in range(3000):
             run.loop.run_for(1.0)

@@ -565,3 +565,22 @@ def test_a_win_not_allowed_shows_why_and_a_record_that_settles_otherwise_is_flag
     assert ("South (West wind) → East (South wind) 10; South (West wind) → West (North wind) 10; "
             "South (West wind) → North (East wind) 10") in page
     assert "Each payer's share" not in page
+
+
+def test_the_faults_page_shows_shuffle_and_wear_warnings_in_words(web):
+    web.login("staff")
+    assert "Warnings are not faults" in web.client.get("/faults").text and "The shuffle looks biased" not in \
+        web.client.get("/faults").text
+    warnings = {"fairness": [{"chart": "pairs:E", "seat": "E", "pattern": None, "hand": 41, "hands": 41,
+                              "statistic": 16.3, "threshold": 16.0, "observed_mean": 2.61, "fair_mean": 1.39}],
+                "maintenance": [{"part": "head2", "mechanism": "stacker2", "cycle": 19, "hand": 3, "at_s": 59.3,
+                                 "baseline_s": 1.435, "last_s": 1.539, "slower_pct": 7.23,
+                                 "trend_pct_per_cycle": 0.52, "statistic": 0.41, "threshold": 0.4}]}
+    web.push({"patch": {"warnings": warnings}, "at_s": 13.0})
+    page = web.client.get("/faults").text
+    assert "Seat East was dealt 2.61 pairs a hand over 41 hands; a fair shuffle deals 1.39" in page
+    assert "Stacking head 3 is wearing" in page and "7.2% slower" in page and "0.52% more every cycle" in page
+    assert "mjtable diag warnings --reset head2" in page
+    web.client.cookies.set("mjtable_lang", "zh_CN")
+    page = web.client.get("/faults").text
+    assert "洗牌疑似不公平" in page and "正在磨损" in page
