@@ -34,9 +34,9 @@ from sim.shuffle_bias import ClumpRing, FavourRig, synthetic_sides
 from sim.wear import jams, worn_turn_s
 
 RUNS = 1000
-# fair runs of 1,000 hands are the slow part (about 4 ms a hand a core): 200 by default; set
-# MJTABLE_BENCH_FAIR_RUNS=1000 for the full count (0 alarms in 400 or more runs puts the Wilson bound under 1%)
-FAIR_RUNS = int(os.environ.get("MJTABLE_BENCH_FAIR_RUNS", "200"))
+# fair runs of 1,000 hands are the slow part (about 4 ms a hand a core): 400 by default, the fewest whose
+# 0 alarms put the Wilson bound under the 1% target; MJTABLE_BENCH_FAIR_RUNS=100 for a quick look
+FAIR_RUNS = int(os.environ.get("MJTABLE_BENCH_FAIR_RUNS", "400"))
 FAIR_HANDS = 1000
 DETECT_WITHIN = 500
 HEALTHY_CYCLES = 10_000
