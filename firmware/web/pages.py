@@ -375,6 +375,24 @@ async def verify_page(request: Any) -> Any:
     return render(request, "verify.html", session=session, page="verify", number=number, seal=seal, kept=kept)
 
 
+async def verify_data(request: Any) -> Any:
+    """``/verify/data?hand=N``: what the verify page's script checks by itself (:func:`~firmware.web.fairplay.
+    seal_data`), as JSON; 404 for no such sealed hand, 503 when the records cannot be read."""
+    from starlette.responses import JSONResponse
+
+    _session, answer = _visitor(request)
+    if answer:
+        return answer
+    number = hand_number(request.query_params.get("hand", ""))
+    try:
+        data = await web(request).records.seal_data(number) if number is not None else None
+    except RecordsUnavailable as exc:
+        return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
+    if data is None:
+        return JSONResponse({"ok": False, "error": "no committed walls for this hand"}, status_code=404)
+    return JSONResponse({"ok": True, "hand": data}, headers={"cache-control": "no-store"})
+
+
 async def service_page(request: Any) -> Any:
     session, answer = _gate(request)
     if answer:
@@ -404,4 +422,5 @@ def routes() -> list[Any]:
             Route("/logout", logout, methods=["POST"]), Route("/faults", faults_page),
             Route("/faults/history", faults_history), Route("/scoreboard", scoreboard_page),
             Route("/scoreboard/rows", scoreboard_rows), Route("/hand/{number}", hand_page),
-            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page)]
+            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page),
+            Route("/verify/data", verify_data)]
