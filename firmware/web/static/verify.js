@@ -63,6 +63,7 @@
   }
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    form.dataset.state = "checking";
     const commitment = form.elements.commitment.value.trim().toLowerCase();
     const reveal = form.elements.reveal.value.replace(/\r\n?/g, "\n").replace(/\n+$/, "");
     replayBox.hidden = true;
@@ -70,8 +71,10 @@
     const hex = window.MjReplay.hex(await window.MjReplay.sha256(window.MjReplay.utf8(reveal)));
     form.elements.computed.value = hex;
     show(hex === commitment ? "verify-ok" : "verify-bad");
-    if (hex !== commitment) return;
-    await replay(commitment, reveal);
-    replayBox.hidden = false;
+    if (hex === commitment) {
+      await replay(commitment, reveal);
+      replayBox.hidden = false;
+    }
+    form.dataset.state = "done";
   });
 })();
