@@ -289,6 +289,15 @@ async def faults_history(request: Any) -> Any:
     return render(request, "_fault_rows.html", session=session, history=rows, problem=problem)
 
 
+async def faults_warnings(request: Any) -> Any:
+    """The faults page's warnings (shuffle bias, parts wearing) as the table says them now: the page fetches them
+    again whenever its event stream brings a change of the ``warnings`` component."""
+    session, answer = _gate(request)
+    if answer:
+        return answer
+    return render(request, "_warnings.html", session=session)
+
+
 async def _hands(request: Any) -> tuple[list[dict[str, Any]], str | None]:
     state = web(request)
     game = ((state.hub.status or {}).get("chips") or {}).get("game")
@@ -420,7 +429,8 @@ def routes() -> list[Any]:
             Route("/lang", language, methods=["POST"]), Route("/table", table_page),
             Route("/login", login_page), Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]), Route("/faults", faults_page),
-            Route("/faults/history", faults_history), Route("/scoreboard", scoreboard_page),
+            Route("/faults/history", faults_history),
+            Route("/faults/warnings", faults_warnings), Route("/scoreboard", scoreboard_page),
             Route("/scoreboard/rows", scoreboard_rows), Route("/hand/{number}", hand_page),
             Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page),
             Route("/verify/data", verify_data)]
