@@ -5,14 +5,15 @@ The player's view (``/``, :mod:`firmware.web.player`) is for anyone at the
 table, read only, no login: it polls its two fragments (``/view/live``,
 ``/view/hands``); so is ``/verify``, where a player checks a hand's revealed
 walls against the commitment they kept (:mod:`firmware.web.fairplay`; its
-own script, ``static/verify.js``, hashes in the browser).
+own scripts, ``static/verify*.js``, hash the reveal and replay the deal and the
+draws in the browser, from ``/verify/data``: the hand's seal and record, no verdict).
 Every other page needs a session (else it sends the browser to the login
 page); with no user set on the table, every page is the one that says how to
 set a password there (``mjtable web passwd``), and nobody can log in.  Pages are
 drawn on the server from the latest status and the table database; the one
 script (``static/mjtable.js``) keeps them live from the event stream and
 asks for the history fragments (``/faults/history``, ``/scoreboard/rows``)
-again when they change.  A login is throttled by address, by name from
+and the warnings (``/faults/warnings``) again when they change.  A login is throttled by address, by name from
 that address and by name from everywhere (:mod:`firmware.web.sessions`) and
 verified off the event loop (Argon2 takes a core for a moment).  A hand's
 number in a path is a whole number of at most ``MAX_HAND_DIGITS`` digits
