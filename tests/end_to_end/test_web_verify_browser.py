@@ -239,6 +239,13 @@ def _tampered(row: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
     record["actions"] = record["actions"][:len(record["actions"]) // 2] + ["wall_end"]
     out.append({**row, "record": record})
     out.append({**row, "reveal": row["reveal"].replace("\nnonce ", "\nnonce  ")})
+    for odd in (f"{side} draw 5p from {(int(side) + 1) % 4}", f"{side} pung 5p", f"{side} flower 5p",
+                f"{side} win 5p hand 123m lucky", f"{side} deal 123x", f"{side} chow 124m from 1"):
+        record = copy.deepcopy(row["record"])
+        record["actions"][i] = odd                               # (a line the record cannot hold)
+        out.append({**row, "record": record})
+    out.append({**row, "record": {**row["record"], "streak": -1}})
+    out.append({**row, "record": {**row["record"], "seat": 1}})
     return out
 
 
@@ -257,11 +264,14 @@ def test_the_browser_s_replay_agrees_with_fair_check(games, page, tmp_path):
                                 "out.push(await MjReplay.check(hand, deal)); return out; }",
                                 [[case, deal] for case, deal, _ in cases])
     failed = sum(not python.ok for _, _, python in cases)
-    assert 0 < failed < len(cases)                                # (both kinds are compared)
+    unread = sum(any(p.startswith("the hand's record cannot be read") for p in python.problems) for *_, python in cases)
+    assert 0 < failed < len(cases) and unread > 0                # (passes, failures and unreadable records compared)
     for (case, _deal, python), js in zip(cases, results):
         where = f"hand {case['hand']} of {case['record']['rules']}: python {python.problems}, browser {js['problems']}"
         expected = (python.ok, python.pending, python.draws, len(python.problems))
         assert (js["ok"], js["pending"], js["draws"], len(js["problems"])) == expected, where
+        unread = [p.startswith("the hand's record cannot be read") for p in python.problems]
+        assert unread == [p["key"] == "v_bad_record" for p in js["problems"]], where
         actions = [int(n) for p in python.problems for n in re.findall(r"^action (\d+)", p)]
         assert actions == [p["values"]["n"] for p in js["problems"] if "n" in p["values"]], where
 

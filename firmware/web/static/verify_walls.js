@@ -1,8 +1,9 @@
 // The verify page's own check, part 1: what it reads, ported from the firmware so that the phone decides alone:
 // tile codes (firmware/tiles/tile.py), SHA-256 (Web Crypto where the page has it, else a plain implementation),
 // the reveal (fair_walls.parse_preimage, strictly), the electronic dice from the sealed seed (fair_walls.dice_faces)
-// and the hand record's action lines (hand_record.parse_action, what the replay reads). Part 2, the deal and the
-// replay, is verify_replay.js. A problem is {key, values}: the page words it in its language (verify.js).
+// and the hand's record (HandRecord.from_json and parse_action, as strictly: a record the table's check cannot
+// read, the page cannot either). Part 2, the deal and the replay, is verify_replay.js. A problem is
+// {key, values}: the page words it in its language (verify.js).
 "use strict";
 (function (root) {
   const SIDES = 4, MAGIC = "mjtable-walls/1", MAX_PREIMAGE = 4096, MAX_ACTIONS = 600;
@@ -145,42 +146,86 @@
     return faces;
   }
 
-  // -- the hand's record: its action lines (hand_record.parse_action, what the replay reads) ----------------------
+  // -- the hand's record: its action lines, as strictly as hand_record.parse_action reads them ------------------
+  const bad = () => new Problem("v_bad_line", {});
   function side(word) {
-    if (!["0", "1", "2", "3"].includes(word)) throw new Problem("v_bad_line", {});
+    if (!["0", "1", "2", "3"].includes(word)) throw bad();
     return Number(word);
   }
+  function oneTile(word, flowers) {
+    const kinds = parseTiles(word);
+    if (kinds.length !== 1 || isFlower(kinds[0]) !== Boolean(flowers)) throw bad();
+    return kinds[0];
+  }
+  const none = (rest) => { if (rest.length) throw bad(); };
+  const WIN_FLAGS = ["kong_win", "last_tile", "flower_win", "last_of_kind", "kong_discard", "first_turn"];
   function parseAction(line) {
     const words = line.split(/\s+/).filter(Boolean);
-    if (!words.length) throw new Problem("v_bad_line", {});
+    if (!words.length) throw bad();
     if (TABLE_VERBS.includes(words[0])) {
-      if (words.length !== 1) throw new Problem("v_bad_line", {});
+      if (words.length !== 1) throw bad();
       return { verb: words[0], side: null, tile: null, source: null, hand: [], line };
     }
     const who = side(words[0]);
-    if (words.length < 2 || !VERBS.includes(words[1]) || TABLE_VERBS.includes(words[1])) throw new Problem("v_bad_line", {});
+    if (words.length < 2 || !VERBS.includes(words[1]) || TABLE_VERBS.includes(words[1])) throw bad();
     const verb = words[1], rest = words.slice(2);
-    let source = null;
+    let source = null, to = null;
     const from = rest.indexOf("from");
     if (from >= 0) {
-      if (from + 1 >= rest.length) throw new Problem("v_bad_line", {});
+      if (from + 1 >= rest.length) throw bad();
       source = side(rest[from + 1]);
       rest.splice(from, 2);
+      if (source === who) throw bad();
     }
+    const at = rest.indexOf("to");
+    if (at >= 0 && (verb === "penalty" || verb === "swap")) {
+      if (at + 1 >= rest.length) throw bad();
+      to = side(rest[at + 1]);
+      rest.splice(at, 2);
+      if (to === who) throw bad();
+    }
+    const claim = ["chow", "pung", "kong"].includes(verb);
+    if ((claim && source === null) || (source !== null && !claim && verb !== "win")) throw bad();
     const action = { verb, side: who, tile: null, source, hand: [], line };
-    if (verb === "deal") {
-      if (rest.length !== 1) throw new Problem("v_bad_line", {});
-      action.hand = parseTiles(rest[0]);
-      if (action.hand.length > 22) throw new Problem("v_bad_line", {});
-    } else if (["draw", "flower", "discard", "pung", "kong", "added_kong", "concealed_kong", "win"].includes(verb)) {
-      if (!rest.length) throw new Problem("v_bad_line", {});
-      if (verb === "draw" && rest[0] === "?") { if (rest.length !== 1) throw new Problem("v_bad_line", {}); return action; }
-      const kinds = parseTiles(rest[0]);
-      if (kinds.length !== 1) throw new Problem("v_bad_line", {});
-      if (isFlower(kinds[0]) !== (verb === "flower")) throw new Problem("v_bad_line", {});
-      if (verb !== "win" && rest.length !== 1) throw new Problem("v_bad_line", {});
-      action.tile = kinds[0];
+    if (verb === "win") {
+      if (!rest.length) throw bad();
+      action.tile = oneTile(rest.shift(), false);
+      while (rest.length) {
+        const word = rest.shift();
+        if (word === "hand") {
+          if (!rest.length) throw bad();
+          const text = rest.shift(), hand = text === "-" ? [] : parseTiles(text);
+          if (hand.some((k) => k >= PLAYABLE) || hand.length > 13) throw bad();
+        } else if (word === "flowers") {
+          if (!rest.length || !/^[0-8]$/.test(rest[0])) throw bad();
+          rest.shift();
+        } else if (!WIN_FLAGS.includes(word)) throw bad();
+      }
+      return action;
     }
+    if (["flower_discard", "opened", "dead", "liable", "won"].includes(verb)) { none(rest); return action; }
+    if (verb === "void") { if (rest.length !== 1 || !["m", "p", "s"].includes(rest[0])) throw bad(); return action; }
+    if (verb === "swap" && to === null) throw bad();
+    if (verb === "penalty") {
+      if (rest.length !== 1 || !/^[\p{L}\p{N}_]+$/u.test(rest[0]) || !/[\p{L}\p{N}]/u.test(rest[0]) || rest[0].length > 40) throw bad();
+      return action;
+    }
+    if (!rest.length) throw bad();
+    const word = rest.shift();
+    none(rest);
+    if (verb === "deal") {
+      action.hand = parseTiles(word);
+      if (action.hand.length > 22) throw bad();
+    } else if (verb === "swap" || verb === "show") {
+      const hand = parseTiles(word);
+      if (hand.some((k) => k >= PLAYABLE) || hand.length > (verb === "swap" ? 3 : 14)) throw bad();
+    } else if (verb === "draw" && word === "?") {
+      return action;
+    } else if (verb === "chow") {
+      const t = parseTiles(word).sort((x, y) => x - y);
+      if (t.length !== 3 || t[1] !== t[0] + 1 || t[2] !== t[0] + 2 || t[0] >= 27 || t[0] % 9 > 6) throw bad();
+      action.tile = t[0];
+    } else action.tile = oneTile(word, verb === "flower");
     return action;
   }
   function inPayingOrder(actions) {               // hand_record.in_paying_order: wins on one discard as paid
@@ -198,18 +243,34 @@
     flush();
     return out;
   }
-  function readRecord(data) {
-    if (!data || typeof data !== "object" || Array.isArray(data)) throw new Problem("v_bad_record", { what: "record" });
+  const RECORD_FIELDS = ["rules", "hand", "dealer", "round_wind", "streak", "long_hair", "chips", "actions", "dealt"];
+  function whole(data, name, low, high) {         // hand_record._int
+    const value = data[name] === undefined ? low : data[name];
+    if (!Number.isInteger(value) || value < low || value > high) throw new Problem("v_bad_record", { what: name });
+    return value;
+  }
+  function readRecord(data) {                     // HandRecord.from_json: the fields, then every action line
+    const fail = (what) => new Problem("v_bad_record", { what });
+    if (!data || typeof data !== "object" || Array.isArray(data)) throw fail("record");
+    const unknown = Object.keys(data).filter((k) => !RECORD_FIELDS.includes(k)).sort();
+    if (unknown.length) throw fail(unknown[0]);
+    if (typeof data.rules !== "string" || !data.rules) throw fail("rules");
+    if (!["E", "S", "W", "N"].includes(data.round_wind === undefined ? "E" : data.round_wind)) throw fail("round_wind");
+    const chips = data.chips === undefined ? null : data.chips;
+    if (chips !== null && !(Array.isArray(chips) && chips.length === SIDES
+        && chips.every((c) => Number.isInteger(c) && Math.abs(c) <= 1e12))) throw fail("chips");
     const lines = data.actions === undefined ? [] : data.actions;
-    if (!Array.isArray(lines) || lines.length > MAX_ACTIONS || !lines.every((a) => typeof a === "string"))
-      throw new Problem("v_bad_record", { what: "actions" });
+    if (!Array.isArray(lines) || !lines.every((a) => typeof a === "string")) throw fail("actions");
+    if (lines.length > MAX_ACTIONS) throw fail("actions");
     const dealt = data.dealt || {};
-    if (typeof dealt !== "object" || Object.entries(dealt).some(([k, v]) => !["0", "1", "2", "3"].includes(k)
-        || typeof v !== "string")) throw new Problem("v_bad_record", { what: "dealt" });
-    const dealer = data.dealer === undefined ? 0 : data.dealer;
-    if (![0, 1, 2, 3].includes(dealer)) throw new Problem("v_bad_record", { what: "dealer" });
+    if (typeof dealt !== "object" || Array.isArray(dealt) || Object.entries(dealt).some(([k, v]) =>
+      !["0", "1", "2", "3"].includes(k) || typeof v !== "string" || v.length > 60)) throw fail("dealt");
+    whole(data, "hand", 0, 1e9);
+    const dealer = whole(data, "dealer", 0, SIDES - 1);
+    whole(data, "streak", 0, 1000);
+    whole(data, "long_hair", 0, 1000);
     const actions = lines.map((line, i) => {
-      try { return parseAction(line); } catch (err) { throw new Problem("v_bad_record", { what: "action " + i }); }
+      try { return parseAction(line); } catch (err) { throw fail("action " + i); }
     });
     return { rules: data.rules, dealer, dealt, actions: inPayingOrder(actions) };
   }
