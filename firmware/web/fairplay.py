@@ -5,15 +5,18 @@ Before the dice the table publishes a commitment to the walls
 code a phone can keep, and once the hand's result is written, the reveal
 (the preimage) and the table's own check of it (:mod:`firmware.rules.fair_check`:
 the reveal hashes to the commitment, and the revealed walls deal exactly the
-hand's starting hands and draws).  ``/verify`` does the hashing again in
-the player's browser (``static/verify.js``, the Web Crypto API), against the
-commitment they kept.  The check settles a hand's deal: it runs in the
-records' thread, never on the event loop.
+hand's starting hands and draws).  ``/verify`` does the whole check again in
+the player's browser (``static/verify.js`` and ``static/verify_replay.js``):
+the hash, against the commitment they kept, and the deal and every draw, from
+the hand's data as ``/verify/data`` sends it (:func:`seal_data`: the seal, the
+record and the rule set's dealing parameters, never a verdict).  The check
+settles a hand's deal: it runs in the records' thread, never on the event loop.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from typing import Any
 
 from firmware.rules.fair_check import SealedHand, check_hand
@@ -48,3 +51,25 @@ def seal_view(seal: dict[str, Any] | None) -> dict[str, Any] | None:
                 log.warning("hand %s does not match its committed walls: %s", seal["hand"], check.problems[0])
             view["check"] = {"ok": check.ok, "draws": check.draws, "problems": check.problems}
     return view
+
+
+def seal_data(seal: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the browser's own check needs of a hand (``/verify/data``): the seal as ``mjtable verify`` reads it
+    (:meth:`~firmware.rules.fair_check.SealedHand.to_json`: set, dealer, dice, how they were thrown, commitment,
+    and once the hand is over its reveal and record) and ``deal``, the dealing parameters of the record's rule
+    set (None until the hand is over, or for a rule set this table does not know).  No verdict: the browser decides.
+    None for a hand dealt without committed walls."""
+    if seal is None or not seal.get("commitment"):
+        return None
+    try:
+        data = SealedHand.from_json(seal).to_json()
+    except ValueError as exc:                 # (a row of the wrong shape: the browser is told, not the page broken)
+        log.warning("hand %s: its seal cannot be sent: %s", seal.get("hand"), exc)
+        return None
+    record, deal = data["record"], None
+    if data["reveal"] is not None and isinstance(record, dict) and isinstance(record.get("rules"), str):
+        try:
+            deal = asdict(load_ruleset(record["rules"]).deal_rules)
+        except (ValueError, OSError) as exc:
+            log.warning("hand %s: rule set %r: %s", data["hand"], record["rules"], exc)
+    return {**data, "deal": deal}

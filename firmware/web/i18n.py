@@ -128,6 +128,34 @@ SCRIPT = {
     "session_open": N_("Open: %(minutes)s minutes left, hands played: %(hands)s."),
     "session_last": N_("Open: %(minutes)s minutes left, hands played: %(hands)s; this is the last hand."),
     "session_warning": N_("Warning: %(minutes)s minutes left!"),
+    # the verify page's own check (static/verify.js): what differs between the revealed walls and the hand
+    "v_ok": N_("Checked in this browser: the revealed walls, dealt with dice %(dice)s, give exactly this hand's "
+               "starting hands and its %(n)s draws."),
+    "v_not_ok": N_("This hand does NOT match its committed walls:"),
+    "v_hash_only": N_("No hand's record to replay here: only the hash was checked (open this page from a hand's "
+                      "page to check its deal and draws too)."),
+    "v_no_commitment": N_("No commitment was recorded for this hand."),
+    "v_hash": N_("The reveal does not hash to the commitment (walls, dice seed or nonce changed)."),
+    "v_encoding": N_("The reveal is not in the canonical encoding (line %(line)s)."),
+    "v_set": N_("The reveal seals set %(revealed)s; the hand was dealt from set %(dealt)s."),
+    "v_no_record": N_("The hand's record is missing."),
+    "v_bad_record": N_("The hand's record cannot be read (%(what)s)."),
+    "v_no_rules": N_("The table did not send the dealing rules of rule set %(rules)s."),
+    "v_dealer": N_("The record's dealer is %(record)s; the deal's dealer is %(deal)s."),
+    "v_dice_seed": N_("Electronic dice %(dice)s: the revealed seed gives %(seed)s."),
+    "v_dice_by": N_("Dice thrown by %(by)s: physical or electronic."),
+    "v_cannot_deal": N_("The revealed walls cannot be dealt with dice %(dice)s."),
+    "v_dealt": N_("%(who)s was dealt %(dealt)s; the revealed walls dealt with dice %(dice)s give %(walls)s."),
+    "v_start_hand": N_("Action %(n)s: %(who)s's starting hand is not what the walls deal."),
+    "v_action": N_("Action %(n)s: the walls give %(want)s (%(where)s); the record has: %(got)s."),
+    "v_want_draw": N_("%(who)s draws %(tile)s"), "v_want_flower": N_("%(who)s shows flower %(tile)s"),
+    "v_where_dealt": N_("a flower dealt"), "v_where_live": N_("live wall, %(place)s"),
+    "v_where_tail": N_("replacement from the tail, %(place)s"),
+    "v_place": N_("%(who)s's wall, stack %(stack)s, %(level)s"), "v_top": N_("top"), "v_bottom": N_("bottom"),
+    "v_record_end": N_("the record's end"),
+    "v_tail_out": N_("Action %(n)s: the tail ran out, the record goes on."),
+    "v_live_out": N_("Action %(n)s: a draw after the live wall ran out."),
+    "v_wall_end": N_("Action %(n)s: the record ends the wall with %(left)s tiles still to draw."),
 }
 
 

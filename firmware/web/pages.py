@@ -5,14 +5,15 @@ The player's view (``/``, :mod:`firmware.web.player`) is for anyone at the
 table, read only, no login: it polls its two fragments (``/view/live``,
 ``/view/hands``); so is ``/verify``, where a player checks a hand's revealed
 walls against the commitment they kept (:mod:`firmware.web.fairplay`; its
-own script, ``static/verify.js``, hashes in the browser).
+own scripts, ``static/verify*.js``, hash the reveal and replay the deal and the
+draws in the browser, from ``/verify/data``: the hand's seal and record, no verdict).
 Every other page needs a session (else it sends the browser to the login
 page); with no user set on the table, every page is the one that says how to
 set a password there (``mjtable web passwd``), and nobody can log in.  Pages are
 drawn on the server from the latest status and the table database; the one
 script (``static/mjtable.js``) keeps them live from the event stream and
 asks for the history fragments (``/faults/history``, ``/scoreboard/rows``)
-again when they change.  A login is throttled by address, by name from
+and the warnings (``/faults/warnings``) again when they change.  A login is throttled by address, by name from
 that address and by name from everywhere (:mod:`firmware.web.sessions`) and
 verified off the event loop (Argon2 takes a core for a moment).  A hand's
 number in a path is a whole number of at most ``MAX_HAND_DIGITS`` digits
@@ -289,6 +290,15 @@ async def faults_history(request: Any) -> Any:
     return render(request, "_fault_rows.html", session=session, history=rows, problem=problem)
 
 
+async def faults_warnings(request: Any) -> Any:
+    """The faults page's warnings (shuffle bias, parts wearing) as the table says them now: the page fetches them
+    again whenever its event stream brings a change of the ``warnings`` component."""
+    session, answer = _gate(request)
+    if answer:
+        return answer
+    return render(request, "_warnings.html", session=session)
+
+
 async def _hands(request: Any) -> tuple[list[dict[str, Any]], str | None]:
     state = web(request)
     game = ((state.hub.status or {}).get("chips") or {}).get("game")
@@ -375,6 +385,24 @@ async def verify_page(request: Any) -> Any:
     return render(request, "verify.html", session=session, page="verify", number=number, seal=seal, kept=kept)
 
 
+async def verify_data(request: Any) -> Any:
+    """``/verify/data?hand=N``: what the verify page's script checks by itself (:func:`~firmware.web.fairplay.
+    seal_data`), as JSON; 404 for no such sealed hand, 503 when the records cannot be read."""
+    from starlette.responses import JSONResponse
+
+    _session, answer = _visitor(request)
+    if answer:
+        return answer
+    number = hand_number(request.query_params.get("hand", ""))
+    try:
+        data = await web(request).records.seal_data(number) if number is not None else None
+    except RecordsUnavailable as exc:
+        return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
+    if data is None:
+        return JSONResponse({"ok": False, "error": "no committed walls for this hand"}, status_code=404)
+    return JSONResponse({"ok": True, "hand": data}, headers={"cache-control": "no-store"})
+
+
 async def service_page(request: Any) -> Any:
     session, answer = _gate(request)
     if answer:
@@ -402,6 +430,8 @@ def routes() -> list[Any]:
             Route("/lang", language, methods=["POST"]), Route("/table", table_page),
             Route("/login", login_page), Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]), Route("/faults", faults_page),
-            Route("/faults/history", faults_history), Route("/scoreboard", scoreboard_page),
+            Route("/faults/history", faults_history),
+            Route("/faults/warnings", faults_warnings), Route("/scoreboard", scoreboard_page),
             Route("/scoreboard/rows", scoreboard_rows), Route("/hand/{number}", hand_page),
-            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page)]
+            Route("/service", service_page), Route("/card", card_page), Route("/verify", verify_page),
+            Route("/verify/data", verify_data)]

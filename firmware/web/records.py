@@ -28,7 +28,7 @@ from firmware.store.score_rows import ScoreRows
 from firmware.store.seal_rows import SealRows
 from firmware.store.table_store import TableStore
 from firmware.faults import TableError
-from firmware.web.fairplay import seal_view
+from firmware.web.fairplay import seal_data, seal_view
 from firmware.web.settled import settled_hand
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,11 @@ class TableRecords:
         """Hand ``number``'s committed walls as the page shows them (:func:`~firmware.web.fairplay.seal_view`: the
         reveal checked in this thread); None when it was dealt without them."""
         return await self.read(lambda store: seal_view(SealRows(store).hand_seal(number)))
+
+    async def seal_data(self, number: int) -> dict[str, Any] | None:
+        """Hand ``number``'s seal, record and dealing rules for the browser's own check
+        (:func:`~firmware.web.fairplay.seal_data`); None when it was dealt without committed walls."""
+        return await self.read(lambda store: seal_data(SealRows(store).hand_seal(number)))
 
     async def settled(self, result: dict[str, Any]) -> dict[str, Any]:
         """A recorded hand settled again from its stored record (:func:`~firmware.web.settled.settled_hand`)."""

@@ -171,7 +171,8 @@ def test_log_in_and_watch_a_hand_end_on_the_scoreboard(game, page, tmp_path):
 
 def test_a_player_checks_a_hand_s_walls_in_this_browser(game, page, tmp_path):
     """/verify, no login: the SHA-256 of hand 1's reveal computed by the page's script (Web Crypto) matches the
-    commitment; one tile changed in the reveal, or another commitment, does not."""
+    commitment, and the page's replay of the deal and the draws matches the hand's record; one tile changed in the
+    reveal, or another commitment, does not (test_web_verify_browser: the replay's failures)."""
     from playwright.sync_api import expect
 
     game.until("book", lambda b: b["hand"] >= 2, within_s=120)          # hand 1 is over: its walls revealed
@@ -182,6 +183,7 @@ def test_a_player_checks_a_hand_s_walls_in_this_browser(game, page, tmp_path):
     page.click("form#verify button[type=submit]")
     expect(page.locator("#verify-ok")).to_be_visible()
     assert page.text_content("output[name=computed]") == commitment and page.locator("#verify-bad").is_hidden()
+    expect(page.locator("#verify-replay[data-ok=true]")).to_contain_text("give exactly this hand's starting hands")
     shoot(page, tmp_path, "verify")
     side = reveal.split("\n")[3]
     tiles = side.split(" ", 2)[2].split(",")

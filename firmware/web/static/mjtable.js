@@ -1,6 +1,6 @@
 // mjtable web page: the one script. Keeps the page live from the table's event stream (a snapshot, then
-// patches of the changed fields, heartbeats), reloads the history fragments when they change, and runs the
-// hold-to-run buttons of the service page (a keep-alive while held; let go, and the table stops the motor).
+// patches of the changed fields, heartbeats), reloads the history fragments and the warnings (shuffle bias,
+// wear) when they change, and runs the hold-to-run buttons of the service page (a keep-alive while held; let go, and the table stops the motor).
 // The player's view (no login) polls its live fragment instead. Every word shown is the page's language: the
 // server puts them in the page (#words, from the catalogue), so no identifier of a status is ever shown as text.
 "use strict";
@@ -35,7 +35,10 @@
   function connect() {
     if (source) source.close();
     source = new EventSource("/events");
-    source.addEventListener("snapshot", (e) => { status = JSON.parse(e.data); seen(); render(null); });
+    source.addEventListener("snapshot", (e) => {
+      status = JSON.parse(e.data); seen(); render(null);
+      if (page === "faults") reload("/faults/warnings", "warning-list");     // (they may have changed meanwhile)
+    });
     source.addEventListener("patch", (e) => {
       const patch = JSON.parse(e.data);
       if (!status) return;
@@ -216,6 +219,7 @@
     if (page === "scoreboard" && (patch.chips || (patch.book && ("hand_open" in patch.book || "last_winner" in patch.book))))
       reload("/scoreboard/rows", "hand-rows");
     if (page === "faults" && (patch.faults || (patch.table && "fault" in patch.table))) reload("/faults/history", "fault-history");
+    if (page === "faults" && patch.warnings) reload("/faults/warnings", "warning-list");
   }
 
   // -- actions --------------------------------------------------------------------------------------------

@@ -120,3 +120,36 @@ def test_the_verify_page_takes_the_commitment_the_player_kept(db, tmp_path):
     assert code == 200 and f'maxlength="64">{kept}</textarea>' in page and preimage.split("\n")[3] in page
     code, page = _page(tmp_path, db, "/verify?hand=1&c=xyz", login=False)
     assert f'maxlength="64">{commitment}</textarea>' in page                  # (not a commitment: the hand's)
+
+
+def _data(tmp_path, db, hand):
+    with WebTable(tmp_path, db) as web:
+        web.push({"ok": True, "snapshot": STATUS, "at_s": 1.0, "tick_s": 0.25})
+        answer = web.client.get(f"/verify/data?hand={hand}")          # (no login: anyone at the table checks)
+        return answer.status_code, answer.json()
+
+
+def test_verify_data_sends_what_the_browser_replays_and_no_verdict(db, tmp_path):
+    commitment, preimage = _seal(db, 1)
+    code, answer = _data(tmp_path, db, 1)
+    assert code == 200 and answer["ok"]
+    hand = answer["hand"]
+    assert (hand["commitment"], hand["reveal"], hand["hand"]) == (commitment, preimage, 1)
+    assert hand["record"]["rules"] == "mcr" and any(a.split()[1] == "draw" for a in hand["record"]["actions"])
+    assert hand["deal"] == {"throws": 2, "kept_tail": 0, "kept_per_kong": 0, "stack_by": "total"}
+    assert len(hand["dice"]) == 4 and hand["dice_by"] in ("physical", "electronic")
+    assert not {"check", "ok", "problems", "draws"} & set(hand)                # the browser decides, not the table
+
+
+def test_verify_data_keeps_a_hand_in_play_to_itself(db, tmp_path):
+    commitment, preimage = _seal(db, 2)
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM hand_results WHERE hand = 2")
+    con.commit()
+    con.close()
+    code, answer = _data(tmp_path, db, 2)
+    assert code == 200 and answer["hand"]["commitment"] == commitment
+    assert answer["hand"]["reveal"] is None and answer["hand"]["record"] is None and answer["hand"]["deal"] is None
+    for odd in ("99", "x", "12345678901234567890", ""):
+        code, answer = _data(tmp_path, db, odd)
+        assert code == 404 and answer["ok"] is False
