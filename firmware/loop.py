@@ -121,11 +121,16 @@ class RealTimeLoop:
     composition root passes ``time.monotonic`` so that this module never reads
     the clock by itself.  The loop blocks on its queue until the next timer is
     due, so posted callbacks run with no polling delay.  ``on_error`` is the
-    exception policy (see the module's docstring).
+    exception policy (see the module's docstring).  ``speed``: the clock's
+    seconds per real second (1 on a table; the simulator's light tables run a
+    clock ``speed`` times faster), what a wait for the next timer is divided by.
     """
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise ValueError("a loop's speed is a positive number of clock seconds per real second")
         self._clock = clock
+        self._speed = speed
         self._epoch = clock()
         self._timers = TimerHeap()
         self._posted: queue.SimpleQueue[tuple[Callable[..., Any], tuple]] = queue.SimpleQueue()
@@ -169,7 +174,7 @@ class RealTimeLoop:
                     fn, args = handle.fn, handle.args
                 else:
                     next_when = self._timers.next_time()
-                    wait_s = None if next_when is None else max(0.0, next_when - now)
+                    wait_s = None if next_when is None else max(0.0, next_when - now) / self._speed
                     try:
                         fn, args = self._posted.get(timeout=wait_s)
                     except queue.Empty:

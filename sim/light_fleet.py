@@ -11,6 +11,12 @@ tables across several parlour brokers.  A table's power cut
 (:meth:`LightFleet.power_cut`) drops its connection without a word and
 reopens its outbox from the file, as a table after the power came back:
 what was not acknowledged is published again.
+
+The tables' time (their loop, their wall clock) is the ``clock`` given, the
+host's by default; a :class:`~sim.sped_clock.SpedClock` runs it faster, so
+that :meth:`LightFleet.play_over` plays minutes of a parlour (a hand every
+so many seconds, the link's 60 s counters, its state) in seconds, while the
+MQTT network thread, the sockets and the brokers keep real time.
 """
 
 from __future__ import annotations
@@ -19,7 +25,6 @@ import logging
 import random
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -31,6 +36,7 @@ from firmware.fleet.mqtt.network import MqttNetwork
 from firmware.fleet.update_desk import Installer, UpdateDesk
 from firmware.loop import RealTimeLoop
 from firmware.ports.broker import parse_broker_url
+from firmware.ports.clock import Clock
 from firmware.store.outbox import SqliteOutbox
 from hal.runtime import HOST_CLOCK
 
@@ -74,15 +80,19 @@ class LightFleet:
 
     def __init__(self, parlours: list[tuple[str, str]], tables_per_parlour: int, folder: Path, *,
                  settings: LinkSettings = FAST, keys: list[VerifyKey] | None = None, seed: int = 1,
-                 installer: Callable[[LightTable], Installer] | None = None) -> None:
+                 installer: Callable[[LightTable], Installer] | None = None, clock: Clock = HOST_CLOCK) -> None:
         """``parlours``: (site, broker URL) each; tables ``<site>-t001`` ... per parlour, their databases in
         ``folder``; ``keys``: the command keys the tables accept (``resend_since`` from the chain, ``update`` and
-        ``rollback`` of a staged update); ``installer(table)``: the table's releases (None: no updates)."""
+        ``rollback`` of a staged update); ``installer(table)``: the table's releases (None: no updates);
+        ``clock``: the tables' time (``settings`` are in its seconds; a ``speed`` attribute: it runs that many
+        times faster than real time)."""
         self.folder = Path(folder)
         self.settings = settings
         self.keys = keys or []
         self.rng = random.Random(seed)
-        self.loop = RealTimeLoop(time.monotonic)
+        self.clock = clock
+        self.loop = RealTimeLoop(clock.monotonic_s, speed=getattr(clock, "speed", 1.0))
+        self._to_play = 0              # (hands :meth:`play_over` has yet to write)
         self.thread = threading.Thread(target=self.loop.run_forever, name="light-fleet", daemon=True)
         self.thread.start()
         self.network = MqttNetwork("light-fleet", connect_workers=8, clock=HOST_CLOCK).start()
@@ -119,13 +129,13 @@ class LightFleet:
         t.db.execute("PRAGMA synchronous=NORMAL")
         t.outbox = SqliteOutbox(t.db)
         t.adapter = PahoAdapter(self.network, self.loop.post, ClientSettings(t.table, parse_broker_url(t.broker_url)))
-        verifier = (CommandVerifier(t.site, t.table, self.keys, time.time, boot_wall_s=time.time())
+        verifier = (CommandVerifier(t.site, t.table, self.keys, self.clock.wall_s, boot_wall_s=self.clock.wall_s())
                     if self.keys else None)
         firmware = (t.installer.current() if t.installer is not None else None) or "light"
         t.link = FleetLink(self.loop, t.adapter, t.outbox, lambda: t.status, lambda *a: self._command(t, *a),
                            site=t.site, table=t.table,
                            meta={"firmware": firmware, "model": "light table", "rules": "mcr"},
-                           wall_clock_s=time.time, verifier=verifier, settings=self.settings)
+                           wall_clock_s=self.clock.wall_s, verifier=verifier, settings=self.settings)
         t.link.start()
 
     def _command(self, t: LightTable, verb: str, args: dict, issuer: str) -> Any:
@@ -160,6 +170,35 @@ class LightFleet:
         for t in chosen:
             self.call(self._play, t, hands_per_table)
         return hands_per_table * len(chosen)
+
+    def play_over(self, duration_s: float, hand_every_s: float, tables: list[LightTable] | None = None) -> int:
+        """Each table (or those given) plays a hand every ``hand_every_s`` of the fleet's clock for the next
+        ``duration_s`` of it, the tables' hands spread evenly over the interval; the number of hands it will write
+        (:meth:`to_play` counts down to 0 as they are written)."""
+        chosen = tables if tables is not None else self.tables
+        if hand_every_s <= 0 or duration_s < 0:
+            raise ValueError("a hand every so many seconds (> 0), over a duration (>= 0)")
+        plan = []
+        for i, t in enumerate(chosen):
+            at_s = hand_every_s * (i + 1) / len(chosen)
+            while at_s <= duration_s:
+                plan.append((at_s, t))
+                at_s += hand_every_s
+
+        def schedule() -> None:
+            self._to_play += len(plan)
+            for at_s, t in plan:
+                self.loop.call_later(at_s, self._play_planned, t)
+        self.call(schedule)
+        return len(plan)
+
+    def _play_planned(self, t: LightTable) -> None:
+        self._to_play -= 1
+        self._play(t, 1)
+
+    def to_play(self) -> int:
+        """Hands :meth:`play_over` has planned and not yet written."""
+        return self.call(lambda: self._to_play)
 
     def power_cut(self, t: LightTable) -> None:
         """The table loses power: no word to the broker; on power-up its outbox is read again from the file."""

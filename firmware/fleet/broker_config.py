@@ -49,6 +49,9 @@ from firmware.private_files import write_private
 
 PBKDF2_ITERATIONS = 101        # mosquitto_passwd's default for $7$
 SALT_BYTES = 12
+# what the broker queues for one client that is away (the bridge while the uplink is down, a consumer's
+# session): 100 tables' ten hours of play (docs/fleet.md, "The bridge's queue")
+MAX_QUEUED_MESSAGES = 100_000
 ACCOUNTS = {"staff.viewer": "viewer", "staff.technician": "technician", "service.recorder": "service",
             "service.tourney": "tournament"}
 
@@ -183,7 +186,7 @@ persistence true
 persistence_location {out_dir / 'data'}/
 autosave_interval 60
 max_packet_size 262144
-max_queued_messages 100000
+max_queued_messages {MAX_QUEUED_MESSAGES}
 log_type error
 log_type warning
 log_type notice

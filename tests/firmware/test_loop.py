@@ -109,3 +109,24 @@ def test_posted_callbacks_run_before_due_timers_in_both_loops(make):
     else:
         loop.run_all()
     assert seen == ["posted", "timer"]
+
+
+def test_a_real_time_loop_on_a_sped_up_clock_waits_real_seconds_for_its_timers():
+    import time
+
+    from sim.sped_clock import SpedClock
+
+    clock = SpedClock(50.0)                     # 10 s of the clock in 0.2 s of real time
+    loop = RealTimeLoop(clock.monotonic_s, speed=clock.speed)
+    fired = threading.Event()
+    seen: list[float] = []
+    loop.call_later(10.0, lambda: (seen.append(loop.now()), fired.set(), loop.stop()))
+    started = time.monotonic()
+    worker = threading.Thread(target=loop.run_forever)
+    worker.start()
+    assert fired.wait(5.0)                      # (at 1x the loop would wait 10 real seconds for it)
+    worker.join(5.0)
+    assert time.monotonic() - started < 2.0 and seen[0] >= 10.0
+    assert clock.wall_s() - time.time() > 0.0   # (the sped-up wall clock is ahead of the host's)
+    with pytest.raises(ValueError):
+        RealTimeLoop(clock.monotonic_s, speed=0.0)

@@ -80,3 +80,78 @@ def test_a_rollback_over_the_fleet_is_reported_by_the_release_it_went_back_to(tm
     assert running.rollback("2.0.0", TAG) == "1.0.0" and releases.current() == "1.0.0"
     assert running.outcome() == {"target": "2.0.0", "state": "rollback failed", **TAG}    # (still runs 2.0.0)
     assert TableInstaller(releases, "1.0.0", "mcr").outcome() == {"target": "2.0.0", "state": "rolled back", **TAG}
+
+
+# The service as a table runs it unprivileged: a child process as ``nobody`` (setpriv drops root's rights, which
+# would write anything) or, for a developer who is not root, as this user against folders it may not write.
+_AS_SERVICE = """
+import json, sys
+from pathlib import Path
+from firmware.fleet.update_desk import UpdateDesk
+from firmware.release.fleet_install import TableInstaller
+from firmware.release.releases import Releases
+from hal.runtime import HOST_CLOCK
+
+releases = Releases(Path(sys.argv[1]), HOST_CLOCK)
+installer = TableInstaller(releases, "1.0.0", "mcr")
+reports = []
+desk = UpdateDesk(installer, lambda fn, *a: fn(*a), lambda firmware, release: reports.append([firmware, release]),
+                  spawn=lambda work: work())
+answer = desk.handle("update", {"version": "2.0.0", "url": "http://127.0.0.1:9/never-fetched.tar",
+                                "sha256": "ab" * 32, "rollout": "r9", "wave": 1}, "anna")
+print(json.dumps({"answer": answer, "reports": reports, "current": releases.current(), "busy": desk.busy}))
+"""
+
+
+def test_a_service_that_may_not_write_the_release_root_refuses_the_update_and_keeps_its_release():
+    import json
+    import os
+    import shutil
+    import stat
+    import subprocess
+    import sys
+    import tempfile
+
+    # (a folder anyone may enter: pytest's own tmp_path is root's alone, and nobody could not read the table)
+    root = Path(tempfile.mkdtemp(prefix="mjtable-unprivileged-", dir="/dev/shm" if Path("/dev/shm").is_dir()
+                                 else None))
+    try:
+        root.chmod(0o755)
+        releases = _table(root, "1.0.0")
+        for folder in [root, *root.rglob("*")]:
+            if folder.is_dir():
+                folder.chmod(0o755)                     # (readable by all, writable by its owner alone)
+            else:
+                folder.chmod(0o644)
+        before = read_state(releases.base)
+        if os.geteuid() == 0:
+            drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+            if shutil.which("setpriv") is None:
+                pytest.fail("setpriv (util-linux) is needed to run the service as nobody")
+        else:                                           # (not root: this user is the service; root's folders)
+            drop = []
+            for folder in (releases.base, releases.folder):
+                folder.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3]))
+        done = subprocess.run([*drop, sys.executable, "-c", _AS_SERVICE, str(root)], capture_output=True, text=True,
+                              env=env, timeout=120, cwd="/")
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        after = read_state(releases.base)
+        kept = sorted(p.name for p in releases.folder.iterdir())
+        left = [p.name for p in releases.base.iterdir() if p.name.startswith("fleet-update-")]
+    finally:
+        for folder in [root, *root.rglob("*")]:
+            if folder.is_dir():
+                folder.chmod(0o755)
+        shutil.rmtree(root, ignore_errors=True)
+    # the command was taken, the work refused at once, before fetching (the URL would have failed otherwise)
+    assert result["answer"] == {"version": "2.0.0", "started": True, "current": "1.0.0"}
+    (_, installing), (firmware, failed) = result["reports"]
+    assert installing["state"] == "installing"
+    assert failed["state"] == "failed" and failed["rollout"] == "r9" and failed["by"] == "anna"
+    assert failed["error"] == (f"the service may not write {releases.base} and its releases/ (a table updated over "
+                               f"the fleet: chown mjtable: {releases.base} {releases.folder}, docs/fleet.md)")
+    # the table keeps running its release, nothing of the update written, and takes the next command
+    assert firmware == "1.0.0" and result["current"] == "1.0.0" and result["busy"] is None
+    assert after == before and kept == ["1.0.0"] and left == []
