@@ -16,10 +16,11 @@ the people end the hand at the table.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections import Counter, deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from firmware.events import Event
 from firmware.game.hand import HandPlay, Phase
@@ -52,7 +53,8 @@ class GameRunner:
         self.hand_no = 0
         self.dealer = 0
         self._sent: list[Action] = []          # this hand's actions, in order (seq = index + 1)
-        self.wins: deque[dict] = deque(maxlen=WINS_KEPT)      # the most recent wins, for the report
+        # the most recent wins, for the report: each as its JSON text (a third of the memory of its dicts)
+        self._wins: deque[str] = deque(maxlen=WINS_KEPT)
         self.hands_won = 0
         self.hands_recorded = 0
         self.fans: Counter[str] = Counter()                  # every fan scored over the game
@@ -200,6 +202,14 @@ class GameRunner:
         self.hands_recorded += 1
         self.run.players.finish_hand()
 
+    @property
+    def wins(self) -> list[dict[str, Any]]:
+        """The most recent wins (at most ``WINS_KEPT``), oldest first."""
+        return [json.loads(text) for text in self._wins]
+
+    def _keep_win(self, win: dict[str, Any]) -> None:
+        self._wins.append(json.dumps(win, ensure_ascii=False, separators=(",", ":")))
+
     def on_settled(self, event: Event) -> None:
         """A hand's result as the referee settled it: what the report counts."""
         data = event.data
@@ -216,7 +226,7 @@ class GameRunner:
                 if p["event"] == v["event"]:
                     by_side[p["payer"]] -= p["amount"]
                     by_side[p["payee"]] += p["amount"]
-            self.wins.append({"hand": data["hand"], "winner_side": v["side"],
+            self._keep_win({"hand": data["hand"], "winner_side": v["side"],
                               "winner_seat": "ESWN"[(v["side"] - dealer) % SIDES],
                               "self_drawn": v["discarder"] is None, "fans": v["items"], "total": v["total"],
                               "unit": v["unit"],
