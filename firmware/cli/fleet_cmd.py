@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from firmware.cli.arg_types import count, seconds
+from firmware.cli.words import _
 
 EPILOG = """examples:
   mjtable fleet certs ca --out parlour/ca --site hall1
@@ -173,7 +174,8 @@ def _certs_ca(args: argparse.Namespace) -> int:
     from firmware.fleet.certs import make_ca
 
     issued = make_ca(args.out, _now(), site=args.site, days=args.days)
-    print(f"CA written: {issued.cert} (give it to the broker and every table), {issued.key} (keep it offline)")
+    print(_("CA written: %(cert)s (give it to the broker and every table), %(key)s (keep it offline)")
+          % {"cert": issued.cert, "key": issued.key})
     return 0
 
 
@@ -184,11 +186,12 @@ def _certs_table(args: argparse.Namespace) -> int:
     for table_id in args.table_id:                    # (every id checked before any certificate is written)
         check_id(table_id, "table id")
         if (args.out / f"{table_id}.key").exists() and not args.force:
-            raise FileExistsError(f"{args.out / f'{table_id}.key'} exists (give --force to replace it)")
+            raise FileExistsError(_("%(key)s exists (give --force to replace it)")
+                                  % {"key": args.out / f"{table_id}.key"})
     for table_id in args.table_id:
         issued = make_table_cert(args.ca, table_id, args.out, _now(), days=args.days, replace=args.force)
-        print(f"table {table_id}: {issued.cert}, {issued.key} (copy both to the table, [fleet] cert_file and "
-              f"key_file)")
+        print(_("table %(table)s: %(cert)s, %(key)s (copy both to the table, [fleet] cert_file and key_file)")
+              % {"table": table_id, "cert": issued.cert, "key": issued.key})
     return 0
 
 
@@ -196,7 +199,8 @@ def _certs_server(args: argparse.Namespace) -> int:
     from firmware.fleet.certs import make_server_cert
 
     issued = make_server_cert(args.ca, args.hosts, args.out, _now(), days=args.days, replace=args.force)
-    print(f"broker certificate for {', '.join(args.hosts)}: {issued.cert}, {issued.key}")
+    print(_("broker certificate for %(hosts)s: %(cert)s, %(key)s")
+          % {"hosts": ", ".join(args.hosts), "cert": issued.cert, "key": issued.key})
     return 0
 
 
@@ -205,9 +209,11 @@ def _command_key(args: argparse.Namespace) -> int:
 
     paths = make_command_key(args.out, args.name, hmac_secret=args.hmac, replace=args.force)
     if args.hmac:
-        print(f"command secret: {paths[0]} (the same file on the consoles and as the table's command_key_file)")
+        print(_("command secret: %(secret)s (the same file on the consoles and as the table's command_key_file)")
+              % {"secret": paths[0]})
     else:
-        print(f"command keys: {paths[0]} (consoles sign with it), {paths[1]} (tables: [fleet] command_key_file)")
+        print(_("command keys: %(private)s (consoles sign with it), %(public)s (tables: [fleet] command_key_file)")
+              % {"private": paths[0], "public": paths[1]})
     return 0
 
 
@@ -223,7 +229,7 @@ def _broker_config(args: argparse.Namespace) -> int:
         try:
             nodes = tuple(parse_broker_urls(args.bridge))
         except ValueError as exc:
-            raise ValueError(f"--bridge: {exc}") from None
+            raise ValueError(_("--bridge: %(problem)s") % {"problem": exc}) from None
         from firmware.cli.fleet_watch import password_from_file
 
         password = password_from_file(args.bridge_password_file) if args.bridge_password_file is not None else None
@@ -231,13 +237,14 @@ def _broker_config(args: argparse.Namespace) -> int:
     write_broker_config(args.out, args.site, args.ca / "ca.crt", server / "server.crt", server / "server.key",
                         Listeners(args.tls_port, args.staff_port, args.plain_port, args.bind),
                         install_dir=args.install_dir, bridge=bridge)
-    print(f"written: {args.out / 'mosquitto.conf'}, acl, passwd, ca.crt, server.crt, server.key, data/; and the "
-          f"passwords in {args.out / 'credentials'} (hand them out, then delete it; not for the server)")
+    print(_("written: %(conf)s, acl, passwd, ca.crt, server.crt, server.key, data/; and the passwords in "
+            "%(credentials)s (hand them out, then delete it; not for the server)")
+          % {"conf": args.out / "mosquitto.conf", "credentials": args.out / "credentials"})
     if args.install_dir is not None:
-        print(f"on the server: the folder's files (but credentials) in {args.install_dir}, owned by mosquitto, then "
-              f"mosquitto -c {args.install_dir / 'mosquitto.conf'}")
+        print(_("on the server: the folder's files (but credentials) in %(dir)s, owned by mosquitto, then "
+                "mosquitto -c %(conf)s") % {"dir": args.install_dir, "conf": args.install_dir / "mosquitto.conf"})
     else:
-        print(f"run: mosquitto -c {args.out / 'mosquitto.conf'}")
+        print(_("run: mosquitto -c %(conf)s") % {"conf": args.out / "mosquitto.conf"})
     return 0
 
 

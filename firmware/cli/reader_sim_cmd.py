@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from firmware.cli.arg_types import count, probability, seconds
+from firmware.cli.words import _
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         server.pads[4 + pad] = set_a[pad * args.pad_tiles:(pad + 1) * args.pad_tiles]
     if args.feed_set:
         server.feed(args.antenna, [uid for uid, _ in generated_set(args.feed_set)], args.interval_s)
-    print(f"simulated reader board on {server.path} (Ctrl-C to stop)", flush=True)
+    print(_("simulated reader board on %(port)s (Ctrl-C to stop)") % {"port": server.path}, flush=True)
     if args.seconds:
         loop.call_later(args.seconds, loop.stop)
     try:

@@ -22,7 +22,9 @@ import gettext
 import os
 from typing import Mapping
 
-from firmware.i18n import ENGLISH, LOCALES, catalogue, locale_of_environment, locale_of_tag
+from firmware.i18n import ENGLISH, LOCALES, N_, catalogue, locale_of_environment, locale_of_tag
+
+__all__ = ["N_", "_", "ngettext", "state", "tier", "refusal", "use", "choose", "language", "translations"]
 
 _chosen: dict[str, gettext.NullTranslations] = {"tr": gettext.NullTranslations()}
 
