@@ -17,13 +17,13 @@ FIRST_DRAWS = 8
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("deal", help="show the walls, break, hands and draw order for a shuffle",
-                            description="Deal a shuffled wall by a rule set's procedure.")
-    add_rules_option(parser, "the rule set whose deal to follow")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the shuffle (and of the dice if not given)")
-    parser.add_argument("--dice", type=_dice, help="faces, e.g. 3,4 (one throw) or 3,4,2,5 (two throws)")
+    parser = sub.add_parser("deal", help=_("show the walls, break, hands and draw order for a shuffle"),
+                            description=_("Deal a shuffled wall by a rule set's procedure."))
+    add_rules_option(parser, _("the rule set whose deal to follow"))
+    parser.add_argument("--seed", type=int, default=1, help=_("seed of the shuffle (and of the dice if not given)"))
+    parser.add_argument("--dice", type=_dice, help=_("faces, e.g. 3,4 (one throw) or 3,4,2,5 (two throws)"))
     parser.add_argument("--dealer", type=int, choices=range(SIDES), default=0, metavar="SIDE",
-                        help="physical side 0..3 of the dealer (default 0)")
+                        help=_("physical side 0..3 of the dealer (default 0)"))
     parser.set_defaults(func=run)
 
 

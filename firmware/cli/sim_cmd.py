@@ -30,45 +30,46 @@ from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_flee
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("sim", help="run the table on the simulator",
-                            description="Run the controller on the simulated table for a number of hands.")
-    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
-    parser.add_argument("--seed", type=int, default=1, help="seed for everything random (default 1)")
-    parser.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help="override the table's tile set")
+    parser = sub.add_parser("sim", help=_("run the table on the simulator"),
+                            description=_("Run the controller on the simulated table for a number of hands."))
+    parser.add_argument("--table", type=Path, help=_("table model (TOML); default: the four-port double-set model"))
+    parser.add_argument("--seed", type=int, default=1, help=_("seed for everything random (default 1)"))
+    parser.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help=_("override the table's tile set"))
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
-                        help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
+                        help=_("fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable"))
     parser.add_argument("--shuffle-bias", action="append", default=[], metavar="SPEC",
-                        help="a biased shuffle in the table model: favour=SEAT:PAIRS (rigged dice deal seat E/S/W/N "
-                             "PAIRS more pairs a hand on average) or clump=P (the ring lifts a tile of the last one's "
-                             "suit with extra probability P); repeatable")
+                        help=_("a biased shuffle in the table model: favour=SEAT:PAIRS (rigged dice deal seat E/S/W/N "
+                               "PAIRS more pairs a hand on average) or clump=P (the ring lifts a tile of the last "
+                               "one's suit with extra probability P); repeatable"))
     parser.add_argument("--wear", action="append", default=[], metavar="PART:PERCENT",
-                        help="a part (head0..3, lift0..3) slowing by PERCENT a cycle until it jams; repeatable")
-    parser.add_argument("--report", type=Path, help="write the JSON report here")
-    parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
-    add_rules_option(parser, "the rule set the simulated players play (default mcr; with --one-cycle: the set it "
-                             "decides, else --tiles or the table model's)", default=None)
-    parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
-    parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
+                        help=_("a part (head0..3, lift0..3) slowing by PERCENT a cycle until it jams; repeatable"))
+    parser.add_argument("--report", type=Path, help=_("write the JSON report here"))
+    parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help=_("hands to play (default 16)"))
+    add_rules_option(parser, _("the rule set the simulated players play (default mcr; with --one-cycle: the set it "
+                               "decides, else --tiles or the table model's)"), default=None)
+    parser.add_argument("--state", type=Path, help=_("the table database; an existing file resumes from it"))
+    parser.add_argument("--one-cycle", action="store_true", help=_("just one stacking cycle, with times per side"))
     parser.add_argument("--speed", type=_speed, default=None, metavar="X",
-                        help="'max' (as fast as possible, the default) or a factor of real time (1 = watch it live)")
+                        help=_("'max' (as fast as possible, the default) or a factor of real time (1 = watch it live)"))
     parser.add_argument("--auto-ack-s", type=_auto_ack, default=60.0, metavar="S",
-                        help="a simulated technician clears an injected fault and acknowledges a latched fault "
-                             "after S simulated seconds (default 60; 'none': never, the run ends latched)")
+                        help=_("a simulated technician clears an injected fault and acknowledges a latched fault "
+                               "after S simulated seconds (default 60; 'none': never, the run ends latched)"))
     parser.add_argument("--diag-socket", type=Path, metavar="PATH",
-                        help="open the technician's socket for this table: mjtable diag --socket PATH ...")
+                        help=_("open the technician's socket for this table: mjtable diag --socket PATH ..."))
     parser.add_argument("--web", type=count(1, 65535), metavar="PORT",
-                        help="serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
-                             "(with --speed; the login is printed)")
+                        help=_("serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
+                               "(with --speed; the login is printed)"))
     parser.add_argument("--web-users", type=Path, metavar="FILE",
-                        help="with --web: the users file (mjtable web passwd --users FILE); default: two users "
-                             "made for the run, tech and staff, with new passwords")
+                        help=_("with --web: the users file (mjtable web passwd --users FILE); default: two users "
+                               "made for the run, tech and staff, with new passwords"))
     parser.add_argument("--service", action="store_true",
-                        help="power on in service mode (both lift keys held): no game; with --diag-socket, "
-                             "train on the service tests; runs until Ctrl-C or --until-s")
-    parser.add_argument("--until-s", type=seconds, metavar="S", help="with --service: stop after S simulated seconds")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
+                        help=_("power on in service mode (both lift keys held): no game; with --diag-socket, "
+                               "train on the service tests; runs until Ctrl-C or --until-s"))
+    parser.add_argument("--until-s", type=seconds, metavar="S",
+                        help=_("with --service: stop after S simulated seconds"))
+    parser.add_argument("--quiet", action="store_true", help=_("no progress bar; print only the last summary line"))
     parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more output: every hand in the summary, -vv the controller's log")
+                        help=_("more output: every hand in the summary, -vv the controller's log"))
     add_fleet_options(parser)
     parser.set_defaults(func=run)
 

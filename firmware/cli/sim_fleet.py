@@ -82,30 +82,31 @@ TABLE_PREFIX = re.compile(r"^(t\d{3,4}):(.+)$")          # --inject t003:jam:sta
 
 
 def add_fleet_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("a simulated parlour")
+    group = parser.add_argument_group(_("a simulated parlour"))
     group.add_argument("--fleet", type=count(1, 1000), metavar="N",
-                       help="N simulated tables in one process, each its own controller, database and MQTT client, "
-                            "publishing to --broker")
-    group.add_argument("--broker", metavar="URL", help="with --fleet: the broker, mqtt://HOST:PORT")
-    group.add_argument("--site", default="sim", help="with --fleet: the site id of the tables' topics (default sim)")
+                       help=_("N simulated tables in one process, each its own controller, database and MQTT client, "
+                              "publishing to --broker"))
+    group.add_argument("--broker", metavar="URL", help=_("with --fleet: the broker, mqtt://HOST:PORT"))
+    group.add_argument("--site", default="sim", help=_("with --fleet: the site id of the tables' topics (default sim)"))
     group.add_argument("--ca", type=Path, metavar="FILE",
-                       help="with --fleet and an mqtts:// --broker: the parlour's ca.crt")
+                       help=_("with --fleet and an mqtts:// --broker: the parlour's ca.crt"))
     group.add_argument("--certs", type=Path, metavar="DIR",
-                       help="with --fleet and an mqtts:// --broker: the simulated tables' certificates and keys, "
-                            "t001.crt, t001.key ... (mjtable fleet certs table t001 t002 ... --out DIR)")
+                       help=_("with --fleet and an mqtts:// --broker: the simulated tables' certificates and keys, "
+                              "t001.crt, t001.key ... (mjtable fleet certs table t001 t002 ... --out DIR)"))
     group.add_argument("--await-assignments", action="store_true",
-                       help="with --fleet: each table waits for the hall's signed assignment on its assign topic and "
-                            "plays each tournament round it is given, until SIGINT / SIGTERM (--hands does not apply)")
+                       help=_("with --fleet: each table waits for the hall's signed assignment on its assign topic "
+                              "and plays each tournament round it is given, until SIGINT / SIGTERM (--hands does not "
+                              "apply)"))
     group.add_argument("--command-key", type=Path, metavar="FILE",
-                       help="with --fleet: the parlour's command key the tables check commands and assignments with "
-                            "(a public key or hmac-sha256:<hex> line, as a table's [fleet] command_key_file)")
+                       help=_("with --fleet: the parlour's command key the tables check commands and assignments with "
+                              "(a public key or hmac-sha256:<hex> line, as a table's [fleet] command_key_file)"))
     group.add_argument("--state-dir", type=Path, metavar="DIR",
-                       help="with --fleet: keep the tables' databases in DIR (t001.db ..., each with its simulated "
-                            "table, as one table's --state); the same command resumes them after a stop or a kill "
-                            "at any instant, --hands counting each table's hands in all")
+                       help=_("with --fleet: keep the tables' databases in DIR (t001.db ..., each with its simulated "
+                              "table, as one table's --state); the same command resumes them after a stop or a kill "
+                              "at any instant, --hands counting each table's hands in all"))
     group.add_argument("--drain-s", type=seconds, default=30.0, metavar="S",
-                       help="with --fleet: real seconds to wait at the end for the broker to acknowledge every event "
-                            "(default 30)")
+                       help=_("with --fleet: real seconds to wait at the end for the broker to acknowledge every event "
+                              "(default 30)"))
 
 
 def check_fleet_args(args: argparse.Namespace) -> None:

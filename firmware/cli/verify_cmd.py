@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 from typing import Iterator
 
+from firmware.cli.words import _
+
 log = logging.getLogger(__name__)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -16,23 +18,24 @@ MAX_LINE_CHARS = 200_000          # an exported hand is a few KB
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "verify", help="check each hand against its committed walls (a table database or exported hands)",
-        description="Check every hand: its reveal hashes to the commitment published before the dice,\n"
-                    "electronic dice are the sealed seed's, and the revealed walls deal exactly the starting\n"
-                    "hands and the draws of its record. One line per hand, then a summary; exit 1 if any\n"
-                    "hand fails, 2 for a file that is neither a table database nor exported hands.",
-        epilog="examples:\n  mjtable verify /var/lib/mjtable/table.db\n  mjtable sim --hands 20 --state t.db && "
-               "mjtable verify t.db\n  mjtable verify t.db --export hands.jsonl   (then: mjtable verify hands.jsonl)",
+        "verify", help=_("check each hand against its committed walls (a table database or exported hands)"),
+        description=_("Check every hand: its reveal hashes to the commitment published before the dice,\n"
+                      "electronic dice are the sealed seed's, and the revealed walls deal exactly the starting\n"
+                      "hands and the draws of its record. One line per hand, then a summary; exit 1 if any\n"
+                      "hand fails, 2 for a file that is neither a table database nor exported hands."),
+        epilog=_("examples:\n  mjtable verify /var/lib/mjtable/table.db\n  mjtable sim --hands 20 --state t.db && "
+                 "mjtable verify t.db\n  mjtable verify t.db --export hands.jsonl   (then: mjtable verify "
+                 "hands.jsonl)"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                        help="a table database (mjtable sim --state, the service's), or a file of exported hands "
-                             "(JSON lines, as --export writes them)")
+                        help=_("a table database (mjtable sim --state, the service's), or a file of exported hands "
+                               "(JSON lines, as --export writes them)"))
     parser.add_argument("--export", type=Path, metavar="FILE",
-                        help="also write the hands read, one JSON object a line, for someone else to verify")
+                        help=_("also write the hands read, one JSON object a line, for someone else to verify"))
     parser.add_argument("--config-dir", type=Path, metavar="DIR",
-                        help="a table's configuration folder: its own copies of the rule sets deal (default: the "
-                             "shipped rule sets)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only the failures and the summary")
+                        help=_("a table's configuration folder: its own copies of the rule sets deal (default: the "
+                               "shipped rule sets)"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("only the failures and the summary"))
     parser.set_defaults(func=run)
 
 
