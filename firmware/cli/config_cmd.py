@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option
+from firmware.cli.error_words import said
 from firmware.cli.words import _
 
 
@@ -72,7 +73,7 @@ def run_check(args: argparse.Namespace) -> int:
                          "pins": len(cfg.all_pins()), "sets": sets})
         except ConfigError as exc:
             bad += 1
-            print(exc, file=sys.stderr)
+            print(said(exc), file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -14,8 +14,8 @@ from importlib.metadata import entry_points
 from typing import NoReturn
 
 from firmware import __version__
-from firmware.cli import (argparse_words, config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd,
-                          release_cmd, run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
+from firmware.cli import (argparse_words, config_cmd, deal_cmd, diag_cmd, error_words, fleet_cmd, install_cmd,
+                          reader_sim_cmd, release_cmd, run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
 from firmware.cli.words import N_, _
 from firmware.faults import TableError
 
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except TableError as exc:
-        print(f"mjtable: {exc}", file=sys.stderr)
+        print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"mjtable: {exc}", file=sys.stderr)

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from firmware.config_files import PATTERN_HINTS, Section, Text, _format_error, read_toml, whole_number_of
+from firmware.config_files import PATTERN_HINTS, Section, Text, read_toml, validation_error, whole_number_of
 from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
+from firmware.i18n import N_
 from firmware.hands.analysis import Shape
 from firmware.rules.names import RULE_NAMES
 from firmware.tiles.dealing import DealRules
@@ -194,7 +195,7 @@ class ScoreboardSection(Section):
 
 
 PENALTY_KIND = r"^[a-z][a-z0-9_]{0,39}$"
-PATTERN_HINTS[PENALTY_KIND] = "a penalty's kind: lower-case letters, digits and '_', starting with a letter"
+PATTERN_HINTS[PENALTY_KIND] = N_("a penalty's kind: lower-case letters, digits and '_', starting with a letter")
 
 
 class RuleSetConfig(Section):
@@ -222,7 +223,7 @@ def parse_ruleset_config(data: dict, path: Path) -> RuleSetConfig:
     try:
         return RuleSetConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+        raise validation_error(path, exc.errors()) from None
 
 
 def load_ruleset_file(path: Path) -> RuleSetConfig:

@@ -1,0 +1,78 @@
+"""Errors from deep in the firmware in the command line's language: a broken configuration file, in parts.
+
+A :class:`~firmware.faults.ConfigError` carries its problems in parts
+(file, table, key, what); the command line words the sentence around them
+in Chinese or English and keeps the technical detail it cannot translate
+(the TOML parser's message, a validator's English).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firmware.cli import words
+from firmware.cli.main import main
+from firmware.config import default_table_path
+from tests.firmware.cli.test_cli_languages_commands import HAN, english_left
+
+
+@pytest.fixture(autouse=True)
+def _english_after():
+    yield
+    words.use("en")
+
+
+def _bad_table(tmp_path):
+    bad = tmp_path / "table.toml"
+    text = default_table_path().read_text().replace("[stacker]", "[stacker]\ncam_turn = 1.4", 1)
+    bad.write_text(text.replace('name = "', 'name = 3\nold_name = "', 1))
+    return bad
+
+
+def test_a_broken_table_file_in_chinese_and_english(tmp_path, capsys):
+    bad = _bad_table(tmp_path)
+    assert main(["--lang", "zh-CN", "sim", "--table", str(bad), "--hands", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"mjtable: {bad}：表 [table] 的键 'name'：须为文本（加引号）（实际为 3）" in err, err
+    assert f"{bad}：表 [stacker] 的键 'cam_turn'：未知的键" in err and english_left(err.replace(str(bad), "")) == []
+    assert main(["--lang", "en", "sim", "--table", str(bad), "--hands", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"mjtable: {bad}: table [table] key 'name': must be text (in quotes) (got 3)" in err
+    assert f"{bad}: table [stacker] key 'cam_turn': unknown key" in err and not HAN.search(err)
+
+
+def test_config_check_words_every_problem(tmp_path, capsys):
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[table\n")
+    empty = tmp_path / "empty.toml"
+    empty.write_text(default_table_path().read_text().replace('name = "', 'name = " "\nold = "', 1))
+    pins = tmp_path / "pins.toml"
+    pins.write_text(default_table_path().read_text().replace('motor_pin = "exp0:GPIO12"', 'motor_pin = "GPIO22"', 1))
+    files = [str(p) for p in (broken, tmp_path / "none.toml", tmp_path, empty, pins)]
+    assert main(["--lang", "zh-CN", "config", "check", *files]) == 1
+    err = capsys.readouterr().err
+    assert f"{broken}：不是有效的 TOML：" in err and "(at line 1" in err             # (the parser's detail kept)
+    assert f"{tmp_path / 'none.toml'}：文件不存在" in err and f"{tmp_path}：是文件夹，不是 TOML 文件" in err
+    assert f"{empty}：表 [table] 的键 'name'：不能为空（也不能只有空格）（实际为 ' '）" in err
+    assert f"{pins}：表 [dice] 的键 'motor_pin'：pin GPIO22 is already used by center_lift.up_motor_pin" in err, err
+    assert "table [" not in err and "no such file" not in err and "missing key" not in err
+    assert main(["--lang", "en", "config", "check", *files]) == 1
+    err = capsys.readouterr().err
+    assert f"{broken}: not valid TOML: " in err and f"{tmp_path / 'none.toml'}: no such file" in err
+    assert f"{empty}: table [table] key 'name': must not be empty (nor only spaces) (got ' ')" in err
+    assert not HAN.search(err)
+
+
+def test_a_top_level_key_in_chinese(tmp_path, capsys):
+    bad = tmp_path / "t.toml"
+    bad.write_text('[table]\nname = "t"\ntile_set = 144\n')
+    assert main(["--lang", "zh-CN", "config", "check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}：顶层的键 'stacker'：缺少此键" in err and "顶层" in err and "top level" not in err
+
+
+def test_other_errors_keep_their_message():
+    from firmware.cli.error_words import said
+    from firmware.faults import TableError
+
+    assert said(TableError("E80 reader not answering")) == "E80 reader not answering"
