@@ -223,7 +223,7 @@ def _staff_tools(controller_tool) -> None:
 def _seat_name(text: str) -> tuple[str, str]:
     seat, sep, name = text.partition("=")
     if not sep or seat.upper() not in ("E", "S", "W", "N") or not name:
-        raise argparse.ArgumentTypeError(f"{text!r}: SEAT=NAME, SEAT one of E S W N")
+        raise argparse.ArgumentTypeError(_("%(text)r: SEAT=NAME, SEAT one of E S W N") % {"text": text})
     return seat.upper(), name
 
 
@@ -267,7 +267,7 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
         if not args.sim and not args.port and not args.direct and socket.exists():
             from firmware.diagnostics.socket.protocol import ask
             try:
-                answer, where = ask(socket, request), "reader of the running table"
+                answer, where = ask(socket, request), _("reader of the running table")
             except OSError as exc:
                 raise TableError(f"{socket}: {exc}") from None
             if action == "counters":
@@ -276,7 +276,7 @@ def _reader_tool(action: str) -> Callable[[argparse.Namespace], int]:
             from firmware.cli.diag_reader import ask_board
             answer, where = ask_board(args, request)
         from firmware.diagnostics.reader_answers import reader_text
-        print("\n".join(reader_text(answer, where)))
+        print("\n".join(reader_text(answer, where, words)))
         return 0 if answer.get("ok") else 1
     return tool
 
@@ -357,7 +357,8 @@ def _judge_request(args: argparse.Namespace, request: dict) -> None:
         try:
             data = json.loads(args.hand_record.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--hand-record {args.hand_record}: cannot read a JSON hand record: {exc}") from None
+            raise ValueError(_("--hand-record %(file)s: cannot read a JSON hand record: %(problem)s")
+                             % {"file": args.hand_record, "problem": exc}) from None
         # (the answer of 'mjtable diag hand N --json' holds the record under "record")
         request["hand_record"] = data["record"] if isinstance(data, dict) and "record" in data and "ok" in data \
             else data
@@ -373,14 +374,14 @@ def _judge_request(args: argparse.Namespace, request: dict) -> None:
 def _side_tiles(text: str) -> tuple[str, str]:
     side, sep, tiles = text.partition("=")
     if not sep or side not in ("0", "1", "2", "3") or not tiles:
-        raise argparse.ArgumentTypeError(f"{text!r}: SIDE=TILES, e.g. 2=123m456m789m1234p")
+        raise argparse.ArgumentTypeError(_("%(text)r: SIDE=TILES, e.g. 2=123m456m789m1234p") % {"text": text})
     return side, tiles
 
 
 def _seat_melds(text: str) -> tuple[str, str]:
     side, sep, sets = text.partition("=")
     if not sep or side not in ("0", "1", "2", "3"):
-        raise argparse.ArgumentTypeError(f"{text!r}: SIDE=SETS, e.g. 2='p5m@0 c123p'")
+        raise argparse.ArgumentTypeError(_("%(text)r: SIDE=SETS, e.g. 2='p5m@0 c123p'") % {"text": text})
     return side, sets
 
 
@@ -390,7 +391,8 @@ def _sides(text: str) -> list[int]:
         return []
     sides = [s.strip() for s in text.split(",") if s.strip()]
     if not sides or any(s not in ("0", "1", "2", "3") for s in sides):
-        raise argparse.ArgumentTypeError(f"{text!r}: sides 0..3 separated by commas, e.g. 1,3 (or none)")
+        raise argparse.ArgumentTypeError(_("%(text)r: sides 0..3 separated by commas, e.g. 1,3 (or none)")
+                                         % {"text": text})
     return sorted({int(s) for s in sides})
 
 
@@ -543,7 +545,7 @@ def _lay_on_pad(run, side: int, text: str) -> None:
     tiles = []
     for kind in parse(text):
         if not free.get(kind):
-            raise ValueError(f"--lay: more copies of a tile than a set has in {text!r}")
+            raise ValueError(_("--lay: more copies of a tile than a set has in %(text)r") % {"text": text})
         entry = free[kind].pop()
         tiles.append(SimTile(entry.uid, entry.set_id, entry.kind))
     run.world.lay_on_pad(side, tiles)

@@ -188,18 +188,19 @@ def _checked_game_args(args: argparse.Namespace):
     if args.tiles:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
     if args.hands < 1:
-        raise ValueError("--hands must be at least 1")
+        raise ValueError(_("--hands must be at least 1"))
     if args.until_s is not None and not args.service:
-        raise ValueError("--until-s goes with --service (a game ends after --hands)")
+        raise ValueError(_("--until-s goes with --service (a game ends after --hands)"))
     if args.service and args.speed is None and args.until_s is None:
-        raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
+        raise ValueError(_("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)"))
     if args.web is not None and args.speed is None:
-        raise ValueError("--web needs --speed X (at max speed the run is over before a page loads), "
-                         "e.g. --web 8080 --speed 20")
+        raise ValueError(_("--web needs --speed X (at max speed the run is over before a page loads), "
+                           "e.g. --web 8080 --speed 20"))
     if args.web_users is not None and args.web is None:
-        raise ValueError("--web-users goes with --web PORT")
+        raise ValueError(_("--web-users goes with --web PORT"))
     if args.web_users is not None and not args.web_users.is_file():
-        raise ValueError(f"--web-users {args.web_users}: no such file (mjtable web passwd NAME --users FILE)")
+        raise ValueError(_("--web-users %(file)s: no such file (mjtable web passwd NAME --users FILE)")
+                         % {"file": args.web_users})
     return cfg
 
 
@@ -301,8 +302,9 @@ def _tiles_of_rules(args: argparse.Namespace) -> int:
 
     rules_tiles = load_ruleset(args.rules).tile_set
     if args.tiles and args.tiles != rules_tiles:
-        raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
-                         f"(the rule set decides the tile set; leave --tiles out)")
+        raise ValueError(_("--tiles %(tiles)s does not suit --rules %(rules)s, which plays %(plays)s tiles (the rule "
+                           "set decides the tile set; leave --tiles out)")
+                         % {"tiles": args.tiles, "rules": args.rules, "plays": rules_tiles})
     return rules_tiles
 
 
@@ -419,10 +421,11 @@ def _speed(text: str) -> float | None:
     try:
         speed = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--speed is 'max' or a factor of real time, not {text!r}") from None
+        raise argparse.ArgumentTypeError(_("--speed is 'max' or a factor of real time, not %(text)r")
+                                         % {"text": text}) from None
     if not 0 < speed < float("inf"):              # (a NaN compares false)
-        raise argparse.ArgumentTypeError(f"--speed must be a positive number (1 = real time; as fast as it goes: "
-                                         f"'max'), not {text!r}")
+        raise argparse.ArgumentTypeError(_("--speed must be a positive number (1 = real time; as fast as it goes: "
+                                           "'max'), not %(text)r") % {"text": text})
     return speed
 
 
@@ -433,8 +436,9 @@ def _auto_ack(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds or 'none', not {text!r}") from None
+        raise argparse.ArgumentTypeError(_("--auto-ack-s is seconds or 'none', not %(text)r") % {"text": text}) \
+            from None
     if not 0 <= value <= MAX_SECONDS:          # (a NaN compares false)
-        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds from 0 to {MAX_SECONDS:g} or 'none', "
-                                         f"not {text!r}")
+        raise argparse.ArgumentTypeError(_("--auto-ack-s is seconds from 0 to %(max)s or 'none', not %(text)r")
+                                         % {"max": f"{MAX_SECONDS:g}", "text": text})
     return value

@@ -246,3 +246,45 @@ def test_the_summarys_columns_line_up_in_chinese():
     lines = summary_lines(rows, 2.0, tr=words.catalogue_of("zh_CN"))
     assert lines[1].endswith("（未打完）  （已锁停）")
     assert "牌桌群：1 张牌桌，12 手" in lines[-1] and "每秒 6.0 手" in lines[-1]
+
+
+# -- verify, diag's reader tools, sim's refusals ---------------------------------------------------------------------
+def test_verify_in_both_languages(tmp_path, capsys):
+    db = tmp_path / "t.db"
+    assert main(["sim", "--hands", "1", "--state", str(db), "--quiet"]) == 0
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "--lang", "zh-CN", "verify", str(db))
+    line = r"第 +1 手  牌套 A  通过 +\w+…  骰子 [\d+]+ \(玩家掷出\)  配牌和 \d+ 次摸牌与公开的牌墙一致"
+    assert code == 0 and re.match(line, out), out
+    assert out.strip().endswith("共 1 手：1 手核对通过，0 手不通过，0 手尚未公开") and english_left(out) == [], out
+    code, out, _ = _run(capsys, "--lang", "en", "verify", str(db))
+    assert code == 0 and "draws match the revealed walls" in out and out.strip().endswith(
+        "1 hand: 1 verified, 0 failed, 0 not revealed yet"), out
+    text = tmp_path / "x.bin"
+    text.write_bytes(b"\xff\xfe\x00")
+    code, _, err = _run(capsys, "--lang", "zh-CN", "verify", str(text))
+    assert code == 2 and "不是文本（既不是牌桌数据库也不是导出的牌局）" in err, err
+
+
+def test_diag_reader_tools_in_chinese(capsys):
+    code, out, _ = _run(capsys, "--lang", "zh-CN", "diag", "--sim", "reader", "ping")
+    assert code == 0 and out.startswith("模拟识牌器：协议 1，固件 ") and "根天线" in out, out
+    assert english_left(out) == [], out
+    code, out, _ = _run(capsys, "--lang", "zh-CN", "diag", "--sim", "reader", "antennas")
+    assert code == 0 and "  天线 0（0 号边的码牌头）：正常" in out and "  天线 4（0 号边的座位板）：正常" in out, out
+    code, out, _ = _run(capsys, "--lang", "en", "diag", "--sim", "reader", "antennas")
+    assert code == 0 and "  antenna 0 (head of side 0): ok" in out and "  antenna 4 (seat pad of side 0): ok" in out
+
+
+@pytest.mark.parametrize("argv, chinese", [
+    (["sim", "--speed", "x"], "--speed 应为 'max' 或相对实际时间的倍数，而不是 'x'"),
+    (["sim", "--until-s", "5"], "--until-s 须与 --service 同用"),
+    (["sim", "--web", "8080"], "--web 需要 --speed X"),
+    (["sim", "--rules", "mcr", "--tiles", "136"], "--tiles 136 与 --rules mcr 不符，该规则用 144 张牌"),
+    (["sim", "--auto-ack-s", "x"], "--auto-ack-s 应为秒数或 'none'，而不是 'x'"),
+])
+def test_sims_refusals_in_chinese(argv, chinese, capsys):
+    code, _, err = _run(capsys, "--lang", "zh-CN", *argv)
+    assert code == 2 and chinese in err and english_left(err) == [], err
+    code, _, err = _run(capsys, "--lang", "en", *argv)
+    assert code == 2 and not HAN.search(err), err
