@@ -257,7 +257,8 @@ def _served(run, args: argparse.Namespace, scratch) -> tuple:
     try:
         server = run.serve_diag(socket_path) if socket_path else None
         if args.diag_socket:
-            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+            command = f"mjtable diag --socket {args.diag_socket} state"
+            print(_("technician's socket: %(command)s") % {"command": command}, file=sys.stderr)
         if args.web:
             from firmware.root.simulator import SimWebPage
             page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)

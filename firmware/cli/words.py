@@ -33,7 +33,7 @@ def language(value: str) -> str:
     """``--lang``'s value as a locale (``zh-CN``, ``zh_CN``, ``zh``, ``en``): ValueError for another language."""
     chosen = locale_of_tag(value)
     if chosen is None:
-        raise ValueError(f"{value!r}: the table speaks zh-CN or en")
+        raise ValueError(_("%(value)r: the table speaks zh-CN or en") % {"value": value})
     return chosen
 
 
