@@ -4,14 +4,17 @@ The firmware's errors are English (for the log, the fleet, a test); one
 that carries its parts, a :class:`~firmware.faults.ConfigError` with its
 :class:`~firmware.faults.ConfigProblem` (file, table, key, what), is worded
 here in the command line's language around its technical detail (the
-validator's or the TOML parser's message, which stays as it is).  Any
-other error is its own message.
+validator's or the TOML parser's message, which stays as it is); one made
+by :func:`firmware.i18n.worded` (its English template and values: the
+fleet's certificates, keys, broker set-up, ids, broker URLs, waves) is its
+template translated.  Any other error is its own message.
 """
 
 from __future__ import annotations
 
 from firmware.cli.words import N_, _
 from firmware.faults import ConfigError, ConfigProblem
+from firmware.i18n import Phrase
 
 WHOLE_FILE = {
     "no_file": N_("%(file)s: no such file"),
@@ -52,7 +55,16 @@ def problem_said(problem: ConfigProblem) -> str:
 
 
 def said(exc: BaseException) -> str:
-    """An error's message in this language, where its parts are known (a configuration file's problems)."""
+    """An error's message in this language, where its parts are known: a configuration file's problems, or an
+    error :func:`firmware.i18n.worded` made (its English template, translated, with its values; a value that is an
+    error itself said the same way)."""
     if isinstance(exc, ConfigError) and exc.problems:
         return "\n".join(problem_said(p) for p in exc.problems)
+    template, values = getattr(exc, "template", None), getattr(exc, "values", None)
+    if isinstance(template, str) and isinstance(values, dict):
+        try:
+            return _(template) % {k: said(v) if isinstance(v, BaseException) else _(v) if isinstance(v, Phrase)
+                                  else v for k, v in values.items()}
+        except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
+            return str(exc)
     return str(exc)

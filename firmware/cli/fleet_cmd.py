@@ -11,6 +11,7 @@ from pathlib import Path
 
 from firmware.cli.arg_types import count, seconds
 from firmware.cli.words import N_, _
+from firmware.cli.error_words import said
 
 EPILOG = N_("""examples:
   mjtable fleet certs ca --out parlour/ca --site hall1
@@ -153,7 +154,7 @@ def _rollout_id(text: str) -> str:
     try:
         return check_rollout_id(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(said(exc)) from None
 
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:
@@ -229,7 +230,7 @@ def _broker_config(args: argparse.Namespace) -> int:
         try:
             nodes = tuple(parse_broker_urls(args.bridge))
         except ValueError as exc:
-            raise ValueError(_("--bridge: %(problem)s") % {"problem": exc}) from None
+            raise ValueError(_("--bridge: %(problem)s") % {"problem": said(exc)}) from None
         from firmware.cli.fleet_watch import password_from_file
 
         password = password_from_file(args.bridge_password_file) if args.bridge_password_file is not None else None

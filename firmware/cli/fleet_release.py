@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from firmware.cli.words import N_, _, ngettext
+from firmware.cli.error_words import said
 from firmware.faults import TableError
 from firmware.fleet.rollout import Observation, Rollout, wave_sizes
 from firmware.fleet.topics import TableTopics, check_id, rollout_topic
@@ -204,14 +205,14 @@ def release(args: argparse.Namespace) -> int:
     try:
         waves = wave_sizes(args.waves, len(tables))
     except ValueError as exc:
-        raise TableError(str(exc)) from None
+        raise TableError(said(exc)) from None
     if not args.url.startswith(("http://", "https://")):
         raise TableError(_("--url %(url)s: the tables fetch the bundle over http:// or https://") % {"url": args.url})
     sha256, version = bundle_facts(args.bundle, args.trusted_key)
     try:
         key = load_signing_key(args.sign_key)
     except ValueError as exc:
-        raise TableError(str(exc)) from None
+        raise TableError(said(exc)) from None
     rollout_id = args.rollout_id or new_rollout_id(version, HOST_CLOCK.wall_s())
     rollout = Rollout(tables, waves, version, soak_s=args.soak_s, report_timeout_s=args.report_timeout_s,
                       rollout_id=rollout_id)

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from firmware.cli.words import N_, _, ngettext, state
+from firmware.cli.error_words import said
 from firmware.faults import TableError
 from firmware.ports.broker import parse_broker_url
 from firmware.fleet.consumer import Change, ConsumerClient, FleetConsumer, TableView
@@ -47,7 +48,7 @@ def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
     try:
         broker = parse_broker_url(args.broker)
     except ValueError as exc:
-        raise TableError(_("--broker: %(problem)s") % {"problem": exc}) from None
+        raise TableError(_("--broker: %(problem)s") % {"problem": said(exc)}) from None
     password = password_from_file(args.password_file) if args.password_file is not None else None
     if broker.tls and args.ca is None:
         raise TableError(_("--ca: the parlour's ca.crt is needed with mqtts://"))

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"mjtable: {exc}", file=sys.stderr)
+        print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
         return 2
     except EOFError:                  # a prompt's input ended (Ctrl-D, no terminal): nothing was done with it
         print("mjtable: " + _("end of input before an answer was given; nothing changed"), file=sys.stderr)
@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:            # a file named on the command line: missing, a folder, not allowed
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        if getattr(exc, "template", None):          # (the firmware's own words about a file: said in them)
+            print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
+            return 2
         print(f"mjtable: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 

@@ -61,6 +61,7 @@ from pathlib import Path
 
 from firmware.cli.arg_types import count, seconds
 from firmware.cli.words import N_, _, ngettext
+from firmware.cli.error_words import said
 
 # what does not go with --fleet, and what to do instead (tNNN plays seed --seed + NNN - 1)
 NOT_WITH_FLEET = {
@@ -128,7 +129,7 @@ def check_fleet_args(args: argparse.Namespace) -> None:
     try:
         broker = parse_broker_url(args.broker)
     except ValueError as exc:
-        raise ValueError(_("--broker: %(problem)s") % {"problem": exc}) from None
+        raise ValueError(_("--broker: %(problem)s") % {"problem": said(exc)}) from None
     if broker.tls and (args.ca is None or args.certs is None):
         raise ValueError(_("--broker %(broker)s: the simulated tables need --ca FILE (the parlour's ca.crt) and "
                            "--certs DIR (their certificates: %(make)s)")
@@ -139,7 +140,7 @@ def check_fleet_args(args: argparse.Namespace) -> None:
     try:
         check_id(args.site, "--site")
     except ValueError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(said(exc)) from None
     if broker.tls:
         _check_certs(args)
     for name, why in NOT_WITH_FLEET.items():
@@ -155,7 +156,7 @@ def check_fleet_args(args: argparse.Namespace) -> None:
         try:
             load_verify_keys(args.command_key)
         except ValueError as exc:
-            raise ValueError(_("--command-key: %(problem)s") % {"problem": exc}) from None
+            raise ValueError(_("--command-key: %(problem)s") % {"problem": said(exc)}) from None
     args.fleet_faults = fleet_faults(args.inject, args.fleet, args.hands)
     if getattr(args, "state_dir", None) is not None:
         check_state_dir(args)

@@ -39,6 +39,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from firmware.i18n import worded
+
 DEFAULT_SOAK_S = 600.0
 DEFAULT_REPORT_TIMEOUT_S = 900.0
 
@@ -61,11 +63,12 @@ def wave_sizes(spec: str, tables: int) -> list[int]:
                     raise ValueError
                 count = int(part)
         except ValueError:
-            raise ValueError(f"--waves {spec!r}: {part!r} is not a count (1, 2, ...) or a share (25%) of the "
-                             f"tables") from None
+            raise worded(ValueError, "--waves %(spec)r: %(part)r is not a count (1, 2, ...) or a share (25%%) of "
+                                     "the tables", spec=spec, part=part) from None
         count = min(max(count, 1), tables)
         if sizes and count < sizes[-1]:
-            raise ValueError(f"--waves {spec!r}: the waves are cumulative and must not shrink ({part})")
+            raise worded(ValueError, "--waves %(spec)r: the waves are cumulative and must not shrink (%(part)s)",
+                         spec=spec, part=part)
         if not sizes or count > sizes[-1]:
             sizes.append(count)
     if sizes[-1] < tables:

@@ -76,3 +76,53 @@ def test_other_errors_keep_their_message():
     from firmware.faults import TableError
 
     assert said(TableError("E80 reader not answering")) == "E80 reader not answering"
+
+
+# -- errors the firmware makes with worded(): the fleet's certificates, keys, ids, broker URLs, waves ----------------
+def test_a_worded_error_is_english_and_keeps_its_parts():
+    from firmware.i18n import Phrase, worded
+
+    exc = worded(FileExistsError, "%(key)s exists (give --force to replace it)", key="k.pem")
+    assert isinstance(exc, FileExistsError) and str(exc) == "k.pem exists (give --force to replace it)"
+    assert (exc.template, exc.values) == ("%(key)s exists (give --force to replace it)", {"key": "k.pem"})
+    from firmware.fleet.topics import check_id
+
+    with pytest.raises(ValueError) as info:
+        check_id("a/b", "site")
+    assert isinstance(info.value.values["what"], Phrase) and str(info.value).startswith("site 'a/b': 1 to 64")
+
+
+@pytest.mark.parametrize("argv, chinese, english", [
+    (["fleet", "certs", "table", "t1", "--ca", "nowhere", "--out", "y"],
+     "nowhere/ca.crt：那里没有 CA（用此命令新建：mjtable fleet certs ca --out nowhere）",
+     "nowhere/ca.crt: no CA there (make one with: mjtable fleet certs ca --out nowhere)"),
+    (["fleet", "certs", "table", "t/1", "--ca", "x", "--out", "y"], "牌桌编号 't/1'：须为 1 到 64 个字母",
+     "table id 't/1': 1 to 64 letters"),
+    (["fleet", "certs", "server", "a b", "--ca", "nowhere", "--out", "y"], "'a b' 不是主机名或 IP 地址",
+     "'a b' is not a host name or an IP address"),
+    (["fleet", "broker-config", "--site", "hall#", "--ca", "x", "--out", "y"], "场馆 'hall#'：须为 1 到 64 个字母",
+     "site 'hall#': 1 to 64 letters"),
+    (["fleet", "broker-config", "--site", "hall1", "--ca", "nowhere", "--out", "y"],
+     "nowhere/ca.crt：文件不存在（--ca；用 mjtable fleet certs 生成）",
+     "nowhere/ca.crt: no such file (--ca; make them with mjtable fleet certs)"),
+    (["fleet", "watch", "--broker", "tcp://x", "--site", "hall1"],
+     "--broker：'tcp://x'：协议应为 mqtt://（明文）或 mqtts://（TLS），而不是 tcp://",
+     "--broker: 'tcp://x': the scheme is mqtt:// (plain) or mqtts:// (TLS), not tcp://"),
+    (["fleet", "release", "--bundle", "b", "--url", "http://h/b", "--broker", "mqtt://x", "--site", "hall1",
+      "--tables", "t1,t2", "--waves", "1,x", "--sign-key", "k"],
+     "--waves '1,x'：'x' 不是牌桌的数量（1、2……）或比例（25%）",
+     "--waves '1,x': 'x' is not a count (1, 2, ...) or a share (25%) of the tables"),
+    (["sim", "--fleet", "2", "--broker", "mqtt://h:99999"], "--broker：'mqtt://h:99999'：端口须为 1 到 65535 的数字",
+     "--broker: 'mqtt://h:99999': the port is a number from 1 to 65535"),
+])
+def test_the_fleets_errors_from_deep_in_the_firmware_in_both_languages(argv, chinese, english, capsys, tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for lang, expected in (("zh-CN", chinese), ("en", english)):
+        try:
+            code = main(["--lang", lang, *argv])
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and expected in err and len(err.strip().splitlines()) == 1, (lang, err)
+        assert (english_left(err) == []) if lang == "zh-CN" else not HAN.search(err), err
