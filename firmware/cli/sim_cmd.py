@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from firmware.cli import words
 from firmware.cli.arg_types import MAX_SECONDS, add_rules_option, count, seconds
-from firmware.cli.words import _, ngettext
+from firmware.cli.words import N_, _, ngettext
 from firmware.rules.names import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             print("  " + _("side %(side)s: %(tiles)s tiles, %(stacks)s stacks, %(done)s")
                   % {"side": side["side"], "tiles": f"{side['tiles']:3d}", "stacks": f"{side['stacks']:2d}",
                      "done": done})
-        print("  " + _("wall: %(summary)s") % {"summary": verification.summary()})
+        print("  " + _("wall: %(summary)s") % {"summary": wall_words(verification)})
         for problem in verification.problems[:10]:
             print(f"    {problem}")
         rfid = report["rfid"]
@@ -443,3 +443,23 @@ def _auto_ack(text: str) -> float | None:
         raise argparse.ArgumentTypeError(_("--auto-ack-s is seconds from 0 to %(max)s or 'none', not %(text)r")
                                          % {"max": f"{MAX_SECONDS:g}", "text": text})
     return value
+
+
+# a wall's defects, in words (the verification's codes)
+DEFECTS = {"unread": N_("unread"), "unknown": N_("unknown"), "foreign": N_("of another set"),
+           "duplicate": N_("duplicated"), "not_in_set": N_("not in this tile set"), "missing": N_("missing"),
+           "side_count": N_("a side's count wrong"), "stray": N_("stray tags")}
+
+
+def wall_words(verification) -> str:
+    """A stacked set's verification in this language (as :meth:`Verification.summary` says it in English)."""
+    from collections import Counter
+
+    if not verification.problems:
+        return (_("verified, every tile present exactly once") if verification.verified else
+                _("counted only (the set is not enrolled): every side holds its tiles, no tile verified"))
+    counts = Counter(p.defect.value for p in verification.problems)
+    head = ("" if verification.verified else _("counted only: ")) + (
+        _("accepted with warnings: ") if verification.may_rise else _("rejected: "))
+    return head + ", ".join(f"{n} {_(DEFECTS[name]) if name in DEFECTS else name}"
+                            for name, n in sorted(counts.items()))

@@ -288,3 +288,19 @@ def test_sims_refusals_in_chinese(argv, chinese, capsys):
     assert code == 2 and chinese in err and english_left(err) == [], err
     code, _, err = _run(capsys, "--lang", "en", *argv)
     assert code == 2 and not HAN.search(err), err
+
+
+def test_one_stacking_cycles_wall_in_words(capsys):
+    from types import SimpleNamespace
+
+    from firmware.cli.sim_cmd import wall_words
+    from firmware.reader.verify import Defect
+
+    code, out, _ = _run(capsys, "--lang", "zh-CN", "sim", "--one-cycle")
+    assert code == 0 and "  牌墙：已核对，每张牌恰好一张" in out, out
+    problems = [SimpleNamespace(defect=d) for d in (Defect.DUPLICATE, Defect.DUPLICATE, Defect.MISSING)]
+    rejected = SimpleNamespace(problems=problems, verified=True, may_rise=False)
+    words.use("zh_CN")
+    assert wall_words(rejected) == "拒绝：2 重复, 1 缺失"
+    words.use("en")
+    assert wall_words(rejected) == "rejected: 2 duplicated, 1 missing"
