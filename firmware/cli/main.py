@@ -53,6 +53,14 @@ COMMANDS_GROUP = "mjtable.commands"
 class CommandLine(argparse.ArgumentParser):
     """argparse's parser, whose errors are one line naming the argument (subcommands inherit it)."""
 
+    def format_help(self) -> str:
+        """argparse's help, each section's heading ending as the language ends it (位置参数：, options:)."""
+        text = super().format_help()
+        for group in self._action_groups:
+            if group.title:
+                text = text.replace(f"\n{group.title}:\n", "\n" + _("%(heading)s:") % {"heading": group.title} + "\n")
+        return text
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, _("%(prog)s: %(message)s (see %(prog)s --help)") % {"prog": self.prog, "message": message}
                   + "\n")

@@ -59,7 +59,8 @@ def _sentences(text: str) -> list[str]:
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "mjtable")
 def test_every_commands_help_is_chinese(command, capsys):
     out = _help(capsys, "--lang", "zh-CN", *command)
-    assert out.startswith("用法：mjtable") and "选项:" in out and HAN.search(out), out
+    assert out.startswith("用法：mjtable") and "\n选项：\n" in out and HAN.search(out), out
+    assert not re.search(r"^\S.*:$", out, re.M), out          # (every heading ends as Chinese ends it: ：)
     assert "usage:" not in out and "options:" not in out and "show this help message" not in out
     assert _sentences(out) == [], out
 
@@ -84,6 +85,7 @@ def test_the_help_follows_the_environment_without_lang(monkeypatch, capsys):
 
 def test_examples_keep_their_commands_and_translate_their_words(capsys):
     out = _help(capsys, "--lang", "zh-CN")
+    assert "\n位置参数：\n" in out and "\n示例：\n" in out
     assert "mjtable sim --seed 7 --inject jam:stacker2@stacking1 --report run.json" in out
     assert "在模拟牌桌上打一局 16 手的国标麻将，并给出汇总" in out
 
