@@ -10,6 +10,7 @@ import argparse
 import math
 from typing import Callable
 
+from firmware.cli.error_words import said
 from firmware.cli.words import _
 
 
@@ -70,7 +71,7 @@ def rule_set(text: str) -> str:
     try:
         return rules_name(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(said(exc)) from None
 
 
 def add_rules_option(parser: argparse.ArgumentParser, help: str, default: str | None = "mcr") -> None:

@@ -17,7 +17,7 @@ from pydantic import Field, ValidationError, field_validator
 from firmware.config_files import PATTERN_HINTS, Section, Text, read_toml, validation_error, whole_number_of
 from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
-from firmware.i18n import N_
+from firmware.i18n import N_, worded
 from firmware.hands.analysis import Shape
 from firmware.rules.names import RULE_NAMES
 from firmware.tiles.dealing import DealRules
@@ -234,7 +234,8 @@ def load_ruleset_file(path: Path) -> RuleSetConfig:
 def load_ruleset_config(name: str, config_dir: Path | None = None) -> RuleSetConfig:
     """The validated TOML of the rule set ``name`` (the table's own copy in ``config_dir`` where there is one)."""
     if name not in RULE_NAMES:
-        raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
+        raise worded(ConfigError, "unknown rule set %(name)r; choose one of %(names)s", name=name,
+                     names=", ".join(RULE_NAMES))
     return load_ruleset_file(rules_file(name, config_dir))
 
 

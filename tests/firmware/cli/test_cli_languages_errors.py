@@ -126,3 +126,18 @@ def test_the_fleets_errors_from_deep_in_the_firmware_in_both_languages(argv, chi
         err = capsys.readouterr().err
         assert code == 2 and expected in err and len(err.strip().splitlines()) == 1, (lang, err)
         assert (english_left(err) == []) if lang == "zh-CN" else not HAN.search(err), err
+
+
+def test_a_broken_tile_registry_and_an_unknown_rule_set_in_both_languages(tmp_path, capsys):
+    model = tmp_path / "tables" / "t.toml"
+    model.parent.mkdir()
+    model.write_text(default_table_path().read_text().replace('A = "../tiles/sim-A.csv"', 'A = "../A.csv"'))
+    (tmp_path / "A.csv").write_text("uid,set,tile\nzz,A,1m\n")
+    assert main(["--lang", "zh-CN", "config", "check", str(model)]) == 1
+    err = capsys.readouterr().err
+    assert "A.csv：第 2 行：UID 'zz' 不是十六进制" in err and english_left(err.replace(str(tmp_path), "")) == [], err
+    assert main(["--lang", "en", "config", "check", str(model)]) == 1
+    assert ": line 2: UID 'zz' is not hex" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--lang", "zh-CN", "deal", "--rules", "riichi"])
+    assert "未知的规则 'riichi'；可选：mcr, competition" in capsys.readouterr().err
