@@ -5,7 +5,8 @@ Ed25519 private key or the table's HMAC secret), published on the table's
 ``cmd/<verb>`` with an MQTT 5 message expiry, a response topic inside the
 table's ``resp/`` and correlation data; the answer is printed as JSON.
 Exit 0 when the table carried it out, 1 when it refused (its reason is the
-answer's ``error``) or did not answer in time.
+answer's ``error``, said on standard error in the command line's language
+too: a refusal's code worded) or did not answer in time.
 """
 
 from __future__ import annotations
@@ -132,5 +133,11 @@ def send(args: argparse.Namespace) -> int:
         print("mjtable: " + _("table %(table)s: %(error)s") % {"table": args.table, "error": error},
               file=sys.stderr)
         return 1
-    print(json.dumps(asker.answer, ensure_ascii=False))
-    return 0 if asker.answer.get("ok") is True else 1
+    print(json.dumps(asker.answer, ensure_ascii=False))        # (the answer is data: as the table gave it)
+    if asker.answer.get("ok") is True:
+        return 0
+    from firmware.cli.words import refusal
+
+    why = refusal(asker.answer) or str(asker.answer.get("error") or _("no reason given"))
+    print("mjtable: " + _("table %(table)s refused: %(why)s") % {"table": args.table, "why": why}, file=sys.stderr)
+    return 1

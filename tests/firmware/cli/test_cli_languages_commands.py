@@ -171,6 +171,10 @@ def test_watch_and_send_in_chinese(broker, tmp_path, capsys):  # noqa: F811
         code, _, err = _run(capsys, "--lang", "zh-CN", "fleet", "watch", "--broker", broker.url, "--site", "hall9",
                             "--once", "--seconds", "2")
         assert code == 0 and "场馆 hall9 没有任何牌桌的消息到达此连接" in err and english_left(err) == [], err
+        code, out, err = _run(capsys, "--lang", "zh-CN", "fleet", "send", "--broker", broker.url, "--site", "hall1",
+                              "--sign-key", str(pem), "--table", "t01", "ack", "E31")
+        assert code == 1 and "latched fault" in json.loads(out)["error"]            # (the answer: data, as given)
+        assert err.startswith("mjtable: 牌桌 t01 拒绝了："), err
         code, _, err = _run(capsys, "--lang", "zh-CN", "fleet", "send", "--broker", broker.url, "--site", "hall1",
                             "--sign-key", str(pem), "--table", "t02", "rebirth", "--seconds", "1")
         assert code == 1 and "牌桌 t02：1 秒内无应答" in err and english_left(err) == [], err
