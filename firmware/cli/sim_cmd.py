@@ -335,8 +335,9 @@ def _run_service(run, pacer, args: argparse.Namespace) -> bool:
     return True
 
 
-SERVICE_BAR = "service mode: {n_fmt} simulated s [{elapsed}{postfix}]"          # (no hands: time is the measure)
-SERVICE_BAR_UNTIL = "service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} simulated s [{elapsed}{postfix}]"
+SERVICE_BAR = N_("service mode: {n_fmt} simulated s [{elapsed}{postfix}]")      # (no hands: time is the measure)
+SERVICE_BAR_UNTIL = N_("service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} simulated s "
+                       "[{elapsed}{postfix}]")
 
 
 @contextlib.contextmanager
@@ -348,9 +349,9 @@ def _progress(args: argparse.Namespace) -> Iterator:
 
     if args.service:
         until_s = int(args.until_s) if args.until_s is not None else None
-        options = dict(total=until_s, bar_format=SERVICE_BAR_UNTIL if until_s else SERVICE_BAR)
+        options = dict(total=until_s, bar_format=_(SERVICE_BAR_UNTIL) if until_s else _(SERVICE_BAR))
     else:
-        options = dict(total=args.hands, unit="hand")
+        options = dict(total=args.hands, unit=_("hand"))
     with tqdm(disable=args.quiet, dynamic_ncols=True, mininterval=0.2, file=sys.stderr, **options) as bar, \
             logging_redirect_tqdm():
         yield bar
@@ -368,9 +369,9 @@ def _show(bar, run, pacer, args: argparse.Namespace) -> None:
         bar.update(done - bar.n)
     if args.speed is not None and run.controller is not None:
         from firmware.game.status import LIVE_COMPONENTS, live_line
-        bar.set_postfix_str(live_line(run.session.get_status(LIVE_COMPONENTS), pacer.shown_now_s))
+        bar.set_postfix_str(live_line(run.session.get_status(LIVE_COMPONENTS), pacer.shown_now_s, words))
     elif run.controller is None:
-        bar.set_postfix_str("power off")
+        bar.set_postfix_str(_("power off"))
 
 
 # -vv: the controller's steps as log lines (INFO), as ``mjtable run`` logs them on a table

@@ -348,7 +348,7 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
     try:
         total = args.fleet * args.hands if not awaiting else None
         with console_prefix(lambda: fleet.current), \
-                tqdm(total=total, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
+                tqdm(total=total, unit=_("hand"), disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
                      file=sys.stderr) as bar, logging_redirect_tqdm():
             def played() -> int:
                 return sum(run.game.hands_recorded for run in fleet.runs if run.game is not None)
@@ -358,7 +358,7 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
                     done = played()
                     if done > bar.n:
                         bar.update(done - bar.n)
-                        bar.set_postfix_str(f"outbox {fleet.outbox_depth()}")
+                        bar.set_postfix_str(_("outbox %(depth)s") % {"depth": fleet.outbox_depth()})
                     refused = fleet.refusal()
                     if refused is not None:              # (trying again will not change it: stop, and say so)
                         break
