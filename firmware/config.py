@@ -15,10 +15,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
-from firmware.config_files import (PATTERN_HINTS, Section, Text, _format_error, _KeyError, read_toml, text_of,
-                                   whole_number_of)
+from firmware.config_files import (PATTERN_HINTS, Section, Text, _KeyError, key_error, read_toml, text_of,
+                                   validation_error, whole_number_of)
 from firmware.config_paths import shipped_dir
-from firmware.faults import ConfigError
+from firmware.i18n import N_
 from firmware.ports.broker import ID_PATTERN, parse_broker_url
 
 BANK_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
@@ -27,12 +27,12 @@ TILE_SETS = (144, 136, 112, 108)
 SIDES = 4
 HEADER = "main"                     # the Pi header's bank (a pin spec without a bank)
 BUS_LINES = {"i2c_pins": ("SDA", "SCL"), "uart_pins": ("TXD", "RXD")}
-PATTERN_HINTS["^[A-Z]$"] = "a tile set's letter: one capital letter (A, B)"
-PATTERN_HINTS[BANK_PATTERN] = ("a bank name, as a pin spec names it (bank:GPIOn): lower-case letters, digits and "
-                               "'_', starting with a letter")
+PATTERN_HINTS["^[A-Z]$"] = N_("a tile set's letter: one capital letter (A, B)")
+PATTERN_HINTS[BANK_PATTERN] = N_("a bank name, as a pin spec names it (bank:GPIOn): lower-case letters, digits and "
+                                 "'_', starting with a letter")
 
 Pin = Annotated[str, Field(pattern=PIN_RE.pattern, description="[!][bank:]GPIOn; ! = active low")]
-PATTERN_HINTS[PIN_RE.pattern] = "not a pin spec: expected [!][bank:]GPIOn with n in 0..31"
+PATTERN_HINTS[PIN_RE.pattern] = N_("not a pin spec: expected [!][bank:]GPIOn with n in 0..31")
 PositiveS = Annotated[float, Field(gt=0, le=3600)]
 FourPins = Annotated[list[Pin], Field(min_length=SIDES, max_length=SIDES)]
 
@@ -219,8 +219,8 @@ class ReaderSection(Section):
 
 
 FleetId = Annotated[str, Field(pattern=ID_PATTERN)]
-PATTERN_HINTS[ID_PATTERN] = ("1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
-                              "(no '/', '+', '#' or '.')")
+PATTERN_HINTS[ID_PATTERN] = N_("1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
+                                "(no '/', '+', '#' or '.')")
 
 
 class FleetSection(Section):
@@ -332,40 +332,38 @@ def _check_pins(path: Path, cfg: TableConfig) -> None:
     chips: dict[int, str] = {}
     for bank, chip in cfg.backend.banks.items():
         if chip in chips:
-            raise ConfigError(f"{path}: table [backend] key 'banks.{bank}': gpiochip {chip} is already bank "
-                              f"'{chips[chip]}' (two banks on one chip would drive the same lines)")
+            raise key_error(path, "backend", f"banks.{bank}", f"gpiochip {chip} is already bank '{chips[chip]}' "
+                                                                 f"(two banks on one chip would drive the same lines)")
         chips[chip] = bank
     buses = {"i2c_pins": "the I2C bus to the I/O expanders", "uart_pins": "the tile reader's UART"}
     seen: dict[tuple[str, int], str] = {}
     for key, what in buses.items():
         for i, spec in enumerate(getattr(cfg.backend, key)):
             bank, line, active_low = pin_line(spec)
-            where = f"{path}: table [backend] key '{key}[{i}]'"
+            where = f"{key}[{i}]"
             if bank != HEADER:
-                raise ConfigError(f"{where}: {spec} is on bank '{bank}': {what} runs on lines of the Pi "
-                                  f"header (GPIOn, bank '{HEADER}')")
+                raise key_error(path, "backend", where, f"{spec} is on bank '{bank}': {what} runs on lines of the "
+                                                        f"Pi header (GPIOn, bank '{HEADER}')")
             if bank not in cfg.backend.banks:
-                raise ConfigError(f"{where}: pin bank '{bank}' is not declared in [backend.banks]")
+                raise key_error(path, "backend", where, f"pin bank '{bank}' is not declared in [backend.banks]")
             if active_low:
-                raise ConfigError(f"{where}: {spec}: a bus line is not an input or output; '!' (active low) "
-                                  f"means nothing there")
+                raise key_error(path, "backend", where, f"{spec}: a bus line is not an input or output; '!' "
+                                                        f"(active low) means nothing there")
             if (bank, line) in seen:
-                raise ConfigError(f"{where}: pin {spec} is already used by {seen[(bank, line)]}")
+                raise key_error(path, "backend", where, f"pin {spec} is already used by {seen[(bank, line)]}")
             seen[(bank, line)] = f"{what} (backend.{key})"
     expanders = sorted({pin_line(spec)[0] for spec in cfg.all_pins().values()} - {HEADER})
     if expanders and not cfg.backend.i2c_pins:
-        raise ConfigError(f"{path}: table [backend] key 'i2c_pins': empty, but pins are on the expander bank(s) "
-                          f"{', '.join(expanders)}, which are reached through the I2C bus: name its two lines "
-                          f"(SDA, SCL)")
+        raise key_error(path, "backend", "i2c_pins", f"empty, but pins are on the expander bank(s) "
+                                                     f"{', '.join(expanders)}, which are reached through the I2C bus: "
+                                                     f"name its two lines (SDA, SCL)")
     for name, spec in cfg.all_pins().items():
         bank, line, _ = pin_line(spec)
         section, key = name.split(".", 1)
         if bank not in cfg.backend.banks:
-            raise ConfigError(f"{path}: table [{section}] key '{key}': pin bank '{bank}' "
-                              f"is not declared in [backend.banks]")
+            raise key_error(path, section, key, f"pin bank '{bank}' is not declared in [backend.banks]")
         if (bank, line) in seen:
-            raise ConfigError(f"{path}: table [{section}] key '{key}': pin {spec} is already used "
-                              f"by {seen[(bank, line)]}")
+            raise key_error(path, section, key, f"pin {spec} is already used by {seen[(bank, line)]}")
         seen[(bank, line)] = name
 
 
@@ -375,8 +373,9 @@ def _check_registry(path: Path, cfg: TableConfig) -> None:
     for set_id, rel in cfg.reader.registry.items():
         target = (path.parent / rel).resolve()
         if target in named:
-            raise ConfigError(f"{path}: table [reader] key 'registry.{set_id}': {rel} is the file of set "
-                              f"{named[target]} too ({target}); each set is enrolled into a file of its own")
+            raise key_error(path, "reader", f"registry.{set_id}", f"{rel} is the file of set {named[target]} too "
+                                                                  f"({target}); each set is enrolled into a file of "
+                                                                  f"its own")
         named[target] = set_id
 
 
@@ -384,7 +383,7 @@ def parse_table_config(data: dict, path: Path) -> TableConfig:
     try:
         cfg = TableConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+        raise validation_error(path, exc.errors()) from None
     _check_pins(path, cfg)
     _check_registry(path, cfg)
     cfg._source = path

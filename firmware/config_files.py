@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from firmware.faults import ConfigError
+from firmware.faults import ConfigError, ConfigProblem
+from firmware.i18n import N_
 
 
 class _KeyError(ValueError):
@@ -46,9 +47,9 @@ def whole_number_of(*choices: int) -> Any:
 
 def _text(value: str) -> str:
     if not value.strip():
-        raise ValueError("must not be empty (nor only spaces)")
+        raise ValueError(N_("must not be empty (nor only spaces)"))
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError("must not hold control characters (a newline, a tab ...)")
+        raise ValueError(N_("must not hold control characters (a newline, a tab ...)"))
     return value
 
 
@@ -60,33 +61,47 @@ def text_of(max_length: int) -> Any:
     return Annotated[str, Field(max_length=max_length), AfterValidator(_text)]
 
 
-def _format_error(path: Path, err: dict) -> str:
+def config_problem(path: Path, err: dict) -> ConfigProblem:
+    """One of pydantic's validation errors as the problem of a file: its table, its key, what and how."""
     loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
     msg = err["msg"]
+    kind = err["type"]                                # (pydantic's own words: a caller may word the kind)
     ctx_err = (err.get("ctx") or {}).get("error")
     value = err.get("input")
     if isinstance(ctx_err, _KeyError):
         loc.append(ctx_err.key)
-        msg = str(ctx_err)
+        msg, kind = str(ctx_err), ""
         value = value.get(ctx_err.key) if isinstance(value, dict) else None
     elif err["type"] == "string_pattern_mismatch":
         pattern = (err.get("ctx") or {}).get("pattern")
         msg = PATTERN_HINTS.get(pattern, f"does not match the pattern {pattern}")
+        kind = "" if pattern in PATTERN_HINTS else kind
     elif msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "missing":
-        msg = "missing key"
+        msg, kind = msg[len("Value error, "):], ""
+    what = {"extra_forbidden": "unknown_key", "missing": "missing_key"}.get(err["type"], "invalid")
     if len(loc) > 2 and loc[-1] == "[key]":           # a name of a dict's entries ([backend.banks], [reader.registry])
         loc = loc[:-1]
-        msg = f"the name {loc.pop()!r}: {msg}"
+        msg, kind = f"the name {loc.pop()!r}: {msg}", ""
         value = None
     table = loc[0] if len(loc) > 1 else "(top level)"
     key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".") or loc[0]
-    if err["type"] not in ("missing", "extra_forbidden") and value is not None:
-        msg += f" (got {value!r})"
-    return f"{path}: table [{table}] key '{key}': {msg}"
+    got = repr(value) if what == "invalid" and value is not None else None
+    return ConfigProblem(str(path), what, table, key, msg if what == "invalid" else "", got, kind)
+
+
+def _format_error(path: Path, err: dict) -> str:
+    """``FILE: table [SECTION] key 'KEY': problem``, in English."""
+    return str(config_problem(path, err))
+
+
+def validation_error(path: Path, errors: list[dict]) -> ConfigError:
+    """A file's validation errors as one ConfigError (a line each in English; the problems in parts)."""
+    return ConfigError(problems=tuple(config_problem(path, e) for e in errors))
+
+
+def key_error(path: Path, table: str, key: str, detail: str) -> ConfigError:
+    """A check across keys (after validation) that names the file, the table and the key."""
+    return ConfigError(problems=(ConfigProblem(str(path), "invalid", table, key, detail),))
 
 
 def read_toml(path: str | Path) -> dict:
@@ -95,12 +110,13 @@ def read_toml(path: str | Path) -> dict:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        raise ConfigError(problems=(ConfigProblem(str(path), "no_file"),)) from None
     except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a TOML file") from None
+        raise ConfigError(problems=(ConfigProblem(str(path), "folder"),)) from None
     except PermissionError:
-        raise ConfigError(f"{path}: not readable (permission denied)") from None
+        raise ConfigError(problems=(ConfigProblem(str(path), "not_readable"),)) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(problems=(ConfigProblem(str(path), "not_utf8", detail=f"{exc.reason} at byte {exc.start}"),
+                                    )) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(problems=(ConfigProblem(str(path), "not_toml", detail=str(exc)),)) from None

@@ -17,6 +17,7 @@ import logging
 from pathlib import Path
 
 from firmware.faults import ConfigError
+from firmware.i18n import worded
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,8 @@ def table_model_path(config_dir: Path) -> Path:
     """The table model of a table's configuration folder; a clear error where there is none."""
     path = config_dir / TABLE_MODEL
     if not path.is_file():
-        raise ConfigError(f"{path}: no table model (install the table first: mjtable install, "
-                          f"or name a folder with --config-dir, or a model with --table)")
+        raise worded(ConfigError, "%(path)s: no table model (install the table first: mjtable install, or name a "
+                                  "folder with --config-dir, or a model with --table)", path=path)
     return path
 
 

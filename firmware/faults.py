@@ -231,11 +231,47 @@ class TableError(Exception):
         self.code = code
 
 
-class ConfigError(TableError, ValueError):
-    """A configuration file is invalid; the message names file, table and key."""
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One problem of a configuration file, in parts a caller words in its own language: the file, the table and
+    the key it is about (None for the whole file), what is wrong as a code, and the technical detail (English: the
+    validator's or the TOML parser's message) with the value found.
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, FaultCode.E03)
+    ``what``: ``unknown_key``, ``missing_key``, ``invalid`` (``detail`` says how), or for the whole file
+    ``no_file``, ``folder``, ``not_readable``, ``not_utf8``, ``not_toml`` (``detail``: the parser's words).
+    """
+
+    file: str
+    what: str
+    table: str | None = None
+    key: str | None = None
+    detail: str = ""
+    got: str | None = None              # the value found, as Python writes it (repr), when it says something
+    kind: str = ""                      # the validator's code of the detail (pydantic's error type), if it has one
+
+    WHOLE_FILE = {"no_file": "no such file", "folder": "is a folder, not a TOML file",
+                  "not_readable": "not readable (permission denied)", "not_utf8": "not valid TOML: not UTF-8 text",
+                  "not_toml": "not valid TOML"}
+
+    def __str__(self) -> str:
+        """In English: ``FILE: table [TABLE] key 'KEY': problem (got VALUE)``, or ``FILE: problem``."""
+        if self.table is None:
+            said = self.WHOLE_FILE.get(self.what, self.what)
+            if self.what == "not_utf8":
+                return f"{self.file}: {said} ({self.detail})"
+            return f"{self.file}: {said}" + (f": {self.detail}" if self.detail else "")
+        said = {"unknown_key": "unknown key", "missing_key": "missing key"}.get(self.what, self.detail)
+        got = f" (got {self.got})" if self.got is not None else ""
+        return f"{self.file}: table [{self.table}] key '{self.key}': {said}{got}"
+
+
+class ConfigError(TableError, ValueError):
+    """A configuration file is invalid; the message names file, table and key (in English; ``problems``: the same
+    in parts, when the error has them, for a caller to word in its language)."""
+
+    def __init__(self, message: str | None = None, problems: tuple[ConfigProblem, ...] = ()) -> None:
+        super().__init__(message if message is not None else "\n".join(map(str, problems)), FaultCode.E03)
+        self.problems = tuple(problems)
 
 
 def registry() -> list[FaultInfo]:

@@ -9,7 +9,10 @@ and ``cli`` (the command line: ``firmware/cli/locale``, ``babel-cli.cfg``).
 The table reads the compiled ``.mo`` with the standard library's
 :mod:`gettext` (Babel is a tool of the build, not a dependency of the
 table).  Nothing here keeps a current language: each caller (a web request,
-the command line's process) chooses its own and asks for its catalogue.
+the command line's process) chooses its own and asks for its catalogue.  An
+error the firmware raises deep down may carry its words in parts
+(:func:`worded`: its English template and values), so that the caller says
+it in its own language.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import gettext
 import logging
 from importlib import resources
-from typing import Mapping
+from typing import Any, Mapping, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +30,27 @@ ENGLISH = "en"
 ENVIRONMENT = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 
 
+E = TypeVar("E", bound=BaseException)
+
+
 def N_(message: str) -> str:
     """Marks a message for the catalogue; translated where it is shown."""
     return message
+
+
+class Phrase(str):
+    """A value of a :func:`worded` error that is words itself (an id's name: site, table id): translated where the
+    error is said; mark its English with ``N_`` where it is written."""
+
+
+def worded(kind: type[E], template: str, **values: Any) -> E:
+    """An error of ``kind`` whose message is ``template`` (English, a ``%(name)s`` for each value) with ``values``:
+    its str() is the English (the log's, a test's); it keeps ``template`` and ``values``, so that a caller with a
+    catalogue says it in its language (the command line: ``firmware.cli.error_words``).  ``make i18n`` extracts
+    the template where it is written (``-k worded:2``)."""
+    exc = kind(template % values)
+    exc.template, exc.values = template, values           # type: ignore[attr-defined]
+    return exc
 
 
 def locale_of_tag(tag: str | None) -> str | None:

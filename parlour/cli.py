@@ -17,85 +17,87 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from firmware.cli.words import N_, _, ngettext
 from parlour import serve_cmd
 
-DB_HELP = "the tournament database: a file (SQLite) or postgresql://USER@HOST/DBNAME"
+DB_HELP = N_("the tournament database: a file (SQLite) or postgresql://USER@HOST/DBNAME")
 
 
 def register(sub: Any) -> None:
     """Add ``tourney`` and its actions to ``mjtable``'s subcommands."""
-    parser = sub.add_parser("tourney", help="a tournament across the hall's tables: seats, results, standings",
-                            description="A tournament across the hall's tables (see the README's 'A tournament').")
+    parser = sub.add_parser("tourney", help=_("a tournament across the hall's tables: seats, results, standings"),
+                            description=_("A tournament across the hall's tables (see the README's 'A tournament')."))
     actions = parser.add_subparsers(dest="tourney_action", metavar="ACTION", required=True)
 
     def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--db", required=True, help=DB_HELP)
-        p.add_argument("--event", help="the event's name (needed when the database holds several)")
-        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--db", required=True, help=_(DB_HELP))
+        p.add_argument("--event", help=_("the event's name (needed when the database holds several)"))
+        p.add_argument("--json", action="store_true", help=_("print JSON"))
         p.set_defaults(func=_run(func))
         return p
 
-    new = action("new", "a new event: its format, its players and every round seated", _new)
-    new.add_argument("--name", required=True, help="the event's name (letters, digits, '_' or '-')")
-    new.add_argument("--rules", required=True, choices=("mcr", "competition"), help="the rule set played")
-    new.add_argument("--players", required=True, type=Path, help="players.csv (header name,team)")
+    new = action("new", _("a new event: its format, its players and every round seated"), _new)
+    new.add_argument("--name", required=True, help=_("the event's name (letters, digits, '_' or '-')"))
+    new.add_argument("--rules", required=True, choices=("mcr", "competition"), help=_("the rule set played"))
+    new.add_argument("--players", required=True, type=Path, help=_("players.csv (header name,team)"))
     new.add_argument("--teams", action="store_true",
-                     help="a team event: team-mates kept apart where the teams' sizes allow (team_clashes says)")
-    new.add_argument("--rounds", required=True, type=int, help="rounds (a table's game each)")
-    new.add_argument("--hands-per-round", required=True, type=int, help="hands of each table's game")
-    new.add_argument("--round-minutes", type=int, help="a round's time limit (the table ends it: time_up)")
+                     help=_("a team event: team-mates kept apart where the teams' sizes allow (team_clashes says)"))
+    new.add_argument("--rounds", required=True, type=int, help=_("rounds (a table's game each)"))
+    new.add_argument("--hands-per-round", required=True, type=int, help=_("hands of each table's game"))
+    new.add_argument("--round-minutes", type=int, help=_("a round's time limit (the table ends it: time_up)"))
     new.add_argument("--standard-points", type=int, default=8,
-                     help="竞技麻将: the 标准分 of round 1, one more each round (default 8)")
-    new.add_argument("--advance", type=int, default=1, choices=(1, 2), help="竞技麻将: places advancing per table")
+                     help=_("竞技麻将: the 标准分 of round 1, one more each round (default 8)"))
+    new.add_argument("--advance", type=int, default=1, choices=(1, 2), help=_("竞技麻将: places advancing per table"))
     new.add_argument("--alternates", type=int, default=0,
-                     help="竞技麻将: best next places across the tables advancing as 替补 each round (default 0)")
-    new.add_argument("--seed", type=int, default=0, help="the seating's random seed")
-    new.add_argument("--plan-seconds", type=_seconds, default=20.0, help="time the seating search may take")
+                     help=_("竞技麻将: best next places across the tables advancing as 替补 each round (default 0)"))
+    new.add_argument("--seed", type=int, default=0, help=_("the seating's random seed"))
+    new.add_argument("--plan-seconds", type=_seconds, default=20.0, help=_("time the seating search may take"))
 
-    action("plan", "every round's seating and its certificate (repeated pairs, lower bound, optimal)", _plan)
-    seat = action("seat", "a round's tables and who sits where", _seat)
+    action("plan", _("every round's seating and its certificate (repeated pairs, lower bound, optimal)"), _plan)
+    seat = action("seat", _("a round's tables and who sits where"), _seat)
     seat.add_argument("--round", type=int, required=True)
 
-    result = action("result", "a table's round typed in (halls with tables not on the fleet)", _result)
+    result = action("result", _("a table's round typed in (halls with tables not on the fleet)"), _result)
     result.add_argument("--table", required=True)
     result.add_argument("--round", type=int, required=True)
-    result.add_argument("file", help="JSON {\"E\": n, \"S\": n, \"W\": n, \"N\": n}: net points by seat; - reads stdin")
-    result.add_argument("--unbalanced", action="store_true", help="accept scores that do not sum to 0")
+    result.add_argument("file",
+                        help=_("JSON {\"E\": n, \"S\": n, \"W\": n, \"N\": n}: net points by seat; - reads stdin"))
+    result.add_argument("--unbalanced", action="store_true", help=_("accept scores that do not sum to 0"))
 
-    conf = action("confirm", "a referee confirms a table's round, or corrects it", _confirm)
+    conf = action("confirm", _("a referee confirms a table's round, or corrects it"), _confirm)
     conf.add_argument("--table", required=True)
     conf.add_argument("--round", type=int, required=True)
-    conf.add_argument("--referee", required=True, help="who confirms (kept with the fact)")
-    conf.add_argument("--correct", metavar="FILE", help="the corrected score by seat (JSON as for result; - stdin)")
-    conf.add_argument("--note", default="", help="why (kept with the fact)")
+    conf.add_argument("--referee", required=True, help=_("who confirms (kept with the fact)"))
+    conf.add_argument("--correct", metavar="FILE", help=_("the corrected score by seat (JSON as for result; - stdin)"))
+    conf.add_argument("--note", default="", help=_("why (kept with the fact)"))
 
-    pen = action("penalty", "points off a player's score in a round", _penalty)
+    pen = action("penalty", _("points off a player's score in a round"), _penalty)
     pen.add_argument("--round", type=int, required=True)
     pen.add_argument("--player", required=True)
     pen.add_argument("--points", type=int, required=True)
     pen.add_argument("--reason", required=True)
     pen.add_argument("--referee", required=True)
 
-    appeal = action("appeal", "a player's appeal about a table's round (kept for the referee)", _appeal)
+    appeal = action("appeal", _("a player's appeal about a table's round (kept for the referee)"), _appeal)
     appeal.add_argument("--round", type=int, required=True)
     appeal.add_argument("--table", required=True)
     appeal.add_argument("--by", required=True)
     appeal.add_argument("text")
 
-    wd = action("withdraw", "a player leaves (a replacement may take the place); later rounds seated again",
+    wd = action("withdraw", _("a player leaves (a replacement may take the place); later rounds seated again"),
                 _withdraw)
     wd.add_argument("player")
-    wd.add_argument("--replacement", help="who takes the place (same team)")
+    wd.add_argument("--replacement", help=_("who takes the place (same team)"))
     wd.add_argument("--seed", type=int, default=0)
     wd.add_argument("--plan-seconds", type=_seconds, default=20.0)
 
-    action("standings", "players by points then score, ties sharing a rank (--teams: the teams)", _standings) \
-        .add_argument("--teams", action="store_true", help="the team ranking")
-    action("progress", "per round: tables, results in, confirmed, waiting", _progress)
-    export = action("export", "CSV: every player's result per round (or --standings)", _export)
-    export.add_argument("--csv", action="store_true", help="CSV on stdout (the default; --json for JSON rows)")
-    export.add_argument("--standings", action="store_true", help="the standings instead of the results")
+    action("standings", _("players by points then score, ties sharing a rank (--teams: the teams)"), _standings) \
+        .add_argument("--teams", action="store_true", help=_("the team ranking"))
+    action("progress", _("per round: tables, results in, confirmed, waiting"), _progress)
+    export = action("export", _("CSV: every player's result per round (or --standings)"), _export)
+    export.add_argument("--csv", action="store_true", help=_("CSV on stdout (the default; --json for JSON rows)"))
+    export.add_argument("--standings", action="store_true", help=_("the standings instead of the results"))
     serve_cmd.register(action, _serve)
 
 
@@ -104,8 +106,8 @@ def _run(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         try:
             from parlour.store.facts_store import TourneyStore
         except ImportError as exc:
-            raise ValueError(f"mjtable tourney needs the hall's packages ({exc.name} is missing): "
-                             f"pip install 'mjtable[parlour]'") from None
+            raise ValueError(_("mjtable tourney needs the hall's packages (%(package)s is missing): pip install "
+                               "'mjtable[parlour]'") % {"package": exc.name}) from None
         args.store = TourneyStore(args.db)
         try:
             return func(args)
@@ -116,17 +118,19 @@ def _run(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 def _clashes(cert: dict) -> str:
     n = cert.get("team_clashes") or 0
-    return (f"; WARNING: team-mates share a table {n} times (a team has more players than there are tables, "
-            f"or the rounds leave no other way)") if n else ""
+    return ngettext("; WARNING: team-mates share a table %(n)s time (a team has more players than there are "
+                    "tables, or the rounds leave no other way)",
+                    "; WARNING: team-mates share a table %(n)s times (a team has more players than there are "
+                    "tables, or the rounds leave no other way)", n) % {"n": n} if n else ""
 
 
 def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(_("%(text)r is not a number of seconds") % {"text": text}) from None
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text}: from above 0 to 3600 seconds")
+        raise argparse.ArgumentTypeError(_("%(text)s: from above 0 to 3600 seconds") % {"text": text})
     return value
 
 
@@ -148,7 +152,9 @@ def _read_json(name: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{'stdin' if name == '-' else name}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        raise ValueError(_("%(file)s: not JSON (%(problem)s, line %(line)s)")
+                         % {"file": _("stdin") if name == "-" else name, "problem": exc.msg, "line": exc.lineno}) \
+            from None
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -160,26 +166,30 @@ def _new(args: argparse.Namespace) -> int:
     try:
         text = args.players.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{args.players}: not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV") from None
+        raise ValueError(_("%(file)s: not UTF-8 text (byte %(byte)s); save it as UTF-8 CSV")
+                         % {"file": args.players, "byte": exc.start}) from None
     players = read_players(text, args.teams)
-    _, plan = create(args.store, fmt, players, args.seed, _deadline(args.plan_seconds))
+    _event_id, plan = create(args.store, fmt, players, args.seed, _deadline(args.plan_seconds))
     cert = certificate_json(plan.certificate)
     _print(args, {"event": fmt.name, "players": len(players), "rounds": fmt.rounds, "certificate": cert},
-           f"{fmt.name}: {len(players)} players, {fmt.rounds} rounds seated ({cert['method']}): "
-           f"{cert['pairs_repeated']} repeated meetings, lower bound {cert['lower_bound']}"
-           f"{', optimal' if cert['optimal'] else ''}" + _clashes(cert))
+           _("%(event)s: %(players)s players, %(rounds)s rounds seated (%(method)s): %(repeated)s repeated meetings, "
+             "lower bound %(bound)s") % {"event": fmt.name, "players": len(players), "rounds": fmt.rounds,
+                                         "method": cert["method"], "repeated": cert["pairs_repeated"],
+                                         "bound": cert["lower_bound"]}
+           + (_(", optimal") if cert["optimal"] else "") + _clashes(cert))
     return 0
 
 
 def _plan(args: argparse.Namespace) -> int:
     from parlour.desk import plan_json
     data = plan_json(args.store.state(_event(args)))
-    lines = [f"round {r['round']}: " + "; ".join(f"{t['table']} " + " ".join(f"{s}={n}" for s, n in t['seats'].items())
-                                               for t in r["tables"]) + (f"; bye {', '.join(r['bye'])}" if r["bye"]
-                                                                        else "") for r in data["rounds"]]
+    lines = [_("round %(round)s: ") % {"round": r["round"]}
+             + "; ".join(f"{t['table']} " + " ".join(f"{s}={n}" for s, n in t['seats'].items()) for t in r["tables"])
+             + (_("; bye %(players)s") % {"players": ", ".join(r["bye"])} if r["bye"] else "") for r in data["rounds"]]
     cert = data["certificate"]
-    lines.append(f"repeated meetings {cert['pairs_repeated']}, lower bound {cert['lower_bound']}, "
-                 f"{'optimal' if cert['optimal'] else 'not proven optimal'}" + _clashes(cert))
+    lines.append(_("repeated meetings %(repeated)s, lower bound %(bound)s, %(optimal)s")
+                 % {"repeated": cert["pairs_repeated"], "bound": cert["lower_bound"],
+                    "optimal": _("optimal") if cert["optimal"] else _("not proven optimal")} + _clashes(cert))
     _print(args, data, "\n".join(lines))
     return 0
 
@@ -188,7 +198,8 @@ def _seat(args: argparse.Namespace) -> int:
     from parlour.desk import seat_json
     data = seat_json(args.store.state(_event(args)), args.round)
     _print(args, data, "\n".join(f"{t['table']}: " + "  ".join(f"{s} {n}" for s, n in t["seats"].items())
-                                 for t in data["tables"]) + (f"\nbye: {', '.join(data['bye'])}" if data["bye"] else ""))
+                                 for t in data["tables"])
+           + ("\n" + _("bye: %(players)s") % {"players": ", ".join(data["bye"])} if data["bye"] else ""))
     return 0
 
 
@@ -197,7 +208,7 @@ def _result(args: argparse.Namespace) -> int:
     enter_result(args.store, _event(args), args.round, args.table, _read_json(args.file), source="hand",
                  unbalanced=args.unbalanced)
     _print(args, {"round": args.round, "table": args.table, "stored": True},
-           f"round {args.round} table {args.table}: result stored")
+           _("round %(round)s table %(table)s: result stored") % {"round": args.round, "table": args.table})
     return 0
 
 
@@ -207,21 +218,25 @@ def _confirm(args: argparse.Namespace) -> int:
     confirm(args.store, _event(args), args.round, args.table, args.referee, correction, args.note)
     what = "corrected" if correction is not None else "confirmed"
     _print(args, {"round": args.round, "table": args.table, what: True},
-           f"round {args.round} table {args.table}: {what} by {args.referee}")
+           (_("round %(round)s table %(table)s: corrected by %(referee)s") if correction is not None
+            else _("round %(round)s table %(table)s: confirmed by %(referee)s"))
+           % {"round": args.round, "table": args.table, "referee": args.referee})
     return 0
 
 
 def _penalty(args: argparse.Namespace) -> int:
     from parlour.desk import penalty
     penalty(args.store, _event(args), args.round, args.player, args.points, args.reason, args.referee)
-    _print(args, {"stored": True}, f"{args.player}: {args.points} off round {args.round} ({args.reason})")
+    _print(args, {"stored": True}, _("%(player)s: %(points)s off round %(round)s (%(reason)s)")
+           % {"player": args.player, "points": args.points, "round": args.round, "reason": args.reason})
     return 0
 
 
 def _appeal(args: argparse.Namespace) -> int:
     from parlour.desk import appeal
     appeal(args.store, _event(args), args.round, args.table, args.by, args.text)
-    _print(args, {"stored": True}, f"appeal about round {args.round} table {args.table} stored")
+    _print(args, {"stored": True}, _("appeal about round %(round)s table %(table)s stored")
+           % {"round": args.round, "table": args.table})
     return 0
 
 
@@ -230,8 +245,10 @@ def _withdraw(args: argparse.Namespace) -> int:
     plan = withdraw(args.store, _event(args), args.player, args.replacement, args.seed, _deadline(args.plan_seconds))
     cert = certificate_json(plan.certificate)
     _print(args, {"withdrawn": args.player, "replacement": args.replacement, "certificate": cert},
-           f"{args.player} withdrawn{' for ' + args.replacement if args.replacement else ''}; later rounds seated "
-           f"again: {cert['pairs_repeated']} repeated meetings (lower bound {cert['lower_bound']})" + _clashes(cert))
+           (_("%(player)s withdrawn for %(replacement)s") if args.replacement else _("%(player)s withdrawn"))
+           % {"player": args.player, "replacement": args.replacement}
+           + _("; later rounds seated again: %(repeated)s repeated meetings (lower bound %(bound)s)")
+           % {"repeated": cert["pairs_repeated"], "bound": cert["lower_bound"]} + _clashes(cert))
     return 0
 
 
@@ -240,23 +257,35 @@ def _standings(args: argparse.Namespace) -> int:
     state = args.store.state(_event(args))
     if args.teams:
         data = teams_json(state)
-        text = f"{'rank':>4}  {'team':<20} {'points':>7}  {'score':>7}\n" + "\n".join(
+        text = _head(_("team")) + "\n".join(
             f"{r['rank']:>4}  {r['team']:<20} {r['table_points']:>7}  {r['score']:>7}" for r in data)
     else:
         data = standings_json(state)
-        text = f"{'rank':>4}  {'name':<20} {'points':>7}  {'score':>7}\n" + "\n".join(
+        withdrawn = _("  (withdrawn)")
+        text = _head(_("name")) + "\n".join(
             f"{r['rank']:>4}  {r['name']:<20} {r['table_points']:>7}  {r['score']:>7}"
-                         f"{'  (withdrawn)' if r['withdrawn'] else ''}" for r in data)
+            + (withdrawn if r["withdrawn"] else "") for r in data)
     _print(args, data, text)
     return 0
+
+
+def _head(who: str) -> str:
+    """The standings' heading line (rank, who, points, score), its columns as wide as the words need."""
+    from unicodedata import east_asian_width
+
+    def pad(text: str, width: int, left: bool = False) -> str:
+        room = " " * max(0, width - sum(2 if east_asian_width(c) in "WF" else 1 for c in text))
+        return text + room if left else room + text
+    rank, points, score = _("rank"), _("points"), _("score")
+    return f"{pad(rank, 4)}  {pad(who, 20, left=True)} {pad(points, 7)}  {pad(score, 7)}\n"
 
 
 def _progress(args: argparse.Namespace) -> int:
     from parlour.desk import progress_json
     data = progress_json(args.store.state(_event(args)))
-    _print(args, data, "\n".join(f"round {r['round']}: {r['results']}/{r['tables']} results, {r['confirmed']} "
-                                 f"confirmed" + (f", waiting for {', '.join(r['waiting'])}" if r["waiting"] else "")
-                                 for r in data))
+    _print(args, data, "\n".join(_("round %(round)s: %(results)s/%(tables)s results, %(confirmed)s confirmed") % r
+                                 + (_(", waiting for %(tables)s") % {"tables": ", ".join(r["waiting"])}
+                                    if r["waiting"] else "") for r in data))
     return 0
 
 
@@ -264,7 +293,7 @@ def _export(args: argparse.Namespace) -> int:
     from parlour.desk import export_csv, export_rows, standings_json
     state = args.store.state(_event(args))
     if args.json and args.csv:
-        raise ValueError("export: --csv or --json, not both")
+        raise ValueError(_("export: --csv or --json, not both"))
     if args.json:
         rows = standings_json(state) if args.standings else list(export_rows(state))
         print(json.dumps(rows, ensure_ascii=False, indent=1))

@@ -24,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from firmware.cli.words import _
+
 log = logging.getLogger(__name__)
 
 TICK_S = 1.0
@@ -31,24 +33,24 @@ FLUSH_S = 1.0
 
 
 def register(action: Callable[..., argparse.ArgumentParser], run: Callable[[argparse.Namespace], int]) -> None:
-    serve = action("serve", "the hall's service: seat rounds on the fleet's tables, collect results, publish "
-                   "standings", run)
-    serve.add_argument("--broker", required=True, help="the site's broker, mqtt://HOST:PORT or mqtts://HOST:PORT")
-    serve.add_argument("--site", required=True, help="the site id the tables publish under")
+    serve = action("serve", _("the hall's service: seat rounds on the fleet's tables, collect results, publish "
+                     "standings"), run)
+    serve.add_argument("--broker", required=True, help=_("the site's broker, mqtt://HOST:PORT or mqtts://HOST:PORT"))
+    serve.add_argument("--site", required=True, help=_("the site id the tables publish under"))
     serve.add_argument("--tables", required=True,
-                       help="the site's table ids for the event's tables T1, T2, ... in order (t001,t002,...)")
+                       help=_("the site's table ids for the event's tables T1, T2, ... in order (t001,t002,...)"))
     serve.add_argument("--command-key", required=True, type=Path, metavar="FILE",
-                       help="the parlour's command signing key (the tables check assignments with its public half)")
+                       help=_("the parlour's command signing key (the tables check assignments with its public half)"))
     serve.add_argument("--round", type=int, action="append", default=[], metavar="N",
-                       help="open round N: seat its tables (repeatable: the next when the one before is complete)")
+                       help=_("open round N: seat its tables (repeatable: the next when the one before is complete)"))
     serve.add_argument("--until-complete", action="store_true",
-                       help="stop when every --round has all its results")
-    serve.add_argument("--seconds", type=float, help="stop after this long (default: until stopped)")
-    serve.add_argument("--ca", type=Path, help="the parlour's ca.crt (mqtts://)")
-    serve.add_argument("--cert", type=Path, help="this service's client certificate")
-    serve.add_argument("--key", type=Path, help="its private key")
-    serve.add_argument("--user", help="the broker account (e.g. service.tourney)")
-    serve.add_argument("--password-file", type=Path, help="a file whose first line is the account's password")
+                       help=_("stop when every --round has all its results"))
+    serve.add_argument("--seconds", type=float, help=_("stop after this long (default: until stopped)"))
+    serve.add_argument("--ca", type=Path, help=_("the parlour's ca.crt (mqtts://)"))
+    serve.add_argument("--cert", type=Path, help=_("this service's client certificate"))
+    serve.add_argument("--key", type=Path, help=_("its private key"))
+    serve.add_argument("--user", help=_("the broker account (e.g. service.tourney)"))
+    serve.add_argument("--password-file", type=Path, help=_("a file whose first line is the account's password"))
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -69,7 +71,8 @@ def serve(args: argparse.Namespace) -> int:
     state = args.store.state(event_id)
     for round_no in args.round:
         if round_no not in state.seatings:
-            raise ValueError(f"--round {round_no}: the event has rounds 1 to {state.fmt.rounds}")
+            raise ValueError(_("--round %(round)s: the event has rounds 1 to %(rounds)s")
+                             % {"round": round_no, "rounds": state.fmt.rounds})
     settings = replace(settings, client_id=f"tourney-{args.site}-{state.fmt.name}"[:64],
                        session_expiry_s=24 * 3600)
     loop = real_loop()
@@ -140,9 +143,11 @@ def serve(args: argparse.Namespace) -> int:
         client.stop()
         network.stop()
     counters = service.counters
-    print(f"{state.fmt.name}: {counters.results} results and {counters.hands} hands taken "
-          f"({counters.results_repeated} results and {counters.hands_repeated} hands told again, dropped); "
-          f"{counters.resend_asked} resends asked")
+    print(_("%(event)s: %(results)s results and %(hands)s hands taken (%(results_again)s results and "
+            "%(hands_again)s hands told again, dropped); %(resends)s resends asked")
+          % {"event": state.fmt.name, "results": counters.results, "hands": counters.hands,
+             "results_again": counters.results_repeated, "hands_again": counters.hands_repeated,
+             "resends": counters.resend_asked})
     if outcome["code"]:
-        print(f"mjtable: the broker refused the service: {outcome['why']}")
+        print("mjtable: " + _("the broker refused the service: %(why)s") % {"why": outcome["why"]})
     return outcome["code"]

@@ -24,6 +24,7 @@ link's counters and its faults injected, and the totals.
 
 from __future__ import annotations
 
+import gettext
 import logging
 import threading
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from firmware.config import FleetSection, TableConfig, default_table_path, load_table_config
+from firmware.i18n import N_
 from firmware.fleet.link import LinkSettings
 from firmware.fleet.mqtt.client import PahoAdapter
 from firmware.fleet.mqtt.network import MqttNetwork
@@ -315,22 +317,56 @@ class FleetSim:
         self.network.stop()
 
 
-def summary_lines(rows: list[TableSummary], wall_s: float, verbose: bool = False) -> list[str]:
-    """The fleet summary: one line per table (all with ``verbose`` or up to 20 tables), then the totals."""
+# the summary's columns, in words (N_: translated where shown) and their least widths (the English ones')
+COLUMNS = (N_("table"), N_("hands"), N_("events"), N_("published"), N_("acked"), N_("outbox"), N_("reconnects"),
+           N_("boots"), N_("faults"))
+WIDTHS = (6, 5, 6, 9, 6, 6, 10, 5, 6)
+ENGLISH = gettext.NullTranslations()
+
+
+def _widths(heads: list[str]) -> list[int]:
+    return [max(w, _display_width(h)) for w, h in zip(WIDTHS, heads)]
+
+
+def _display_width(text: str) -> int:
+    """Columns a text takes in a terminal (a Chinese character takes two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: str, width: int, left: bool = False) -> str:
+    room = " " * max(0, width - _display_width(text))
+    return text + room if left else room + text
+
+
+def summary_lines(rows: list[TableSummary], wall_s: float, verbose: bool = False,
+                  tr: gettext.NullTranslations = ENGLISH) -> list[str]:
+    """The fleet summary: one line per table (all with ``verbose`` or up to 20 tables), then the totals; in the
+    words of ``tr`` (the command line's catalogue; English without one)."""
+    _, ngettext = tr.gettext, tr.ngettext
     lines = []
     if verbose or len(rows) <= 20:
-        lines.append(f"{'table':6} {'hands':>5} {'events':>6} {'published':>9} {'acked':>6} {'outbox':>6} "
-                     f"{'reconnects':>10} {'boots':>5} {'faults':>6}")
+        heads = [_(h) for h in COLUMNS]
+        lines.append(" ".join(_pad(h, w, left=i == 0) for i, (h, w) in enumerate(zip(heads, _widths(heads)))))
+        widths = _widths(heads)
         for r in rows:
-            lines.append(f"{r.table:6} {r.hands:5d} {r.events:6d} {r.published:9d} {r.acked:6d} {r.outbox_depth:6d} "
-                         f"{r.reconnects:10d} {r.boots:5d} {r.faults:6d}{'' if r.completed else '  (did not finish)'}"
-                         f"{'  (latched)' if r.latched else ''}")
+            cells = [r.table, r.hands, r.events, r.published, r.acked, r.outbox_depth, r.reconnects, r.boots, r.faults]
+            line = " ".join(_pad(str(c), w, left=i == 0) for i, (c, w) in enumerate(zip(cells, widths)))
+            lines.append(line + ("" if r.completed else _("  (did not finish)")) + (_("  (latched)") if r.latched
+                                                                                    else ""))
     hands = sum(r.hands for r in rows)
     depth = sum(max(0, r.outbox_depth) for r in rows)
     per_table = [r.hands for r in rows] or [0]
-    lines.append(f"fleet: {len(rows)} tables, {hands} hands ({min(per_table)}-{max(per_table)} per table) in "
-                 f"{wall_s:.1f} s wall ({hands / wall_s if wall_s > 0 else 0:.1f} hands/s); "
-                 f"{sum(r.events for r in rows)} events written, {sum(r.published for r in rows)} published, "
-                 f"{sum(r.acked for r in rows)} acknowledged; outbox depth {depth}; "
-                 f"{sum(r.reconnects for r in rows)} reconnects; {sum(r.faults for r in rows)} faults")
+    lines.append(
+        ngettext("fleet: %(tables)s table, %(hands)s hands (%(least)s-%(most)s per table) in %(wall)s s wall "
+                 "(%(rate)s hands/s); ", "fleet: %(tables)s tables, %(hands)s hands (%(least)s-%(most)s per table) in "
+                 "%(wall)s s wall (%(rate)s hands/s); ", len(rows))
+        % {"tables": len(rows), "hands": hands, "least": min(per_table), "most": max(per_table),
+           "wall": f"{wall_s:.1f}", "rate": f"{hands / wall_s if wall_s > 0 else 0:.1f}"}
+        + _("%(events)s events written, %(published)s published, %(acked)s acknowledged; outbox depth %(depth)s; "
+            "%(reconnects)s reconnects; %(faults)s faults")
+        % {"events": sum(r.events for r in rows), "published": sum(r.published for r in rows),
+           "acked": sum(r.acked for r in rows), "depth": depth, "reconnects": sum(r.reconnects for r in rows),
+           "faults": sum(r.faults for r in rows)})
     return lines

@@ -10,6 +10,9 @@ import argparse
 import math
 from typing import Callable
 
+from firmware.cli.error_words import said
+from firmware.cli.words import _
+
 
 MAX_SECONDS = 7 * 86_400.0       # a week: longer than any run or service test a user means
 
@@ -19,9 +22,10 @@ def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(_("%(text)r is not a number of seconds") % {"text": text}) from None
     if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"{text!r}: seconds above 0 and at most {MAX_SECONDS:g}")
+        raise argparse.ArgumentTypeError(_("%(text)r: seconds above 0 and at most %(max)s") % {"text": text,
+                                                                                           "max": f"{MAX_SECONDS:g}"})
     return value
 
 
@@ -39,9 +43,9 @@ def probability(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a probability") from None
+        raise argparse.ArgumentTypeError(_("%(text)r is not a probability") % {"text": text}) from None
     if not 0.0 <= value <= 1.0:               # (NaN fails this too)
-        raise argparse.ArgumentTypeError(f"{text!r}: a probability is between 0 and 1")
+        raise argparse.ArgumentTypeError(_("%(text)r: a probability is between 0 and 1") % {"text": text})
     return value
 
 
@@ -51,9 +55,10 @@ def count(low: int, high: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            raise argparse.ArgumentTypeError(_("%(text)r is not a whole number") % {"text": text}) from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text}: from {low} to {high}")
+            raise argparse.ArgumentTypeError(_("%(text)s: from %(low)s to %(high)s")
+                                             % {"text": text, "low": low, "high": high})
         return value
     parse.__name__ = f"count {low}..{high}"
     return parse
@@ -66,7 +71,7 @@ def rule_set(text: str) -> str:
     try:
         return rules_name(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(said(exc)) from None
 
 
 def add_rules_option(parser: argparse.ArgumentParser, help: str, default: str | None = "mcr") -> None:
@@ -74,4 +79,5 @@ def add_rules_option(parser: argparse.ArgumentParser, help: str, default: str | 
     from firmware.rules.names import RULE_NAMES
 
     parser.add_argument("--rules", type=rule_set, default=default, metavar="NAME",
-                        help=f"{help}: {', '.join(RULE_NAMES)}" + (f" (default {default})" if default else ""))
+                        help=f"{help}: {', '.join(RULE_NAMES)}"
+                        + (_(" (default %(rules)s)") % {"rules": default} if default else ""))

@@ -7,18 +7,19 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option
+from firmware.cli.error_words import said
 from firmware.cli.words import _
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("config", help="configuration files", description="Check configuration files.")
+    parser = sub.add_parser("config", help=_("configuration files"), description=_("Check configuration files."))
     csub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    check = csub.add_parser("check", help="validate files (default: every shipped table model and rule set)")
-    check.add_argument("files", nargs="*", type=Path, help="TOML files to check")
+    check = csub.add_parser("check", help=_("validate files (default: every shipped table model and rule set)"))
+    check.add_argument("files", nargs="*", type=Path, help=_("TOML files to check"))
     check.add_argument("--config-dir", type=Path, metavar="DIR",
-                       help="check a table's configuration folder (e.g. /etc/mjtable) instead of the shipped files")
-    add_rules_option(check, "also check each table model against this rule set (as the controller does at "
-                            "power-on)", default=None)
+                       help=_("check a table's configuration folder (e.g. /etc/mjtable) instead of the shipped files"))
+    add_rules_option(check, _("also check each table model against this rule set (as the controller does at "
+                              "power-on)"), default=None)
     check.set_defaults(func=run_check)
 
 
@@ -72,7 +73,7 @@ def run_check(args: argparse.Namespace) -> int:
                          "pins": len(cfg.all_pins()), "sets": sets})
         except ConfigError as exc:
             bad += 1
-            print(exc, file=sys.stderr)
+            print(said(exc), file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -25,6 +25,8 @@ import weakref
 from pathlib import Path
 from typing import Callable, Iterator
 
+from firmware.cli.words import _, ngettext
+
 log = logging.getLogger(__name__)
 
 POLICY_LOGGER = "firmware.controller.fault_policy"     # its E99 line carries the traceback
@@ -59,8 +61,8 @@ class TracebackFile:
             self.written += 1
             return self.path
         except OSError as exc:
-            print(f"mjtable: the traceback could not be kept in a file ({exc}); mjtable sim -vv prints it",
-                  file=sys.stderr)
+            print("mjtable: " + _("the traceback could not be kept in a file (%(problem)s); mjtable sim -vv prints it")
+                  % {"problem": exc}, file=sys.stderr)
             return None
 
 
@@ -135,8 +137,9 @@ def console_tracebacks(keep: bool, folder: Path | None = None) -> Iterator[Trace
             handler.removeFilter(keep_filter)
             handler.setFormatter(formatter)
         if tracebacks.path is not None:
-            print(f"mjtable sim: {tracebacks.written} traceback(s) of the run are in {tracebacks.path}",
-                  file=sys.stderr)
+            print("mjtable sim: " + ngettext("%(n)s traceback of the run is in %(file)s",
+                                             "%(n)s tracebacks of the run are in %(file)s", tracebacks.written)
+                  % {"n": tracebacks.written, "file": tracebacks.path}, file=sys.stderr)
 
 
 class PrefixFormatter(logging.Formatter):

@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
+from firmware.cli.words import _, ngettext
 from firmware.file_checks import check_writable
 from firmware.config import TableConfig, load_table_config
-from firmware.diagnostics.reader_answers import antenna_place, ask_reader
+from firmware.diagnostics.reader_answers import ask_reader, place_words
 from firmware.events import EventBus
 from firmware.faults import FaultCode, FaultReporter, TableError
 from firmware.reader.driver import LinkState, ReaderDriver, Reply
@@ -38,7 +39,7 @@ class ReaderSession:
             self.loop = self.sim.loop
             self.bus = self.sim.bus
             self.reader = self.sim.table.reader
-            self.where = "simulated reader"
+            self.where = _("simulated reader")
         else:
             from firmware.root.host import real_loop
             from firmware.root.host import open_serial
@@ -49,13 +50,14 @@ class ReaderSession:
             self.bus = EventBus(self.loop.now)
             self.reader = ReaderDriver(self.loop, lambda: open_serial(url, r.baud), r, FaultReporter(self.bus),
                                        r.poll_s, reconnect_max_s=r.reconnect_max_s)
-            self.where = f"reader on {url}"
+            self.where = _("reader on %(port)s") % {"port": url}
         self.reader.start()
         try:
             self.run_until(lambda: self.reader.state is LinkState.UP, args.link_timeout_s)
         except TableError:
             self.close()
-            raise TableError(f"{FaultCode.E80.value} {self.where} not answering; {FaultCode.E80.hint}",
+            raise TableError(_("%(code)s %(where)s not answering; %(hint)s")
+                             % {"code": FaultCode.E80.value, "where": self.where, "hint": _(FaultCode.E80.hint)},
                              FaultCode.E80) from None
 
     def run_until(self, done: Callable[[], bool], timeout_s: float) -> None:
@@ -65,7 +67,8 @@ class ReaderSession:
             try:
                 self.sim.loop.run_until(done, timeout_s)
             except SimTimeout:
-                raise TableError(f"{self.where}: no answer within {timeout_s:g} s") from None
+                raise TableError(_("%(where)s: no answer within %(seconds)s s")
+                                 % {"where": self.where, "seconds": f"{timeout_s:g}"}) from None
         else:
             from firmware.root.host import run_until
 
@@ -99,8 +102,8 @@ def _session(args: argparse.Namespace, fn: Callable[[ReaderSession], int]) -> in
 
 def _board_where(args: argparse.Namespace) -> str:
     if args.sim:
-        return "simulated reader"
-    return f"reader on {args.port or load_table_config(_model(args)).reader.url}"
+        return _("simulated reader")
+    return _("reader on %(port)s") % {"port": args.port or load_table_config(_model(args)).reader.url}
 
 
 def _ask_board(s: ReaderSession, args: argparse.Namespace, request: dict) -> dict:
@@ -116,7 +119,7 @@ def _ask_board(s: ReaderSession, args: argparse.Namespace, request: dict) -> dic
 
 
 def _where(antenna: int) -> str:
-    return antenna_place(antenna)
+    return place_words(antenna, _)
 
 
 def enroll(args: argparse.Namespace) -> int:
@@ -124,17 +127,19 @@ def enroll(args: argparse.Namespace) -> int:
     chosen = tile_set(args.tiles or cfg.table.tile_set)
     declared = sorted(cfg.reader.registry)
     if args.set_id not in declared:
-        raise TableError(f"--set {args.set_id!r}: the table model {cfg.source} declares the sets "
-                         f"{', '.join(declared) or 'none'} ([reader.registry]); a set is enrolled for one of them")
+        raise TableError(_("--set %(set)r: the table model %(model)s declares the sets %(sets)s ([reader.registry]); a "
+                           "set is enrolled for one of them")
+                         % {"set": args.set_id, "model": cfg.source, "sets": ", ".join(declared) or _("none")})
     out = args.out or cfg.registry_files().get(args.set_id)
     if out.exists() and not args.force:
-        raise TableError(f"{out} exists; add --force to replace it")
+        raise TableError(_("%(file)s exists; add --force to replace it") % {"file": out})
     check_writable(out, "--out")                  # (before the first tile: the file can be written)
 
     def run(s: ReaderSession) -> int:
         enrollment = Enrollment(chosen, args.set_id, args.antenna)
-        print(f"enrolling set {args.set_id}: {chosen.size} tiles over antenna {args.antenna} "
-              f"({_where(args.antenna)}), one at a time, in this order:\n  {feeding_order(chosen)}")
+        print(_("enrolling set %(set)s: %(tiles)s tiles over antenna %(antenna)s (%(where)s), one at a time, in this "
+                "order:") % {"set": args.set_id, "tiles": chosen.size, "antenna": args.antenna,
+                             "where": _where(args.antenna)} + f"\n  {feeding_order(chosen)}")
         last_tile = [s.loop.now()]
 
         def on_tag(event) -> None:
@@ -153,11 +158,15 @@ def enroll(args: argparse.Namespace) -> int:
             s.run_until(lambda: enrollment.done or s.loop.now() - last_tile[0] > args.tile_timeout_s,
                         args.tile_timeout_s + 5.0)
             if not enrollment.done:
-                raise TableError(f"no tile for {s.loop.now() - last_tile[0]:.0f} s after {len(enrollment.tiles)} of "
-                                 f"{chosen.size} (next: {enrollment.next_face}); nothing written")
+                raise TableError(_("no tile for %(seconds)s s after %(done)s of %(tiles)s (next: %(next)s); nothing "
+                                   "written") % {"seconds": f"{s.loop.now() - last_tile[0]:.0f}",
+                                                 "done": len(enrollment.tiles), "tiles": chosen.size,
+                                                 "next": enrollment.next_face})
         write_set_file(out, args.set_id, enrollment.tiles)
-        print(f"written: {out} ({len(enrollment.tiles)} tiles"
-              + (f", {enrollment.repeats} repeated tiles ignored" if enrollment.repeats else "") + ")")
+        repeats = ngettext(", %(n)s repeated tile ignored", ", %(n)s repeated tiles ignored", enrollment.repeats) % {
+            "n": enrollment.repeats} if enrollment.repeats else ""
+        print(_("written: %(file)s (%(tiles)s tiles%(repeats)s)")
+              % {"file": out, "tiles": len(enrollment.tiles), "repeats": repeats})
         return 0
     return _session(args, run)
 

@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from firmware.cli.words import N_, _, ngettext
+from firmware.cli.error_words import said
 from firmware.faults import TableError
 from firmware.fleet.rollout import Observation, Rollout, wave_sizes
 from firmware.fleet.topics import TableTopics, check_id, rollout_topic
@@ -33,7 +35,7 @@ def bundle_facts(path: Path, trusted_key: Path | None) -> tuple[str, str]:
     from firmware.release.bundle import open_bundle
 
     if not path.is_file():
-        raise TableError(f"--bundle {path}: no such file")
+        raise TableError(_("--bundle %(path)s: no such file") % {"path": path})
     with tempfile.TemporaryDirectory(prefix="mjtable-release-") as tmp:
         version = open_bundle(path, Path(tmp), trusted_key).version
     digest = hashlib.sha256()
@@ -76,8 +78,8 @@ class Driver:
 
     def _begin(self) -> None:
         if not self.client.subscribed:
-            print(f"mjtable: no subscription to the broker yet ({self.client.last_error or 'connecting'}); "
-                  "waiting", file=sys.stderr)
+            print("mjtable: " + _("no subscription to the broker yet (%(error)s); waiting")
+                  % {"error": self.client.last_error or _("connecting")}, file=sys.stderr)
             self.loop.call_later(self.args.settle_s, self._begin)
             return
         now = self.loop.now()
@@ -108,7 +110,8 @@ class Driver:
                                    issuer=self.args.issuer, issued_at=self.wall_s(), ttl_s=self.args.ttl_s)
             topic = TableTopics(self.args.site, action.table).command(action.verb)
             self.adapter.publish(topic, payload, 1, False, PublishProperties(message_expiry_s=int(self.args.ttl_s)))
-            print(f"{action.table}: {action.verb} {self.rollout.version} sent", flush=True)
+            print(_(SENT[action.verb]) % {"table": action.table, "version": self.rollout.version}
+                  if action.verb in SENT else f"{action.table}: {action.verb} {self.rollout.version}", flush=True)
         if self.started:
             self._publish_progress()
 
@@ -142,18 +145,49 @@ def check_rollout_id(text: str) -> str:
     from firmware.fleet.command_auth import ROLLOUT_RE
 
     if not ROLLOUT_RE.match(text):
-        raise ValueError(f"{text[:80]!r}: a rollout id is letters, digits, '.', '_', '-' (at most 64, not starting "
-                         f"with a sign)")
+        raise ValueError(_("%(id)r: a rollout id is letters, digits, '.', '_', '-' (at most 64, not starting "
+                           "with a sign)") % {"id": text[:80]})
     return text
 
 
+SENT = {"update": N_("%(table)s: update %(version)s sent"),
+        "rollback": N_("%(table)s: rollback %(version)s sent")}
+STATES = {"ready": N_("ready"), "running": N_("running"), "done": N_("done"), "halted": N_("halted")}
+PHASES = {"waiting": N_("waiting"), "updating": N_("updating"), "soaking": N_("soaking"), "healthy": N_("healthy"),
+          "failed": N_("failed"), "rolling back": N_("rolling back"), "rolled back": N_("rolled back")}
+HALTS = {
+    "update_failed": N_("%(table)s: update failed: %(error)s"),
+    "new_fault": N_("%(table)s: new fault %(faults)s on %(version)s"),
+    "not_running": N_("%(table)s: no longer runs %(version)s (%(firmware)s, %(release)s)"),
+    "no_report": N_("%(table)s: no report of %(version)s within %(seconds)s s"),
+    "offline_after_soak": N_("%(table)s: offline at the end of its soak"),
+}
+
+
+def halt_words(progress: dict) -> str:
+    """Why the rollout halted, in this language (its code and values; the English reason for a code not known)."""
+    halt = progress.get("halt")
+    if isinstance(halt, dict) and halt.get("code") in HALTS:
+        try:
+            return _(HALTS[halt["code"]]) % halt
+        except (KeyError, TypeError, ValueError):
+            pass
+    return str(progress.get("reason") or "")
+
+
 def progress_line(progress: dict) -> str:
-    """One line of a rollout's progress, as the hall and the console show it."""
-    tables = " ".join(f"{t['table']}={t['phase']}" for t in progress["tables"])
-    head = (f"release {progress['version']}: {progress['state']}, wave {progress['wave']}/{progress['waves']}, "
-            f"{progress['healthy']}/{len(progress['tables'])} healthy")
+    """One line of a rollout's progress, as the console shows it (in this language)."""
+    tables = " ".join(f"{t['table']}={_(PHASES[t['phase']]) if t['phase'] in PHASES else t['phase']}"
+                      for t in progress["tables"])
+    state = progress["state"]
+    head = ngettext("release %(version)s: %(state)s, wave %(wave)s/%(waves)s, %(healthy)s/%(tables)s healthy",
+                    "release %(version)s: %(state)s, wave %(wave)s/%(waves)s, %(healthy)s/%(tables)s healthy",
+                    len(progress["tables"])) % {
+        "version": progress["version"], "state": _(STATES[state]) if state in STATES else state,
+        "wave": progress["wave"], "waves": progress["waves"], "healthy": progress["healthy"],
+        "tables": len(progress["tables"])}
     if progress.get("reason"):
-        head += f" (halted: {progress['reason']})"
+        head += _(" (halted: %(why)s)") % {"why": halt_words(progress)}
     return f"{head} | {tables}"
 
 
@@ -167,24 +201,27 @@ def release(args: argparse.Namespace) -> int:
     check_id(args.site, "--site")
     tables = [check_id(t.strip(), "--tables") for t in args.tables.replace(" ", ",").split(",") if t.strip()]
     if not tables or len(set(tables)) != len(tables):
-        raise TableError("--tables: give distinct table ids, comma-separated")
+        raise TableError(_("--tables: give distinct table ids, comma-separated"))
     try:
         waves = wave_sizes(args.waves, len(tables))
     except ValueError as exc:
-        raise TableError(str(exc)) from None
+        raise TableError(said(exc)) from None
     if not args.url.startswith(("http://", "https://")):
-        raise TableError(f"--url {args.url}: the tables fetch the bundle over http:// or https://")
+        raise TableError(_("--url %(url)s: the tables fetch the bundle over http:// or https://") % {"url": args.url})
     sha256, version = bundle_facts(args.bundle, args.trusted_key)
     try:
         key = load_signing_key(args.sign_key)
     except ValueError as exc:
-        raise TableError(str(exc)) from None
+        raise TableError(said(exc)) from None
     rollout_id = args.rollout_id or new_rollout_id(version, HOST_CLOCK.wall_s())
     rollout = Rollout(tables, waves, version, soak_s=args.soak_s, report_timeout_s=args.report_timeout_s,
                       rollout_id=rollout_id)
-    print(f"rollout {rollout_id}: release {version} ({sha256[:12]}...) to {len(tables)} tables in waves of {waves} "
-          f"(cumulative), "
-          f"soak {args.soak_s:g} s, from {args.url}", flush=True)
+    print(ngettext("rollout %(id)s: release %(version)s (%(sha)s...) to %(tables)s table in waves of %(waves)s "
+                   "(cumulative), soak %(soak)s s, from %(url)s",
+                   "rollout %(id)s: release %(version)s (%(sha)s...) to %(tables)s tables in waves of %(waves)s "
+                   "(cumulative), soak %(soak)s s, from %(url)s", len(tables))
+          % {"id": rollout_id, "version": version, "sha": sha256[:12], "tables": len(tables), "waves": waves,
+             "soak": f"{args.soak_s:g}", "url": args.url}, flush=True)
     settings = client_settings(args, prefix="release")
     loop = real_loop()
     network = MqttNetwork("release", clock=HOST_CLOCK).start()

@@ -5,7 +5,8 @@ Ed25519 private key or the table's HMAC secret), published on the table's
 ``cmd/<verb>`` with an MQTT 5 message expiry, a response topic inside the
 table's ``resp/`` and correlation data; the answer is printed as JSON.
 Exit 0 when the table carried it out, 1 when it refused (its reason is the
-answer's ``error``) or did not answer in time.
+answer's ``error``, said on standard error in the command line's language
+too: a refusal's code worded) or did not answer in time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import secrets
 import sys
 from typing import Any
 
+from firmware.cli.words import _
 from firmware.faults import TableError
 from firmware.fleet.command_auth import MAX_SEQ
 from firmware.ports.broker import InboundMessage, PublishProperties
@@ -26,22 +28,22 @@ def command_args(verb: str, value: str | None) -> dict[str, Any]:
     """The command's arguments from the command line's VALUE."""
     if verb == Verb.ACK.value:
         if not value:
-            raise TableError("ack: give the fault code, e.g. mjtable fleet send ... ack E41")
+            raise TableError(_("ack: give the fault code, e.g. mjtable fleet send ... ack E41"))
         return {"code": value}
     if verb == Verb.RESEND_SINCE.value:
         if value is None or not (value.isascii() and value.isdigit()):
-            raise TableError("resend_since: give the seq after which to resend (a whole number)")
+            raise TableError(_("resend_since: give the seq after which to resend (a whole number)"))
         if len(value) > 19 or int(value) > MAX_SEQ:
-            raise TableError(f"resend_since: seq {value[:24]}{'...' if len(value) > 24 else ''} is out of range "
-                             f"(from 0 to {MAX_SEQ})")
+            raise TableError(_("resend_since: seq %(seq)s is out of range (from 0 to %(max)s)")
+                             % {"seq": value[:24] + ("..." if len(value) > 24 else ""), "max": MAX_SEQ})
         return {"seq": int(value)}
     if verb == Verb.SESSION_OPEN.value:
         if value is None or not (value.isascii() and value.isdigit()) or not 1 <= int(value[:6]) <= 24 * 60:
-            raise TableError("session_open: give the minutes the table is open, 1 to 1440, e.g. "
-                             "mjtable fleet send ... session_open 60")
+            raise TableError(_("session_open: give the minutes the table is open, 1 to 1440, e.g. "
+                               "mjtable fleet send ... session_open 60"))
         return {"minutes": int(value)}
     if value is not None:
-        raise TableError(f"{verb} takes no value")
+        raise TableError(_("%(verb)s takes no value") % {"verb": verb})
     return {}
 
 
@@ -54,24 +56,27 @@ class _Asker:
         self.correlation = secrets.token_bytes(8)
         self.answer: dict | None = None
         self.error = ""
+        self.said = ""                                   # (the error in this language)
         self._sub = -1
 
     def on_connected(self, session: int, ok: bool, reason: str) -> None:
         if not ok:
-            self.error = f"connect refused: {reason}"
+            self.error = f"connect refused: {reason}"         # (English: refused_who reads it)
+            self.said = _("connect refused: %(reason)s") % {"reason": reason}
             self.loop.stop()
             return
         self._sub = self.adapter.subscribe(self.reply_topic, 1)
 
     def on_connection_lost(self, session: int, reason: str) -> None:
-        self.error = f"connection lost: {reason}"
+        self.error = self.said = _("connection lost: %(reason)s") % {"reason": reason}
         self.loop.stop()
 
     def on_subscribed(self, session: int, token: int, granted: list[int]) -> None:
         if token != self._sub:
             return
         if any(code >= 0x80 for code in granted):
-            self.error = f"the broker refused the answer's subscription (codes {granted})"
+            self.error = self.said = _("the broker refused the answer's subscription (codes %(codes)s)") % {
+                "codes": granted}
             self.loop.stop()
             return
         props = PublishProperties(self.reply_topic, self.correlation, self.ttl_s)
@@ -79,7 +84,7 @@ class _Asker:
 
     def on_published(self, session: int, token: int, ok: bool, reason: str) -> None:
         if not ok:
-            self.error = f"the broker refused the command: {reason}"
+            self.error = self.said = _("the broker refused the command: %(reason)s") % {"reason": reason}
             self.loop.stop()
 
     def on_message(self, session: int, message: InboundMessage) -> None:
@@ -103,7 +108,8 @@ def send(args: argparse.Namespace) -> int:
     topics = TableTopics(args.site, check_id(args.table, "--table"))
     fields = command_args(args.verb, args.value)
     if not ISSUER_RE.match(args.issuer):
-        raise TableError(f"--issuer {args.issuer!r}: 1 to 64 letters, digits, '_', '.', '@' or '-'")
+        raise TableError(_("--issuer %(issuer)r: 1 to 64 letters, digits, '_', '.', '@' or '-'")
+                         % {"issuer": args.issuer})
     key = load_signing_key(args.sign_key)
     settings = client_settings(args, prefix="console")
     payload = sign_command(key, site=args.site, table=args.table, verb=args.verb, args=fields, issuer=args.issuer,
@@ -121,10 +127,17 @@ def send(args: argparse.Namespace) -> int:
         adapter.disconnect()
         network.stop()
     if asker.answer is None:
-        error = asker.error or f"no answer within {args.seconds:g} s"
+        error = asker.said or _("no answer within %(seconds)s s") % {"seconds": f"{args.seconds:g}"}
         if asker.error.startswith("connect refused") and refused_who(asker.error):
             error += f" ({refused_advice(args)})"
-        print(f"mjtable: table {args.table}: {error}", file=sys.stderr)
+        print("mjtable: " + _("table %(table)s: %(error)s") % {"table": args.table, "error": error},
+              file=sys.stderr)
         return 1
-    print(json.dumps(asker.answer, ensure_ascii=False))
-    return 0 if asker.answer.get("ok") is True else 1
+    print(json.dumps(asker.answer, ensure_ascii=False))        # (the answer is data: as the table gave it)
+    if asker.answer.get("ok") is True:
+        return 0
+    from firmware.cli.words import refusal
+
+    why = refusal(asker.answer) or str(asker.answer.get("error") or _("no reason given"))
+    print("mjtable: " + _("table %(table)s refused: %(why)s") % {"table": args.table, "why": why}, file=sys.stderr)
+    return 1

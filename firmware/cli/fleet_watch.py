@@ -25,6 +25,8 @@ import secrets
 import sys
 from typing import Any
 
+from firmware.cli.words import N_, _, ngettext, state
+from firmware.cli.error_words import said
 from firmware.faults import TableError
 from firmware.ports.broker import parse_broker_url
 from firmware.fleet.consumer import Change, ConsumerClient, FleetConsumer, TableView
@@ -46,13 +48,13 @@ def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
     try:
         broker = parse_broker_url(args.broker)
     except ValueError as exc:
-        raise TableError(f"--broker: {exc}") from None
+        raise TableError(_("--broker: %(problem)s") % {"problem": said(exc)}) from None
     password = password_from_file(args.password_file) if args.password_file is not None else None
     if broker.tls and args.ca is None:
-        raise TableError("--ca: the parlour's ca.crt is needed with mqtts://")
+        raise TableError(_("--ca: the parlour's ca.crt is needed with mqtts://"))
     for option, path in (("--ca", args.ca), ("--cert", args.cert), ("--key", args.key)):
         if path is not None and not path.is_file():
-            raise TableError(f"{option} {path}: no such file")
+            raise TableError(_("%(option)s %(path)s: no such file") % {"option": option, "path": path})
     return ClientSettings(f"{prefix}-{secrets.token_hex(4)}", broker, ca_file=str(args.ca) if args.ca else None,
                           cert_file=str(args.cert) if args.cert else None,
                           key_file=str(args.key) if args.key else None, username=args.user, password=password)
@@ -61,18 +63,18 @@ def client_settings(args: argparse.Namespace, prefix: str = "watch") -> Any:
 def refused_advice(args: argparse.Namespace) -> str:
     """What to do when the broker refused who connected (its CONNACK's "Not authorized")."""
     if args.user is None:
-        return ("this listener wants an account: give --user (e.g. staff.viewer) and --password-file (its "
-                "password, from the credentials file broker-config wrote)")
-    return (f"check --user {args.user} and --password-file: the account's password is in the credentials file "
-            f"broker-config wrote for this broker")
+        return _("this listener wants an account: give --user (e.g. staff.viewer) and --password-file (its "
+                 "password, from the credentials file broker-config wrote)")
+    return _("check --user %(user)s and --password-file: the account's password is in the credentials file "
+             "broker-config wrote for this broker") % {"user": args.user}
 
 
 def nothing_heard(args: argparse.Namespace) -> str:
     """Why a site can show no table at all."""
-    who = args.user or "this connection"
-    return (f"no table of site {args.site} reached {who}: none has published, or the broker's ACL does not let {who} "
-            f"read site {args.site} (it drops what an account may not read without a word; a staff account reads "
-            f"the site broker-config --site made it for)")
+    who = args.user or _("this connection")
+    return _("no table of site %(site)s reached %(who)s: none has published, or the broker's ACL does not let "
+             "%(who)s read site %(site)s (it drops what an account may not read without a word; a staff account "
+             "reads the site broker-config --site made it for)") % {"site": args.site, "who": who}
 
 
 def _line(change: Change, view: TableView | None) -> dict[str, Any]:
@@ -83,17 +85,26 @@ def _line(change: Change, view: TableView | None) -> dict[str, Any]:
     return {"table": change.table, "what": change.what, "view": view.as_dict() if view else None}
 
 
+def fault_hint(fault: dict) -> str:
+    """A fault a table reports, as its code and its hint in this language (the registry's words for a code it
+    knows; the table's own English otherwise)."""
+    from firmware.faults import FaultCode
+
+    code = fault.get("code")
+    if isinstance(code, str) and code in FaultCode.__members__:
+        return f"{code} {_(FaultCode(code).hint)}"
+    return f"{code or '?'} {fault.get('hint') or fault.get('text') or ''}".strip()
+
+
 def _faults(view: TableView) -> str:
-    out = []
-    for fault in view.faults[:4]:
-        if isinstance(fault, dict):
-            out.append(f"{fault.get('code', '?')} {fault.get('hint') or fault.get('text') or ''}".strip())
-    return "\n".join(out) + (f"\n(+{len(view.faults) - 4} more)" if len(view.faults) > 4 else "")
+    out = [fault_hint(fault) for fault in view.faults[:4] if isinstance(fault, dict)]
+    more = len(view.faults) - 4
+    return "\n".join(out) + ("\n" + _("(+%(more)s more)") % {"more": more} if more > 0 else "")
 
 
-RELEASE_WORDS = {"installing": "pending", "restarting": "pending", "installed": "installed", "failed": "failed",
-                 "rolling back": "rolling back", "rolled back": "rolled back", "rollback failed": "rollback failed",
-                 "kept": "kept"}
+RELEASE_WORDS = {"installing": N_("pending"), "restarting": N_("pending"), "installed": N_("installed"),
+                 "failed": N_("failed"), "rolling back": N_("rolling back"), "rolled back": N_("rolled back"),
+                 "rollback failed": N_("rollback failed"), "kept": N_("kept")}
 
 
 def release_cell(meta: dict) -> str:
@@ -102,41 +113,58 @@ def release_cell(meta: dict) -> str:
     lines = [str(firmware) if isinstance(firmware, str) else "?"]
     release = meta.get("release")
     if isinstance(release, dict) and isinstance(release.get("state"), str):
-        word = RELEASE_WORDS.get(release["state"], release["state"][:20])
+        state = release["state"]
+        word = _(RELEASE_WORDS[state]) if state in RELEASE_WORDS else state[:20]
         target = str(release.get("target", "?"))[:64]
-        lines.append(f"{word} {target}" if release["state"] not in ("rolled back", "rolling back", "kept")
-                     else f"{word} from {target}")
+        lines.append(f"{word} {target}" if state not in ("rolled back", "rolling back", "kept")
+                     else _("%(word)s from %(target)s") % {"word": word, "target": target})
         if isinstance(release.get("rollout"), str):
-            wave = f", wave {release['wave']}" if isinstance(release.get("wave"), int) else ""
+            wave = _(", wave %(wave)s") % {"wave": release["wave"]} if isinstance(release.get("wave"), int) else ""
             lines.append(f"{release['rollout'][:64]}{wave}")
         if isinstance(release.get("error"), str) and release["error"]:
             lines.append(release["error"].strip().splitlines()[0][:120])
     return "\n".join(lines)
 
 
+def state_cell(name: Any) -> str:
+    """The state column: a controller state in words; what is not one of its states as the table wrote it."""
+    from firmware.web.i18n import STATES
+
+    if not isinstance(name, str) or not name:
+        return ""
+    return state(name) if name in STATES else name[:32]
+
+
+COLUMNS = (N_("table"), N_("link"), N_("state"), N_("hand"), N_("dlr"), N_("chips"), N_("outbox"), N_("heard"))
+LINKS = {"online": N_("online"), "offline": N_("offline"), "stale": N_("stale")}
+
+
 def render(consumer: FleetConsumer, now_s: float, empty_hint: str = "") -> Any:
     """The site as a rich table (``empty_hint``: its caption while no table was heard)."""
     from rich.table import Table
 
-    table = Table(title=f"site {consumer.site}: {len(consumer.tables)} tables, "
-                        f"{sum(1 for v in consumer.tables.values() if v.online)} online", expand=False,
-                  caption=empty_hint if not consumer.tables else None)
-    for column in ("table", "link", "state", "hand", "dlr", "chips", "outbox", "heard"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("faults: hint", overflow="fold", min_width=16)
-    table.add_column("release", overflow="fold", min_width=12)
+    tables = len(consumer.tables)
+    title = ngettext("site %(site)s: %(tables)s table, %(online)s online",
+                     "site %(site)s: %(tables)s tables, %(online)s online", tables) % {
+        "site": consumer.site, "tables": tables, "online": sum(1 for v in consumer.tables.values() if v.online)}
+    table = Table(title=title, expand=False, caption=empty_hint if not consumer.tables else None)
+    for column in COLUMNS:
+        table.add_column(_(column), no_wrap=True)
+    table.add_column(_("faults: hint"), overflow="fold", min_width=16)
+    table.add_column(_("release"), overflow="fold", min_width=12)
     for name in sorted(consumer.tables):
         v = consumer.tables[name]
-        link = v.status(now_s)
-        link = "?" if link == "unknown" else link
+        status = v.status(now_s)
+        link = _(LINKS[status]) if status in LINKS else "?"
         release = v.meta.get("release") if isinstance(v.meta.get("release"), dict) else {}
         failed = release.get("state") in ("failed", "rollback failed")
-        style = "red" if link in ("offline", "stale") else ("yellow" if v.faults or failed else "")
+        style = "red" if status in ("offline", "stale") else ("yellow" if v.faults or failed else "")
         chips = v.state.get("chips")
-        table.add_row(name, link, str(v.state.get("state", "")), str(v.state.get("hand", "")),
+        table.add_row(name, link, state_cell(v.state.get("state")), str(v.state.get("hand", "")),
                       str(v.state.get("dealer", "")), " ".join(map(str, chips)) if isinstance(chips, list) else "",
                       "" if v.outbox_depth() is None else str(v.outbox_depth()),
-                      f"{max(0.0, now_s - v.last_seen_s):.0f}s", _faults(v), release_cell(v.meta), style=style)
+                      _("%(seconds)s s") % {"seconds": f"{max(0.0, now_s - v.last_seen_s):.0f}"}, _faults(v),
+                      release_cell(v.meta), style=style)
     return table
 
 
@@ -194,11 +222,13 @@ def watch(args: argparse.Namespace) -> int:
         client.stop()
         network.stop()
     if client.refused:
-        print(f"mjtable: {args.broker}: the broker refused {args.user or 'a connection without an account'}: "
-              f"{client.refused}: {refused_advice(args)}", file=sys.stderr)
+        print("mjtable: " + _("%(broker)s: the broker refused %(who)s: %(reason)s: %(advice)s") % {
+            "broker": args.broker, "who": args.user or _("a connection without an account"),
+            "reason": client.refused, "advice": refused_advice(args)}, file=sys.stderr)
         return 1
     if not client.subscribed and not consumer.tables:
-        print(f"mjtable: {args.broker}: no answer ({client.last_error or 'not connected'})", file=sys.stderr)
+        print("mjtable: " + _("%(broker)s: no answer (%(error)s)") % {
+            "broker": args.broker, "error": client.last_error or _("not connected")}, file=sys.stderr)
         return 1
     if not consumer.tables:
         print(f"mjtable: {hint}", file=sys.stderr)

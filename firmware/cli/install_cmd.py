@@ -38,26 +38,26 @@ WEB_GROUP = "mjtable-web"            # the web page's user's group: reads the us
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("install", help="install or update a table from a release bundle (no network)",
-                            description="Install or update the controller, its configuration and its unit.",
+    parser = sub.add_parser("install", help=_("install or update a table from a release bundle (no network)"),
+                            description=_("Install or update the controller, its configuration and its unit."),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  mjtable install --bundle mjtable-0.2.0.bundle.tar --root /\n"
-                                   "  mjtable install --bundle mjtable-0.2.0.bundle.tar --root $(mktemp -d)   "
-                                   "# try it in a folder")
-    parser.add_argument("--bundle", type=Path, help="the release bundle (make bundle / mjtable bundle)")
-    parser.add_argument("--root", type=Path, default=Path("/"), help="install under this root (default /)")
-    parser.add_argument("--table", type=Path, help="first install: the table model (default: four-port double)")
-    add_rules_option(parser, "the rule set the service runs (first install: mcr; an update keeps the table's)",
+                            epilog=_("examples:\n  mjtable install --bundle mjtable-0.2.0.bundle.tar --root /\n"
+                                     "  mjtable install --bundle mjtable-0.2.0.bundle.tar --root $(mktemp -d)   "
+                                     "# try it in a folder"))
+    parser.add_argument("--bundle", type=Path, help=_("the release bundle (make bundle / mjtable bundle)"))
+    parser.add_argument("--root", type=Path, default=Path("/"), help=_("install under this root (default /)"))
+    parser.add_argument("--table", type=Path, help=_("first install: the table model (default: four-port double)"))
+    add_rules_option(parser, _("the rule set the service runs (first install: mcr; an update keeps the table's)"),
                      default=None)
     parser.add_argument("--trust", type=Path, metavar="KEY.pub",
-                        help="trust this Ed25519 public key from now on: unsigned bundles are refused")
+                        help=_("trust this Ed25519 public key from now on: unsigned bundles are refused"))
     parser.add_argument("--force", action="store_true",
-                        help="replace the table's configuration with the defaults (its enrolled tile sets and "
-                             "trusted key are kept)")
+                        help=_("replace the table's configuration with the defaults (its enrolled tile sets and "
+                               "trusted key are kept)"))
     parser.add_argument("--config-only", action="store_true",
-                        help="write the configuration, the unit and the start guard, no release")
+                        help=_("write the configuration, the unit and the start guard, no release"))
     parser.add_argument("--selftest-seconds", type=seconds, default=3.0,
-                        help="how long the new release runs against the simulated table before it may switch")
+                        help=_("how long the new release runs against the simulated table before it may switch"))
     parser.set_defaults(func=run)
 
 

@@ -14,14 +14,14 @@ from importlib.metadata import entry_points
 from typing import NoReturn
 
 from firmware import __version__
-from firmware.cli import (config_cmd, deal_cmd, diag_cmd, fleet_cmd, install_cmd, reader_sim_cmd, release_cmd,
-                          run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
-from firmware.cli.words import _
+from firmware.cli import (argparse_words, config_cmd, deal_cmd, diag_cmd, error_words, fleet_cmd, install_cmd,
+                          reader_sim_cmd, release_cmd, run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
+from firmware.cli.words import N_, _
 from firmware.faults import TableError
 
 log = logging.getLogger(__name__)
 
-EPILOG = """examples:
+EPILOG = N_("""examples:
   mjtable sim                          a 16-hand MCR game on the simulated table, with a summary
   mjtable sim --rules competition --speed 10 --hands 2   watch it at 10x real time
   mjtable sim --seed 7 --inject jam:stacker2@stacking1 --report run.json
@@ -43,7 +43,7 @@ EPILOG = """examples:
   mjtable fleet watch --broker mqtt://127.0.0.1:1883 --site hall1   every table of a site, live
   mjtable tourney new --db cup.db --name cup --rules mcr --players players.csv --rounds 5 --hands-per-round 8
                                        a tournament across the tables (the hall's side: mjtable tourney --help)
-"""
+""")
 
 
 # commands other packages add (their register(sub)), so that the table's firmware never imports them
@@ -53,18 +53,28 @@ COMMANDS_GROUP = "mjtable.commands"
 class CommandLine(argparse.ArgumentParser):
     """argparse's parser, whose errors are one line naming the argument (subcommands inherit it)."""
 
+    def format_help(self) -> str:
+        """argparse's help, each section's heading ending as the language ends it (位置参数：, options:)."""
+        text = super().format_help()
+        for group in self._action_groups:
+            if group.title:
+                text = text.replace(f"\n{group.title}:\n", "\n" + _("%(heading)s:") % {"heading": group.title} + "\n")
+        return text
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, _("%(prog)s: %(message)s (see %(prog)s --help)") % {"prog": self.prog, "message": message}
+                  + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLine(prog="mjtable", description="Automatic mahjong table firmware.",
-                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-    parser.add_argument("--version", action="version", version=f"mjtable {__version__}")
+    parser = CommandLine(prog="mjtable", description=_("Automatic mahjong table firmware."),
+                         epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=_("more log output"))
+    parser.add_argument("--version", action="version", version=f"mjtable {__version__}",
+                        help=_("show the version and exit"))
     parser.add_argument("--lang", type=_language, metavar="zh-CN|en",
-                        help="the language of the messages (default: the environment's, LANGUAGE, LC_ALL, "
-                             "LC_MESSAGES or LANG: zh* is Chinese, any other English)")
+                        help=_("the language of the messages (default: the environment's, LANGUAGE, LC_ALL, "
+                               "LC_MESSAGES or LANG: zh* is Chinese, any other English)"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sim_cmd.register(sub)
     config_cmd.register(sub)
@@ -95,10 +105,30 @@ def _language(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def lang_asked(argv: list[str]) -> str | None:
+    """``--lang``'s locale, read before the parser is built (its help and its errors are in that language), or None
+    when it is not given or not one the table speaks (the parser then refuses it)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
+            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
+        if value is not None:
+            try:
+                return words.language(value)
+            except ValueError:
+                return None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    words.use(words.choose(args.lang))
+    words.use(words.choose(lang_asked(sys.argv[1:] if argv is None else argv)))
+    with argparse_words.speaking():
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
     args.own_process = argv is None       # the command line's own process (not a caller in Python, e.g. a test)
     verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
     logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
@@ -106,16 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     # the state machine library narrates every callback at INFO and DEBUG: the controller's state changes are
     # logged by the commands themselves (sim -vv, run); the library's lines only one level past DEBUG (sim -vvvv)
     logging.getLogger("transitions").setLevel(logging.WARNING if verbose < 3 else logging.DEBUG)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
     try:
         return int(args.func(args) or 0)
     except TableError as exc:
-        print(f"mjtable: {exc}", file=sys.stderr)
+        print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"mjtable: {exc}", file=sys.stderr)
+        print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
         return 2
     except EOFError:                  # a prompt's input ended (Ctrl-D, no terminal): nothing was done with it
         print("mjtable: " + _("end of input before an answer was given; nothing changed"), file=sys.stderr)
@@ -126,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:            # a file named on the command line: missing, a folder, not allowed
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        if getattr(exc, "template", None):          # (the firmware's own words about a file: said in them)
+            print(f"mjtable: {error_words.said(exc)}", file=sys.stderr)
+            return 2
         print(f"mjtable: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 

@@ -12,53 +12,53 @@ from firmware.faults import TableError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    release = sub.add_parser("release", help="the releases on this table: list, activate, rollback",
-                             description="The releases installed side by side under ROOT/opt/mjtable.")
-    release.add_argument("--root", type=Path, default=Path("/"), help="the install root (default /)")
+    release = sub.add_parser("release", help=_("the releases on this table: list, activate, rollback"),
+                             description=_("The releases installed side by side under ROOT/opt/mjtable."))
+    release.add_argument("--root", type=Path, default=Path("/"), help=_("the install root (default /)"))
     # the options every action shares go before or after the action's name (release --root R list, release list
     # --root R): the action's copy has no default, so it does not undo one given before it
     shared = argparse.ArgumentParser(add_help=False)
-    shared.add_argument("--root", type=Path, default=argparse.SUPPRESS, help="the install root (default /)")
+    shared.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=_("the install root (default /)"))
     actions = release.add_subparsers(dest="release_command", metavar="ACTION", required=True)
-    actions.add_parser("list", parents=[shared], help="every installed release, the current one marked"
+    actions.add_parser("list", parents=[shared], help=_("every installed release, the current one marked")
                        ).set_defaults(func=_list)
     activate = actions.add_parser("activate", parents=[shared],
-                                  help="make an installed release current (restart the service after)")
+                                  help=_("make an installed release current (restart the service after)"))
     activate.add_argument("version")
     activate.set_defaults(func=_activate)
-    actions.add_parser("rollback", parents=[shared], help="make the previous release current again"
+    actions.add_parser("rollback", parents=[shared], help=_("make the previous release current again")
                        ).set_defaults(func=_rollback)
 
-    selftest = sub.add_parser("selftest", help="check this release against the table before it may run",
-                              description="Imports, the table's configuration against the rule set, the table "
-                                          "database migrated on a copy, and a short run --sim; prints what the "
-                                          "operating system lacks against power cuts.")
+    selftest = sub.add_parser("selftest", help=_("check this release against the table before it may run"),
+                              description=_("Imports, the table's configuration against the rule set, the table "
+                                            "database migrated on a copy, and a short run --sim; prints what the "
+                                            "operating system lacks against power cuts."))
     from firmware.cli.run_cmd import add_table_options
     add_table_options(selftest)
-    add_rules_option(selftest, "the rule set to check the configuration against")
+    add_rules_option(selftest, _("the rule set to check the configuration against"))
     selftest.add_argument("--sim-seconds", type=seconds_or_zero, default=3.0,
-                          help="how long the service runs against the simulated table (0: not at all)")
-    selftest.add_argument("--os-root", type=Path, default=Path("/"), help="the system whose settings are reported")
+                          help=_("how long the service runs against the simulated table (0: not at all)"))
+    selftest.add_argument("--os-root", type=Path, default=Path("/"), help=_("the system whose settings are reported"))
     selftest.set_defaults(func=_selftest)
 
-    bundle = sub.add_parser("bundle", help="write an offline release bundle (wheels for the table, config, unit)",
-                            description="Build the project's wheel and gather every dependency's wheel for the "
-                                        "table's platform into one file, with a checksum manifest.")
-    bundle.add_argument("--project", type=Path, default=Path("."), help="the checkout to build (default .)")
-    bundle.add_argument("--out", type=Path, default=Path("dist"), help="where to write it (default dist/)")
+    bundle = sub.add_parser("bundle", help=_("write an offline release bundle (wheels for the table, config, unit)"),
+                            description=_("Build the project's wheel and gather every dependency's wheel for the "
+                                          "table's platform into one file, with a checksum manifest."))
+    bundle.add_argument("--project", type=Path, default=Path("."), help=_("the checkout to build (default .)"))
+    bundle.add_argument("--out", type=Path, default=Path("dist"), help=_("where to write it (default dist/)"))
     bundle.add_argument("--platform", action="append", metavar="linux_ARCH",
-                        help="a platform to carry wheels for (repeatable; default: linux_aarch64, the table, "
-                             "and this machine's)")
-    bundle.add_argument("--python", default="3.11", help="the table's Python (default 3.11, bookworm)")
+                        help=_("a platform to carry wheels for (repeatable; default: linux_aarch64, the table, "
+                               "and this machine's)"))
+    bundle.add_argument("--python", default="3.11", help=_("the table's Python (default 3.11, bookworm)"))
     bundle.add_argument("--wheels", type=Path, metavar="DIR",
-                        help="take dependencies from this folder of wheels only (build with no network)")
-    bundle.add_argument("--sign", type=Path, metavar="KEY.pem", help="sign the manifest with this Ed25519 key")
+                        help=_("take dependencies from this folder of wheels only (build with no network)"))
+    bundle.add_argument("--sign", type=Path, metavar="KEY.pem", help=_("sign the manifest with this Ed25519 key"))
     bundle.add_argument("--new-key", nargs="?", const="release-signing", metavar="NAME",
-                        help="write a new key pair NAME.pem (private) and NAME.pub (trusted by tables), then stop: "
-                             "in ~/.config/mjtable/ (default NAME release-signing); a NAME with a folder, or "
-                             "--key-out, elsewhere, but never where a git work tree would not ignore it")
+                        help=_("write a new key pair NAME.pem (private) and NAME.pub (trusted by tables), then stop: "
+                               "in ~/.config/mjtable/ (default NAME release-signing); a NAME with a folder, or "
+                               "--key-out, elsewhere, but never where a git work tree would not ignore it"))
     bundle.add_argument("--key-out", type=Path, metavar="FILE",
-                        help="with --new-key: the private key's file (the public key beside it, .pub)")
+                        help=_("with --new-key: the private key's file (the public key beside it, .pub)"))
     bundle.set_defaults(func=_bundle)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware.cli.arg_types import add_rules_option, seconds
+from firmware.cli.words import _
 
 if TYPE_CHECKING:
     from firmware.root.service import ServiceOptions
@@ -37,37 +38,38 @@ DIAG_SOCKET = Path("/run/mjtable/diag.sock")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run the controller: the service on a table, or --sim for a dry run",
-                            description="Run the table controller (the service), on the table or with --sim "
-                                        "against the simulated table at real time.",
+    parser = sub.add_parser("run", help=_("run the controller: the service on a table, or --sim for a dry run"),
+                            description=_("Run the table controller (the service), on the table or with --sim "
+                                          "against the simulated table at real time."),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  mjtable run                       # the service: /etc/mjtable, "
-                                   "/var/lib/mjtable/table.db\n  mjtable run --sim --seconds 60    "
-                                   "# a dry run on a laptop: the simulated table at real time")
+                            epilog=_("examples:\n  mjtable run                       # the service: /etc/mjtable, "
+                                     "/var/lib/mjtable/table.db\n  mjtable run --sim --seconds 60    "
+                                     "# a dry run on a laptop: the simulated table at real time"))
     add_table_options(parser)
-    add_rules_option(parser, "the rule set the table plays")
+    add_rules_option(parser, _("the rule set the table plays"))
     parser.add_argument("--sim", action="store_true",
-                        help="the simulated table behind the pins and the reader port, at real time (a dry run)")
-    parser.add_argument("--seed", type=int, default=1, help="with --sim: the simulated table's seed")
-    parser.add_argument("--seconds", type=seconds, help="stop after this long (tests, dry runs)")
+                        help=_("the simulated table behind the pins and the reader port, at real time (a dry run)"))
+    parser.add_argument("--seed", type=int, default=1, help=_("with --sim: the simulated table's seed"))
+    parser.add_argument("--seconds", type=seconds, help=_("stop after this long (tests, dry runs)"))
     parser.add_argument("--release-root", type=Path, default=Path("/"),
-                        help="the install root of the table's releases, for a staged update over the fleet "
-                             "(default /: /opt/mjtable, as mjtable install lays it out; 'none': take no update)")
+                        help=_("the install root of the table's releases, for a staged update over the fleet "
+                               "(default /: /opt/mjtable, as mjtable install lays it out; 'none': take no update)"))
     parser.add_argument("--diag-socket", type=Path,
-                        help="the technician's socket (default /run/mjtable/diag.sock, with --sim one in the run's "
-                             "own folder; 'none' to disable)")
+                        help=_("the technician's socket (default /run/mjtable/diag.sock, with --sim one in the run's "
+                               "own folder; 'none' to disable)"))
     parser.set_defaults(func=run)
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """Where a table's controller finds its model and database (``run`` and ``diag --direct``)."""
     parser.add_argument("--config-dir", type=Path,
-                        help="the table's configuration folder (default /etc/mjtable, written by mjtable install)")
-    parser.add_argument("--table", type=Path, help="a table model (TOML) instead of the folder's tables/table.toml")
+                        help=_("the table's configuration folder (default /etc/mjtable, written by mjtable install)"))
+    parser.add_argument("--table", type=Path, help=_("a table model (TOML) instead of the folder's tables/table.toml"))
     parser.add_argument("--state", type=Path,
-                        help=f"the table database (SQLite; default {DEFAULT_STATE}, with --sim a fresh one)")
+                        help=_("the table database (SQLite; default %(state)s, with --sim a fresh one)")
+                        % {"state": DEFAULT_STATE})
     parser.add_argument("--pin-factory", choices=("lgpio", "rpigpio", "mock"),
-                        help="override the table model's [backend] pin_factory")
+                        help=_("override the table model's [backend] pin_factory"))
 
 
 def table_model(args: argparse.Namespace, simulated: bool) -> tuple[Path, Path | None]:

@@ -19,20 +19,20 @@ from firmware.cli.words import _, ngettext
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("score", help="score hands given as JSON lines",
-                            description="Score hands given as JSON lines (one case per line).",
+    parser = sub.add_parser("score", help=_("score hands given as JSON lines"),
+                            description=_("Score hands given as JSON lines (one case per line)."),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  mjtable score tests/data/mcr-random.jsonl\n"
-                                   "  echo '{\"id\": 1, \"rules\": \"mcr\", \"hand\": \"56s678pWW\", \"melds\": "
-                                   "[{\"kind\": \"chow\", \"tiles\": \"123m\", \"from\": \"left\"}, "
-                                   "{\"kind\": \"chow\", \"tiles\": \"345m\", \"from\": \"left\"}], "
-                                   "\"win_tile\": \"7s\", \"seat_wind\": \"S\", \"round_wind\": \"E\", "
-                                   "\"discarder\": \"E\"}' | mjtable score")
-    add_rules_option(parser, "rule set for cases without a 'rules' field (default mcr)", default=None)
+                            epilog=_("examples:\n  mjtable score tests/data/mcr-random.jsonl\n"
+                                     "  echo '{\"id\": 1, \"rules\": \"mcr\", \"hand\": \"56s678pWW\", \"melds\": "
+                                     "[{\"kind\": \"chow\", \"tiles\": \"123m\", \"from\": \"left\"}, "
+                                     "{\"kind\": \"chow\", \"tiles\": \"345m\", \"from\": \"left\"}], "
+                                     "\"win_tile\": \"7s\", \"seat_wind\": \"S\", \"round_wind\": \"E\", "
+                                     "\"discarder\": \"E\"}' | mjtable score"))
+    add_rules_option(parser, _("rule set for cases without a 'rules' field (default mcr)"), default=None)
     parser.add_argument("input", nargs="?", default="-",
-                        help="JSON-lines file (one case per line, at most 64 KiB each), or - for standard input "
-                             "(default); exit status 0 when every line was read, 1 when some line could not be "
-                             "read, 2 when the input cannot be opened or is one JSON document")
+                        help=_("JSON-lines file (one case per line, at most 64 KiB each), or - for standard input "
+                               "(default); exit status 0 when every line was read, 1 when some line could not be "
+                               "read, 2 when the input cannot be opened or is one JSON document"))
     parser.set_defaults(func=run)
 
 

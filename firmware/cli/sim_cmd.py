@@ -24,51 +24,52 @@ from typing import Callable, Iterator
 
 from firmware.cli import words
 from firmware.cli.arg_types import MAX_SECONDS, add_rules_option, count, seconds
-from firmware.cli.words import _, ngettext
+from firmware.cli.words import N_, _, ngettext
 from firmware.rules.names import DEFAULT as DEFAULT_RULES
 from firmware.cli.sim_fleet import add_fleet_options, check_fleet_args, run_fleet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("sim", help="run the table on the simulator",
-                            description="Run the controller on the simulated table for a number of hands.")
-    parser.add_argument("--table", type=Path, help="table model (TOML); default: the four-port double-set model")
-    parser.add_argument("--seed", type=int, default=1, help="seed for everything random (default 1)")
-    parser.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help="override the table's tile set")
+    parser = sub.add_parser("sim", help=_("run the table on the simulator"),
+                            description=_("Run the controller on the simulated table for a number of hands."))
+    parser.add_argument("--table", type=Path, help=_("table model (TOML); default: the four-port double-set model"))
+    parser.add_argument("--seed", type=int, default=1, help=_("seed for everything random (default 1)"))
+    parser.add_argument("--tiles", type=int, choices=(144, 136, 112, 108), help=_("override the table's tile set"))
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
-                        help="fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable")
+                        help=_("fault to inject, KIND[:TARGET][@WHEN][=VALUE]; repeatable"))
     parser.add_argument("--shuffle-bias", action="append", default=[], metavar="SPEC",
-                        help="a biased shuffle in the table model: favour=SEAT:PAIRS (rigged dice deal seat E/S/W/N "
-                             "PAIRS more pairs a hand on average) or clump=P (the ring lifts a tile of the last one's "
-                             "suit with extra probability P); repeatable")
+                        help=_("a biased shuffle in the table model: favour=SEAT:PAIRS (rigged dice deal seat E/S/W/N "
+                               "PAIRS more pairs a hand on average) or clump=P (the ring lifts a tile of the last "
+                               "one's suit with extra probability P); repeatable"))
     parser.add_argument("--wear", action="append", default=[], metavar="PART:PERCENT",
-                        help="a part (head0..3, lift0..3) slowing by PERCENT a cycle until it jams; repeatable")
-    parser.add_argument("--report", type=Path, help="write the JSON report here")
-    parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help="hands to play (default 16)")
-    add_rules_option(parser, "the rule set the simulated players play (default mcr; with --one-cycle: the set it "
-                             "decides, else --tiles or the table model's)", default=None)
-    parser.add_argument("--state", type=Path, help="the table database; an existing file resumes from it")
-    parser.add_argument("--one-cycle", action="store_true", help="just one stacking cycle, with times per side")
+                        help=_("a part (head0..3, lift0..3) slowing by PERCENT a cycle until it jams; repeatable"))
+    parser.add_argument("--report", type=Path, help=_("write the JSON report here"))
+    parser.add_argument("--hands", type=count(1, 1_000_000), default=16, help=_("hands to play (default 16)"))
+    add_rules_option(parser, _("the rule set the simulated players play (default mcr; with --one-cycle: the set it "
+                               "decides, else --tiles or the table model's)"), default=None)
+    parser.add_argument("--state", type=Path, help=_("the table database; an existing file resumes from it"))
+    parser.add_argument("--one-cycle", action="store_true", help=_("just one stacking cycle, with times per side"))
     parser.add_argument("--speed", type=_speed, default=None, metavar="X",
-                        help="'max' (as fast as possible, the default) or a factor of real time (1 = watch it live)")
+                        help=_("'max' (as fast as possible, the default) or a factor of real time (1 = watch it live)"))
     parser.add_argument("--auto-ack-s", type=_auto_ack, default=60.0, metavar="S",
-                        help="a simulated technician clears an injected fault and acknowledges a latched fault "
-                             "after S simulated seconds (default 60; 'none': never, the run ends latched)")
+                        help=_("a simulated technician clears an injected fault and acknowledges a latched fault "
+                               "after S simulated seconds (default 60; 'none': never, the run ends latched)"))
     parser.add_argument("--diag-socket", type=Path, metavar="PATH",
-                        help="open the technician's socket for this table: mjtable diag --socket PATH ...")
+                        help=_("open the technician's socket for this table: mjtable diag --socket PATH ..."))
     parser.add_argument("--web", type=count(1, 65535), metavar="PORT",
-                        help="serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
-                             "(with --speed; the login is printed)")
+                        help=_("serve the table's web page for this simulated table on http://127.0.0.1:PORT/ "
+                               "(with --speed; the login is printed)"))
     parser.add_argument("--web-users", type=Path, metavar="FILE",
-                        help="with --web: the users file (mjtable web passwd --users FILE); default: two users "
-                             "made for the run, tech and staff, with new passwords")
+                        help=_("with --web: the users file (mjtable web passwd --users FILE); default: two users "
+                               "made for the run, tech and staff, with new passwords"))
     parser.add_argument("--service", action="store_true",
-                        help="power on in service mode (both lift keys held): no game; with --diag-socket, "
-                             "train on the service tests; runs until Ctrl-C or --until-s")
-    parser.add_argument("--until-s", type=seconds, metavar="S", help="with --service: stop after S simulated seconds")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar; print only the last summary line")
+                        help=_("power on in service mode (both lift keys held): no game; with --diag-socket, "
+                               "train on the service tests; runs until Ctrl-C or --until-s"))
+    parser.add_argument("--until-s", type=seconds, metavar="S",
+                        help=_("with --service: stop after S simulated seconds"))
+    parser.add_argument("--quiet", action="store_true", help=_("no progress bar; print only the last summary line"))
     parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more output: every hand in the summary, -vv the controller's log")
+                        help=_("more output: every hand in the summary, -vv the controller's log"))
     add_fleet_options(parser)
     parser.set_defaults(func=run)
 
@@ -129,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             print("  " + _("side %(side)s: %(tiles)s tiles, %(stacks)s stacks, %(done)s")
                   % {"side": side["side"], "tiles": f"{side['tiles']:3d}", "stacks": f"{side['stacks']:2d}",
                      "done": done})
-        print("  " + _("wall: %(summary)s") % {"summary": verification.summary()})
+        print("  " + _("wall: %(summary)s") % {"summary": wall_words(verification)})
         for problem in verification.problems[:10]:
             print(f"    {problem}")
         rfid = report["rfid"]
@@ -187,18 +188,19 @@ def _checked_game_args(args: argparse.Namespace):
     if args.tiles:
         cfg = cfg.model_copy(update={"table": cfg.table.model_copy(update={"tile_set": args.tiles})})
     if args.hands < 1:
-        raise ValueError("--hands must be at least 1")
+        raise ValueError(_("--hands must be at least 1"))
     if args.until_s is not None and not args.service:
-        raise ValueError("--until-s goes with --service (a game ends after --hands)")
+        raise ValueError(_("--until-s goes with --service (a game ends after --hands)"))
     if args.service and args.speed is None and args.until_s is None:
-        raise ValueError("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)")
+        raise ValueError(_("--service runs in real time: add --speed 1 (or --until-s S for a bounded run)"))
     if args.web is not None and args.speed is None:
-        raise ValueError("--web needs --speed X (at max speed the run is over before a page loads), "
-                         "e.g. --web 8080 --speed 20")
+        raise ValueError(_("--web needs --speed X (at max speed the run is over before a page loads), "
+                           "e.g. --web 8080 --speed 20"))
     if args.web_users is not None and args.web is None:
-        raise ValueError("--web-users goes with --web PORT")
+        raise ValueError(_("--web-users goes with --web PORT"))
     if args.web_users is not None and not args.web_users.is_file():
-        raise ValueError(f"--web-users {args.web_users}: no such file (mjtable web passwd NAME --users FILE)")
+        raise ValueError(_("--web-users %(file)s: no such file (mjtable web passwd NAME --users FILE)")
+                         % {"file": args.web_users})
     return cfg
 
 
@@ -255,7 +257,8 @@ def _served(run, args: argparse.Namespace, scratch) -> tuple:
     try:
         server = run.serve_diag(socket_path) if socket_path else None
         if args.diag_socket:
-            print(f"technician's socket: mjtable diag --socket {args.diag_socket} state", file=sys.stderr)
+            command = f"mjtable diag --socket {args.diag_socket} state"
+            print(_("technician's socket: %(command)s") % {"command": command}, file=sys.stderr)
         if args.web:
             from firmware.root.simulator import SimWebPage
             page = SimWebPage(args.web, socket_path, run.state_path, args.web_users)
@@ -300,8 +303,9 @@ def _tiles_of_rules(args: argparse.Namespace) -> int:
 
     rules_tiles = load_ruleset(args.rules).tile_set
     if args.tiles and args.tiles != rules_tiles:
-        raise ValueError(f"--tiles {args.tiles} does not suit --rules {args.rules}, which plays {rules_tiles} tiles "
-                         f"(the rule set decides the tile set; leave --tiles out)")
+        raise ValueError(_("--tiles %(tiles)s does not suit --rules %(rules)s, which plays %(plays)s tiles (the rule "
+                           "set decides the tile set; leave --tiles out)")
+                         % {"tiles": args.tiles, "rules": args.rules, "plays": rules_tiles})
     return rules_tiles
 
 
@@ -331,8 +335,9 @@ def _run_service(run, pacer, args: argparse.Namespace) -> bool:
     return True
 
 
-SERVICE_BAR = "service mode: {n_fmt} simulated s [{elapsed}{postfix}]"          # (no hands: time is the measure)
-SERVICE_BAR_UNTIL = "service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} simulated s [{elapsed}{postfix}]"
+SERVICE_BAR = N_("service mode: {n_fmt} simulated s [{elapsed}{postfix}]")      # (no hands: time is the measure)
+SERVICE_BAR_UNTIL = N_("service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} simulated s "
+                       "[{elapsed}{postfix}]")
 
 
 @contextlib.contextmanager
@@ -344,9 +349,9 @@ def _progress(args: argparse.Namespace) -> Iterator:
 
     if args.service:
         until_s = int(args.until_s) if args.until_s is not None else None
-        options = dict(total=until_s, bar_format=SERVICE_BAR_UNTIL if until_s else SERVICE_BAR)
+        options = dict(total=until_s, bar_format=_(SERVICE_BAR_UNTIL) if until_s else _(SERVICE_BAR))
     else:
-        options = dict(total=args.hands, unit="hand")
+        options = dict(total=args.hands, unit=_("hand"))
     with tqdm(disable=args.quiet, dynamic_ncols=True, mininterval=0.2, file=sys.stderr, **options) as bar, \
             logging_redirect_tqdm():
         yield bar
@@ -364,9 +369,9 @@ def _show(bar, run, pacer, args: argparse.Namespace) -> None:
         bar.update(done - bar.n)
     if args.speed is not None and run.controller is not None:
         from firmware.game.status import LIVE_COMPONENTS, live_line
-        bar.set_postfix_str(live_line(run.session.get_status(LIVE_COMPONENTS), pacer.shown_now_s))
+        bar.set_postfix_str(live_line(run.session.get_status(LIVE_COMPONENTS), pacer.shown_now_s, words))
     elif run.controller is None:
-        bar.set_postfix_str("power off")
+        bar.set_postfix_str(_("power off"))
 
 
 # -vv: the controller's steps as log lines (INFO), as ``mjtable run`` logs them on a table
@@ -418,10 +423,11 @@ def _speed(text: str) -> float | None:
     try:
         speed = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--speed is 'max' or a factor of real time, not {text!r}") from None
+        raise argparse.ArgumentTypeError(_("--speed is 'max' or a factor of real time, not %(text)r")
+                                         % {"text": text}) from None
     if not 0 < speed < float("inf"):              # (a NaN compares false)
-        raise argparse.ArgumentTypeError(f"--speed must be a positive number (1 = real time; as fast as it goes: "
-                                         f"'max'), not {text!r}")
+        raise argparse.ArgumentTypeError(_("--speed must be a positive number (1 = real time; as fast as it goes: "
+                                           "'max'), not %(text)r") % {"text": text})
     return speed
 
 
@@ -432,8 +438,29 @@ def _auto_ack(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds or 'none', not {text!r}") from None
+        raise argparse.ArgumentTypeError(_("--auto-ack-s is seconds or 'none', not %(text)r") % {"text": text}) \
+            from None
     if not 0 <= value <= MAX_SECONDS:          # (a NaN compares false)
-        raise argparse.ArgumentTypeError(f"--auto-ack-s is seconds from 0 to {MAX_SECONDS:g} or 'none', "
-                                         f"not {text!r}")
+        raise argparse.ArgumentTypeError(_("--auto-ack-s is seconds from 0 to %(max)s or 'none', not %(text)r")
+                                         % {"max": f"{MAX_SECONDS:g}", "text": text})
     return value
+
+
+# a wall's defects, in words (the verification's codes)
+DEFECTS = {"unread": N_("unread"), "unknown": N_("unknown"), "foreign": N_("of another set"),
+           "duplicate": N_("duplicated"), "not_in_set": N_("not in this tile set"), "missing": N_("missing"),
+           "side_count": N_("a side's count wrong"), "stray": N_("stray tags")}
+
+
+def wall_words(verification) -> str:
+    """A stacked set's verification in this language (as :meth:`Verification.summary` says it in English)."""
+    from collections import Counter
+
+    if not verification.problems:
+        return (_("verified, every tile present exactly once") if verification.verified else
+                _("counted only (the set is not enrolled): every side holds its tiles, no tile verified"))
+    counts = Counter(p.defect.value for p in verification.problems)
+    head = ("" if verification.verified else _("counted only: ")) + (
+        _("accepted with warnings: ") if verification.may_rise else _("rejected: "))
+    return head + ", ".join(f"{n} {_(DEFECTS[name]) if name in DEFECTS else name}"
+                            for name, n in sorted(counts.items()))

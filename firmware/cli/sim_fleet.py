@@ -60,50 +60,54 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import count, seconds
+from firmware.cli.words import N_, _, ngettext
+from firmware.cli.error_words import said
 
 # what does not go with --fleet, and what to do instead (tNNN plays seed --seed + NNN - 1)
 NOT_WITH_FLEET = {
-    "one_cycle": "a fleet plays hands; one stacking cycle is mjtable sim --one-cycle, one table",
-    "service": "a fleet plays hands; service mode is for one table: mjtable sim --service --speed 1",
-    "state": "each simulated table has a database of its own: keep them with --state-dir DIR (DIR/t001.db ...; the "
-             "same command resumes them), or run one table alone: mjtable sim --seed S --state FILE (table tNNN "
-             "plays seed --seed + NNN - 1)",
-    "diag_socket": "the technician's socket serves one table; run that table alone: mjtable sim --seed S "
-                   "--diag-socket PATH --speed X (table tNNN plays seed --seed + NNN - 1)",
-    "tiles": "the rule set decides the tile set (--rules)",
-    "until_s": "it goes with --service (one table)",
-    "web": "the web page serves one table; watch the parlour with mjtable fleet watch --broker URL --site SITE, or "
-           "one table's page alone: mjtable sim --seed S --web PORT --speed X (table tNNN plays seed --seed + NNN - 1)",
-    "web_users": "it goes with --web (one table)",
+    "one_cycle": N_("a fleet plays hands; one stacking cycle is mjtable sim --one-cycle, one table"),
+    "service": N_("a fleet plays hands; service mode is for one table: mjtable sim --service --speed 1"),
+    "state": N_("each simulated table has a database of its own: keep them with --state-dir DIR (DIR/t001.db ...; "
+                "the same command resumes them), or run one table alone: mjtable sim --seed S --state FILE (table "
+                "tNNN plays seed --seed + NNN - 1)"),
+    "diag_socket": N_("the technician's socket serves one table; run that table alone: mjtable sim --seed S "
+                      "--diag-socket PATH --speed X (table tNNN plays seed --seed + NNN - 1)"),
+    "tiles": N_("the rule set decides the tile set (--rules)"),
+    "until_s": N_("it goes with --service (one table)"),
+    "web": N_("the web page serves one table; watch the parlour with mjtable fleet watch --broker URL --site SITE, "
+              "or one table's page alone: mjtable sim --seed S --web PORT --speed X (table tNNN plays seed --seed + "
+              "NNN - 1)"),
+    "web_users": N_("it goes with --web (one table)"),
 }
 TABLE_PREFIX = re.compile(r"^(t\d{3,4}):(.+)$")          # --inject t003:jam:stacker1@hand2: table t003 alone
 
 
 def add_fleet_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("a simulated parlour")
+    group = parser.add_argument_group(_("a simulated parlour"))
     group.add_argument("--fleet", type=count(1, 1000), metavar="N",
-                       help="N simulated tables in one process, each its own controller, database and MQTT client, "
-                            "publishing to --broker")
-    group.add_argument("--broker", metavar="URL", help="with --fleet: the broker, mqtt://HOST:PORT")
-    group.add_argument("--site", default="sim", help="with --fleet: the site id of the tables' topics (default sim)")
+                       help=_("N simulated tables in one process, each its own controller, database and MQTT client, "
+                              "publishing to --broker"))
+    group.add_argument("--broker", metavar="URL", help=_("with --fleet: the broker, mqtt://HOST:PORT"))
+    group.add_argument("--site", default="sim", help=_("with --fleet: the site id of the tables' topics (default sim)"))
     group.add_argument("--ca", type=Path, metavar="FILE",
-                       help="with --fleet and an mqtts:// --broker: the parlour's ca.crt")
+                       help=_("with --fleet and an mqtts:// --broker: the parlour's ca.crt"))
     group.add_argument("--certs", type=Path, metavar="DIR",
-                       help="with --fleet and an mqtts:// --broker: the simulated tables' certificates and keys, "
-                            "t001.crt, t001.key ... (mjtable fleet certs table t001 t002 ... --out DIR)")
+                       help=_("with --fleet and an mqtts:// --broker: the simulated tables' certificates and keys, "
+                              "t001.crt, t001.key ... (mjtable fleet certs table t001 t002 ... --out DIR)"))
     group.add_argument("--await-assignments", action="store_true",
-                       help="with --fleet: each table waits for the hall's signed assignment on its assign topic and "
-                            "plays each tournament round it is given, until SIGINT / SIGTERM (--hands does not apply)")
+                       help=_("with --fleet: each table waits for the hall's signed assignment on its assign topic "
+                              "and plays each tournament round it is given, until SIGINT / SIGTERM (--hands does not "
+                              "apply)"))
     group.add_argument("--command-key", type=Path, metavar="FILE",
-                       help="with --fleet: the parlour's command key the tables check commands and assignments with "
-                            "(a public key or hmac-sha256:<hex> line, as a table's [fleet] command_key_file)")
+                       help=_("with --fleet: the parlour's command key the tables check commands and assignments with "
+                              "(a public key or hmac-sha256:<hex> line, as a table's [fleet] command_key_file)"))
     group.add_argument("--state-dir", type=Path, metavar="DIR",
-                       help="with --fleet: keep the tables' databases in DIR (t001.db ..., each with its simulated "
-                            "table, as one table's --state); the same command resumes them after a stop or a kill "
-                            "at any instant, --hands counting each table's hands in all")
+                       help=_("with --fleet: keep the tables' databases in DIR (t001.db ..., each with its simulated "
+                              "table, as one table's --state); the same command resumes them after a stop or a kill "
+                              "at any instant, --hands counting each table's hands in all"))
     group.add_argument("--drain-s", type=seconds, default=30.0, metavar="S",
-                       help="with --fleet: real seconds to wait at the end for the broker to acknowledge every event "
-                            "(default 30)")
+                       help=_("with --fleet: real seconds to wait at the end for the broker to acknowledge every event "
+                              "(default 30)"))
 
 
 def check_fleet_args(args: argparse.Namespace) -> None:
@@ -114,42 +118,45 @@ def check_fleet_args(args: argparse.Namespace) -> None:
     if args.fleet is None:
         for flag in ("await_assignments", "command_key", "state_dir"):
             if getattr(args, flag, None) not in (None, False):
-                raise ValueError(f"--{flag.replace('_', '-')} goes with --fleet N (a simulated parlour)")
+                raise ValueError(_("%(option)s goes with --fleet N (a simulated parlour)")
+                                 % {"option": "--" + flag.replace("_", "-")})
         for name in ("broker", "site", "ca", "certs"):
             if getattr(args, name) is not None and not (name == "site" and args.site == "sim"):
-                raise ValueError(f"--{name} goes with --fleet N (a simulated parlour)")
+                raise ValueError(_("%(option)s goes with --fleet N (a simulated parlour)") % {"option": "--" + name})
         return
     if args.broker is None:
-        raise ValueError("--fleet needs --broker URL (mqtt://HOST:PORT)")
+        raise ValueError(_("--fleet needs --broker URL (mqtt://HOST:PORT)"))
     try:
         broker = parse_broker_url(args.broker)
     except ValueError as exc:
-        raise ValueError(f"--broker: {exc}") from None
+        raise ValueError(_("--broker: %(problem)s") % {"problem": said(exc)}) from None
     if broker.tls and (args.ca is None or args.certs is None):
-        raise ValueError(f"--broker {args.broker}: the simulated tables need --ca FILE (the parlour's ca.crt) and "
-                         f"--certs DIR (their certificates: {make_certs_hint(args.fleet)})")
+        raise ValueError(_("--broker %(broker)s: the simulated tables need --ca FILE (the parlour's ca.crt) and "
+                           "--certs DIR (their certificates: %(make)s)")
+                         % {"broker": args.broker, "make": make_certs_hint(args.fleet)})
     if not broker.tls and (args.ca is not None or args.certs is not None):
-        raise ValueError(f"--{'ca' if args.ca is not None else 'certs'} goes with an mqtts:// --broker (the tables' "
-                         f"TLS listener)")
+        raise ValueError(_("%(option)s goes with an mqtts:// --broker (the tables' TLS listener)")
+                         % {"option": "--ca" if args.ca is not None else "--certs"})
     try:
         check_id(args.site, "--site")
     except ValueError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(said(exc)) from None
     if broker.tls:
         _check_certs(args)
     for name, why in NOT_WITH_FLEET.items():
         value = getattr(args, name, None)
         if value not in (None, False, []):
-            raise ValueError(f"--{name.replace('_', '-')} does not go with --fleet: {why}")
+            raise ValueError(_("%(option)s does not go with --fleet: %(why)s")
+                             % {"option": "--" + name.replace("_", "-"), "why": _(why)})
     if args.await_assignments and args.command_key is None:
-        raise ValueError("--await-assignments needs --command-key FILE (the parlour's command key: the tables check "
-                         "the assignments' signatures with it)")
+        raise ValueError(_("--await-assignments needs --command-key FILE (the parlour's command key: the tables "
+                           "check the assignments' signatures with it)"))
     if args.command_key is not None:
         from firmware.fleet.command_auth import load_verify_keys
         try:
             load_verify_keys(args.command_key)
         except ValueError as exc:
-            raise ValueError(f"--command-key: {exc}") from None
+            raise ValueError(_("--command-key: %(problem)s") % {"problem": said(exc)}) from None
     args.fleet_faults = fleet_faults(args.inject, args.fleet, args.hands)
     if getattr(args, "state_dir", None) is not None:
         check_state_dir(args)
@@ -175,24 +182,26 @@ def check_state_dir(args: argparse.Namespace) -> None:
 
     folder: Path = args.state_dir
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--state-dir {folder}: not a folder")
+        raise ValueError(_("--state-dir %(dir)s: not a folder") % {"dir": folder})
     if not folder.exists() and not folder.parent.is_dir():
-        raise ValueError(f"--state-dir {folder}: its folder {folder.parent} does not exist")
+        raise ValueError(_("--state-dir %(dir)s: its folder %(parent)s does not exist")
+                         % {"dir": folder, "parent": folder.parent})
     saved_file = folder / FLEET_FILE
     want = fleet_identity(args)
     if saved_file.exists():
         try:
             saved = json.loads(saved_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--state-dir {folder}: {saved_file.name} cannot be read ({exc}); give another folder "
-                             f"to start afresh") from None
+            raise ValueError(_("--state-dir %(dir)s: %(file)s cannot be read (%(problem)s); give another folder "
+                               "to start afresh") % {"dir": folder, "file": saved_file.name, "problem": exc}) from None
         differs = [key for key in want if not isinstance(saved, dict) or saved.get(key) != want[key]]
         if differs:
             was = ", ".join(f"{key} {saved.get(key)!r}" for key in differs) if isinstance(saved, dict) else "?"
-            raise ValueError(f"--state-dir {folder} keeps a fleet started with {was}: run the same command to "
-                             f"resume it, or give another folder to start afresh")
+            raise ValueError(_("--state-dir %(dir)s keeps a fleet started with %(was)s: run the same command to "
+                               "resume it, or give another folder to start afresh") % {"dir": folder, "was": was})
     elif folder.exists() and any(folder.glob("t*.db")):
-        raise ValueError(f"--state-dir {folder} holds table databases but no {FLEET_FILE}: give another folder")
+        raise ValueError(_("--state-dir %(dir)s holds table databases but no %(file)s: give another folder")
+                         % {"dir": folder, "file": FLEET_FILE})
     folder.mkdir(exist_ok=True)
     tile_set = load_ruleset(args.rules).tile_set
     for table in table_ids(args.fleet):
@@ -225,13 +234,17 @@ def fleet_faults(specs: list[str], tables: int, hands: int) -> dict[str, list]:
         prefix = TABLE_PREFIX.match(text.strip())
         targets, spec_text = (([prefix.group(1)], prefix.group(2)) if prefix else (ids, text))
         if prefix and prefix.group(1) not in out:
-            raise ValueError(f"--inject {text!r}: no table {prefix.group(1)} in a fleet of {tables} "
-                             f"({ids[0]}..{ids[-1]})")
+            raise ValueError(ngettext("--inject %(spec)r: no table %(table)s in a fleet of %(tables)s "
+                                      "(%(first)s..%(last)s)",
+                                      "--inject %(spec)r: no table %(table)s in a fleet of %(tables)s "
+                                      "(%(first)s..%(last)s)", tables)
+                             % {"spec": text, "table": prefix.group(1), "tables": tables, "first": ids[0],
+                                "last": ids[-1]})
         try:
             spec = parse_fault(spec_text)
             check_fits_run([spec], hands)
         except ValueError as exc:
-            raise ValueError(f"--inject: {exc}") from None
+            raise ValueError(_("--inject: %(problem)s") % {"problem": exc}) from None
         for table in targets:
             out[table].append(spec)
     return out
@@ -254,20 +267,22 @@ def _check_certs(args: argparse.Namespace) -> None:
         if problems:
             problem = problems[0]
             option = "--ca" if problem.key == "ca_file" else "--certs"
-            hint = f" (make them: {make_certs_hint(args.fleet)})" if "cannot be read" in problem.what else ""
+            hint = _(" (make them: %(make)s)") % {"make": make_certs_hint(args.fleet)} \
+                if "cannot be read" in problem.what else ""
             raise ValueError(f"{option}: {problem.path}: {problem.what}{hint}")
 
 
 def refusal_line(args: argparse.Namespace, table: str, refusal: str) -> str:
     """What to do when the broker refused the simulated tables (``refusal``: the link's)."""
     if refusal.startswith("connect refused"):
-        advice = (f"that listener does not take tables. A simulated table is known by its certificate, as a "
-                  f"table is: make them ({make_certs_hint(args.fleet)}) and use the tables' TLS listener: --broker "
-                  f"mqtts://HOST:8883 --ca parlour/ca/ca.crt --certs parlour/sim")
+        advice = _("that listener does not take tables. A simulated table is known by its certificate, as a "
+                   "table is: make them (%(make)s) and use the tables' TLS listener: --broker mqtts://HOST:8883 --ca "
+                   "parlour/ca/ca.crt --certs parlour/sim") % {"make": make_certs_hint(args.fleet)}
     else:
-        advice = (f"its ACL lets a table write only under mj/v1/<its site>/tbl/<its certificate's CN>/: is --site "
-                  f"{args.site} the broker's site (broker-config --site)?")
-    return f"mjtable sim: {args.broker} refused the simulated tables ({table}: {refusal}): {advice}"
+        advice = _("its ACL lets a table write only under mj/v1/<its site>/tbl/<its certificate's CN>/: is --site "
+                   "%(site)s the broker's site (broker-config --site)?") % {"site": args.site}
+    return "mjtable sim: " + _("%(broker)s refused the simulated tables (%(table)s: %(refusal)s): %(advice)s") % {
+        "broker": args.broker, "table": table, "refusal": refusal, "advice": advice}
 
 
 class Signals:
@@ -312,6 +327,7 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from firmware.cli.console_log import console_prefix
+    from firmware.cli.words import translations
     from firmware.config import default_table_path, load_table_config
     from firmware.root.simulator import FleetSim, fleet_summary_lines as summary_lines
     from firmware.root.simulator import Stopwatch
@@ -332,7 +348,7 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
     try:
         total = args.fleet * args.hands if not awaiting else None
         with console_prefix(lambda: fleet.current), \
-                tqdm(total=total, unit="hand", disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
+                tqdm(total=total, unit=_("hand"), disable=args.quiet, dynamic_ncols=True, mininterval=0.5,
                      file=sys.stderr) as bar, logging_redirect_tqdm():
             def played() -> int:
                 return sum(run.game.hands_recorded for run in fleet.runs if run.game is not None)
@@ -342,21 +358,22 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
                     done = played()
                     if done > bar.n:
                         bar.update(done - bar.n)
-                        bar.set_postfix_str(f"outbox {fleet.outbox_depth()}")
+                        bar.set_postfix_str(_("outbox %(depth)s") % {"depth": fleet.outbox_depth()})
                     refused = fleet.refusal()
                     if refused is not None:              # (trying again will not change it: stop, and say so)
                         break
                     if signals.count:
-                        print(f"stopped by {signals.last}: "
-                              f"{'the tables wait for no more rounds' if awaiting else 'the tables play no more'}; "
-                              f"waiting up to {args.drain_s:g} s for the broker to acknowledge their events (again: "
-                              f"stop waiting)", file=sys.stderr)
+                        print(_("stopped by %(signal)s: %(what)s; waiting up to %(seconds)s s for the broker to "
+                                "acknowledge their events (again: stop waiting)")
+                              % {"signal": signals.last, "seconds": f"{args.drain_s:g}",
+                                 "what": _("the tables wait for no more rounds") if awaiting
+                                 else _("the tables play no more")}, file=sys.stderr)
                         break
                 else:
                     for run in fleet.runs:
                         run.settle()
             except KeyboardInterrupt:                    # (the handlers were not ours: not the main thread)
-                print("stopped by Ctrl-C", file=sys.stderr)
+                print(_("stopped by Ctrl-C"), file=sys.stderr)
             bar.update(played() - bar.n)
         stopped = signals.count
         drained = fleet.drain(args.drain_s, give_up=lambda: signals.count > stopped) \
@@ -369,25 +386,29 @@ def _run_fleet(args: argparse.Namespace, signals: Signals) -> int:
         fleet.close()
     if args.report is not None and report is not None:
         args.report.write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
-    for line in summary_lines(rows, wall_s, verbose=args.verbose > 0):
+    for line in summary_lines(rows, wall_s, verbose=args.verbose > 0, tr=translations()):
         print(line)
     if refused is not None:
         print(refusal_line(args, *refused), file=sys.stderr)
         return 1
     unfinished = [r.table for r in rows if not r.completed]
     if unfinished:
-        print(f"mjtable sim: {len(unfinished)} tables did not finish their hands ({', '.join(unfinished[:10])})",
-              file=sys.stderr)
+        print("mjtable sim: " + ngettext("%(count)s table did not finish its hands (%(tables)s)",
+                                         "%(count)s tables did not finish their hands (%(tables)s)", len(unfinished))
+              % {"count": len(unfinished), "tables": ", ".join(unfinished[:10])}, file=sys.stderr)
     if not drained:
         left = sum(max(0, r.outbox_depth) for r in rows)
-        print(f"mjtable sim: {left} events not acknowledged by {args.broker} within {args.drain_s:g} s "
-              f"(they wait in the tables' outboxes)", file=sys.stderr)
+        print("mjtable sim: " + ngettext("%(count)s event not acknowledged by %(broker)s within %(seconds)s s (it "
+                                         "waits in its table's outbox)",
+                                         "%(count)s events not acknowledged by %(broker)s within %(seconds)s s (they "
+                                         "wait in the tables' outboxes)", left)
+              % {"count": left, "broker": args.broker, "seconds": f"{args.drain_s:g}"}, file=sys.stderr)
     broken = [r for r in rows if r.latched or not r.chips_conserved or r.motor_under_interlock]
     for r in broken[:10]:
-        why = ", ".join(w for w, bad in (("ended latched", r.latched),
-                                        ("INVARIANT BROKEN: the stored payments and chips do not add up",
+        why = ", ".join(w for w, bad in ((_("ended latched"), r.latched),
+                                        (_("INVARIANT BROKEN: the stored payments and chips do not add up"),
                                          not r.chips_conserved),
-                                        ("INVARIANT BROKEN: a motor ran while an interlock was active",
+                                        (_("INVARIANT BROKEN: a motor ran while an interlock was active"),
                                          r.motor_under_interlock)) if bad)
-        print(f"mjtable sim: table {r.table}: {why}", file=sys.stderr)
+        print("mjtable sim: " + _("table %(table)s: %(why)s") % {"table": r.table, "why": why}, file=sys.stderr)
     return 1 if unfinished or not drained or broken else 0

@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 from typing import Iterator
 
+from firmware.cli.words import N_, _, ngettext
+
 log = logging.getLogger(__name__)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -16,23 +18,24 @@ MAX_LINE_CHARS = 200_000          # an exported hand is a few KB
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "verify", help="check each hand against its committed walls (a table database or exported hands)",
-        description="Check every hand: its reveal hashes to the commitment published before the dice,\n"
-                    "electronic dice are the sealed seed's, and the revealed walls deal exactly the starting\n"
-                    "hands and the draws of its record. One line per hand, then a summary; exit 1 if any\n"
-                    "hand fails, 2 for a file that is neither a table database nor exported hands.",
-        epilog="examples:\n  mjtable verify /var/lib/mjtable/table.db\n  mjtable sim --hands 20 --state t.db && "
-               "mjtable verify t.db\n  mjtable verify t.db --export hands.jsonl   (then: mjtable verify hands.jsonl)",
+        "verify", help=_("check each hand against its committed walls (a table database or exported hands)"),
+        description=_("Check every hand: its reveal hashes to the commitment published before the dice,\n"
+                      "electronic dice are the sealed seed's, and the revealed walls deal exactly the starting\n"
+                      "hands and the draws of its record. One line per hand, then a summary; exit 1 if any\n"
+                      "hand fails, 2 for a file that is neither a table database nor exported hands."),
+        epilog=_("examples:\n  mjtable verify /var/lib/mjtable/table.db\n  mjtable sim --hands 20 --state t.db && "
+                 "mjtable verify t.db\n  mjtable verify t.db --export hands.jsonl   (then: mjtable verify "
+                 "hands.jsonl)"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                        help="a table database (mjtable sim --state, the service's), or a file of exported hands "
-                             "(JSON lines, as --export writes them)")
+                        help=_("a table database (mjtable sim --state, the service's), or a file of exported hands "
+                               "(JSON lines, as --export writes them)"))
     parser.add_argument("--export", type=Path, metavar="FILE",
-                        help="also write the hands read, one JSON object a line, for someone else to verify")
+                        help=_("also write the hands read, one JSON object a line, for someone else to verify"))
     parser.add_argument("--config-dir", type=Path, metavar="DIR",
-                        help="a table's configuration folder: its own copies of the rule sets deal (default: the "
-                             "shipped rule sets)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only the failures and the summary")
+                        help=_("a table's configuration folder: its own copies of the rule sets deal (default: the "
+                               "shipped rule sets)"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("only the failures and the summary"))
     parser.set_defaults(func=run)
 
 
@@ -59,32 +62,43 @@ def run(args: argparse.Namespace) -> int:
     for path, hand in hands:
         where = f"{path}: " if many else ""
         check = check_hand(hand, rules_of)
-        head = f"{where}hand {hand.hand:>4}  set {hand.set_id}"
+        head = where + _("hand %(hand)s  set %(set)s") % {"hand": f"{hand.hand:>4}", "set": hand.set_id}
         if check.pending:
             pending += 1
             if not args.quiet:
-                print(f"{head}  pending  committed {_short(hand.commitment)}, in play: not revealed yet")
+                print(head + _("  pending  committed %(commitment)s, in play: not revealed yet")
+                      % {"commitment": _short(hand.commitment)})
         elif check.ok:
             passed += 1
             if not args.quiet:
-                print(f"{head}  ok       {_short(hand.commitment)}  dice {_dice(hand)}  deal and "
-                      f"{check.draws} draws match the revealed walls")
+                print(head + ngettext("  ok       %(commitment)s  dice %(dice)s  deal and %(draws)s draw match the "
+                                      "revealed walls",
+                                      "  ok       %(commitment)s  dice %(dice)s  deal and %(draws)s draws match the "
+                                      "revealed walls", check.draws)
+                      % {"commitment": _short(hand.commitment), "dice": _dice(hand), "draws": check.draws})
         else:
             failed += 1
-            print(f"{head}  FAILED   {check.problems[0]}")
+            print(head + _("  FAILED   %(problem)s") % {"problem": check.problems[0]})
             for problem in check.problems[1:]:
                 print(f"{' ' * len(head)}           {problem}")
-    print(f"{len(hands)} hands: {passed} verified, {failed} failed, {pending} not revealed yet"
-          + ("" if hands else " (nothing to verify)"))
+    print(ngettext("%(hands)s hand: %(passed)s verified, %(failed)s failed, %(pending)s not revealed yet",
+                   "%(hands)s hands: %(passed)s verified, %(failed)s failed, %(pending)s not revealed yet", len(hands))
+          % {"hands": len(hands), "passed": passed, "failed": failed, "pending": pending}
+          + ("" if hands else _(" (nothing to verify)")))
     return 1 if failed else 0
 
 
 def _short(commitment: str) -> str:
-    return f"{commitment[:16]}…" if commitment else "(none)"
+    return f"{commitment[:16]}…" if commitment else _("(none)")
+
+
+DICE_BY = {"physical": N_("thrown"), "electronic": N_("electronic")}
 
 
 def _dice(hand) -> str:
-    return f"{'+'.join(map(str, hand.dice))} ({hand.dice_by})"
+    """The dice in words: their faces and how they were thrown (by the players, or the sealed seed's)."""
+    by = _(DICE_BY[hand.dice_by]) if hand.dice_by in DICE_BY else hand.dice_by
+    return f"{'+'.join(map(str, hand.dice))} ({by})"
 
 
 def _read(path: Path) -> Iterator:
@@ -104,7 +118,8 @@ def _from_database(path: Path) -> Iterator:
     try:
         store = TableStore(path, connect=read_only_connect)     # (read only: a running table's file is never touched)
     except TableError as exc:
-        raise ValueError(f"{path}: not a table database this release can read ({exc})") from None
+        raise ValueError(_("%(path)s: not a table database this release can read (%(problem)s)")
+                         % {"path": path, "problem": exc}) from None
     try:
         rows = SealRows(store).sealed_hands()
     finally:
@@ -124,14 +139,17 @@ def _from_export(path: Path) -> Iterator:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"{path}: not text (neither a table database nor exported hands)") from None
+        raise ValueError(_("%(path)s: not text (neither a table database nor exported hands)") % {"path": path}) \
+            from None
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
-            raise ValueError(f"{path}:{number}: a line of {len(line)} characters is not an exported hand")
+            raise ValueError(_("%(path)s:%(line)s: a line of %(chars)s characters is not an exported hand")
+                             % {"path": path, "line": number, "chars": len(line)})
         try:
             out.append(SealedHand.from_json(json.loads(line)))
         except ValueError as exc:
-            raise ValueError(f"{path}:{number}: not an exported hand ({exc})") from None
+            raise ValueError(_("%(path)s:%(line)s: not an exported hand (%(problem)s)")
+                             % {"path": path, "line": number, "problem": exc}) from None
     return iter(out)

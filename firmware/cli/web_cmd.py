@@ -37,41 +37,46 @@ ROLES = {"staff": N_("staff"), "technician": N_("technician")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("web", help="the table's web page for technicians and staff; passwd, cert",
-                            description="Serve the table's web page (a client of the controller's socket).",
+    parser = sub.add_parser("web", help=_("the table's web page for technicians and staff; passwd, cert"),
+                            description=_("Serve the table's web page (a client of the controller's socket)."),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="examples:\n  sudo mjtable web passwd ana --role technician\n"
-                                   "  sudo mjtable web cert                 # the table's TLS certificate, once\n"
-                                   "  mjtable web                           # what the unit mjtable-web runs\n"
-                                   "  mjtable sim --web 8080 --speed 20      # the page of a simulated table")
-    parser.add_argument("--socket", type=Path, default=DEFAULT_SOCKET, help=f"the controller's socket "
-                                                                           f"(default {DEFAULT_SOCKET})")
+                            epilog=_("examples:\n  sudo mjtable web passwd ana --role technician\n"
+                                     "  sudo mjtable web cert                 # the table's TLS certificate, once\n"
+                                     "  mjtable web                           # what the unit mjtable-web runs\n"
+                                     "  mjtable sim --web 8080 --speed 20      # the page of a simulated table"))
+    parser.add_argument("--socket", type=Path, default=DEFAULT_SOCKET,
+                        help=_("the controller's socket (default %(socket)s)") % {"socket": DEFAULT_SOCKET})
     parser.add_argument("--state", type=Path, default=DEFAULT_STATE,
-                        help=f"the table database, opened read-only (default {DEFAULT_STATE})")
-    parser.add_argument("--users", type=Path, default=DEFAULT_USERS, help=f"the users file (default {DEFAULT_USERS})")
-    parser.add_argument("--host", default="0.0.0.0", help="the address to listen on (default every address)")
-    parser.add_argument("--port", type=count(1, 65535), default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
-    parser.add_argument("--tls-cert", type=Path, help=f"the certificate (default {DEFAULT_CERT}, if there)")
-    parser.add_argument("--tls-key", type=Path, help=f"its key (default {DEFAULT_KEY}, if there)")
+                        help=_("the table database, opened read-only (default %(state)s)")
+                        % {"state": DEFAULT_STATE})
+    parser.add_argument("--users", type=Path, default=DEFAULT_USERS, help=_("the users file (default %(users)s)")
+                        % {"users": DEFAULT_USERS})
+    parser.add_argument("--host", default="0.0.0.0", help=_("the address to listen on (default every address)"))
+    parser.add_argument("--port", type=count(1, 65535), default=DEFAULT_PORT,
+                        help=_("default %(port)s") % {"port": DEFAULT_PORT})
+    parser.add_argument("--tls-cert", type=Path, help=_("the certificate (default %(cert)s, if there)")
+                        % {"cert": DEFAULT_CERT})
+    parser.add_argument("--tls-key", type=Path, help=_("its key (default %(key)s, if there)") % {"key": DEFAULT_KEY})
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                        help="another name the page answers to (besides addresses, localhost, the host name and "
-                             "NAME.local); repeatable")
-    parser.add_argument("--table-name", help="the name the page shows (default the host name)")
-    parser.add_argument("--simulated", action="store_true", help="say on every page that the table is simulated")
+                        help=_("another name the page answers to (besides addresses, localhost, the host name and "
+                               "NAME.local); repeatable"))
+    parser.add_argument("--table-name", help=_("the name the page shows (default the host name)"))
+    parser.add_argument("--simulated", action="store_true", help=_("say on every page that the table is simulated"))
     parser.set_defaults(func=serve)
     tools = parser.add_subparsers(dest="web_command", metavar="TOOL")
-    passwd = tools.add_parser("passwd", help="set (or --remove) a user's password and role")
-    passwd.add_argument("name", help="the user's name (lower-case letters, digits, . _ -)")
+    passwd = tools.add_parser("passwd", help=_("set (or --remove) a user's password and role"))
+    passwd.add_argument("name", help=_("the user's name (lower-case letters, digits, . _ -)"))
     passwd.add_argument("--role", choices=("staff", "technician"), default="staff",
-                        help="staff: looks; technician: also acknowledges and runs service tests (default staff)")
-    passwd.add_argument("--users", type=Path, default=argparse.SUPPRESS, help=f"default {DEFAULT_USERS}")
-    passwd.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
-    passwd.add_argument("--remove", action="store_true", help="remove the user")
+                        help=_("staff: looks; technician: also acknowledges and runs service tests (default staff)"))
+    passwd.add_argument("--users", type=Path, default=argparse.SUPPRESS,
+                        help=_("default %(users)s") % {"users": DEFAULT_USERS})
+    passwd.add_argument("--password-stdin", action="store_true", help=_("read the password from standard input"))
+    passwd.add_argument("--remove", action="store_true", help=_("remove the user"))
     passwd.set_defaults(func=set_password)
-    cert = tools.add_parser("cert", help="make the table's TLS key and self-signed certificate (once)")
-    cert.add_argument("--dir", type=Path, default=WEB_DIR, help=f"where (default {WEB_DIR})")
-    cert.add_argument("--name", action="append", default=[], help="a name for the certificate (default the host "
-                                                                   "name and NAME.local); repeatable")
+    cert = tools.add_parser("cert", help=_("make the table's TLS key and self-signed certificate (once)"))
+    cert.add_argument("--dir", type=Path, default=WEB_DIR, help=_("where (default %(dir)s)") % {"dir": WEB_DIR})
+    cert.add_argument("--name", action="append", default=[], help=_("a name for the certificate (default the host "
+                                                                     "name and NAME.local); repeatable"))
     cert.set_defaults(func=make_cert)
 
 

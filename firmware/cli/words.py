@@ -22,7 +22,9 @@ import gettext
 import os
 from typing import Mapping
 
-from firmware.i18n import ENGLISH, LOCALES, catalogue, locale_of_environment, locale_of_tag
+from firmware.i18n import ENGLISH, LOCALES, N_, catalogue, locale_of_environment, locale_of_tag
+
+__all__ = ["N_", "_", "ngettext", "state", "tier", "refusal", "use", "choose", "language", "translations"]
 
 _chosen: dict[str, gettext.NullTranslations] = {"tr": gettext.NullTranslations()}
 
@@ -31,7 +33,7 @@ def language(value: str) -> str:
     """``--lang``'s value as a locale (``zh-CN``, ``zh_CN``, ``zh``, ``en``): ValueError for another language."""
     chosen = locale_of_tag(value)
     if chosen is None:
-        raise ValueError(f"{value!r}: the table speaks zh-CN or en")
+        raise ValueError(_("%(value)r: the table speaks zh-CN or en") % {"value": value})
     return chosen
 
 

@@ -74,21 +74,40 @@ def ask_reader(reader, registry: TileRegistry | None, now: Callable[[], float], 
         reply({"ok": False, "error": f"unknown reader action {action!r}; actions: {', '.join(READER_ACTIONS)}"})
 
 
-def reader_text(answer: dict[str, Any], where: str) -> list[str]:
-    """Lines for a reader answer; ``where`` names the board (its port, or the running table)."""
+def reader_text(answer: dict[str, Any], where: str, w: Any = None) -> list[str]:
+    """Lines for a reader answer; ``where`` names the board (its port, or the running table); in the words of
+    ``w`` (a :class:`~firmware.diagnostics.render.Wording`: the command line's language; the code's English
+    without one)."""
+    from firmware.diagnostics.render import PLAIN
+
+    _, ngettext = (w or PLAIN).gettext, (w or PLAIN).ngettext
+    hint = [_("hint: %(hint)s") % {"hint": _(answer["hint"])}] if "hint" in answer else []
     if not answer.get("ok") and "antenna_health" not in answer:
-        return [f"{where}: {answer.get('error', 'failed')}"] + ([f"hint: {answer['hint']}"] if "hint" in answer else [])
+        return [f"{where}: {answer.get('error') or _('failed')}"] + hint
     if "protocol" in answer:
-        return [f"{where}: protocol {answer['protocol']}, firmware {answer['firmware']}, "
-                f"{answer['antennas']} antennas, serial {answer['serial']}; "
-                f"round trip {answer['round_trip_ms']:.1f} ms"]
+        return [_("%(where)s: protocol %(protocol)s, firmware %(firmware)s, %(antennas)s antennas, serial "
+                  "%(serial)s; round trip %(ms)s ms")
+                % {"where": where, "protocol": answer["protocol"], "firmware": answer["firmware"],
+                   "antennas": answer["antennas"], "serial": answer["serial"],
+                   "ms": f"{answer['round_trip_ms']:.1f}"}]
     if "antenna_health" in answer:
-        fault = f"FAULT ({FaultCode.E81.value})"
-        lines = [f"  antenna {r['antenna']} ({r['place']}): {'ok' if r['ok'] else fault}"
-                 for r in answer["antenna_health"]]
-        return lines + ([f"hint: {answer['hint']}"] if "hint" in answer else [])
+        fault = _("FAULT (%(code)s)") % {"code": FaultCode.E81.value}
+        lines = ["  " + _("antenna %(antenna)s (%(place)s): %(health)s")
+                 % {"antenna": r["antenna"], "place": place_words(r["antenna"], _), "health": _("ok") if r["ok"]
+                    else fault} for r in answer["antenna_health"]]
+        return lines + hint
     if "tiles" in answer:
-        lines = [f"antenna {answer['antenna']} ({answer['place']}): {len(answer['tiles'])} tiles"]
-        return lines + [f"  {t['uid']}  " + (f"{t['tile']} (set {t['set']})" if t["tile"] else "not registered")
-                        for t in answer["tiles"]]
+        count = len(answer["tiles"])
+        lines = [ngettext("antenna %(antenna)s (%(place)s): %(n)s tile", "antenna %(antenna)s (%(place)s): %(n)s tiles",
+                          count) % {"antenna": answer["antenna"], "place": place_words(answer["antenna"], _),
+                                    "n": count}]
+        return lines + [f"  {t['uid']}  " + (_("%(tile)s (set %(set)s)") % {"tile": t["tile"], "set": t["set"]}
+                                             if t["tile"] else _("not registered")) for t in answer["tiles"]]
     return [f"  {name:20} {value}" for name, value in answer.get("counters", {}).items()]
+
+
+def place_words(antenna: int, _: Any) -> str:
+    """Where an antenna is, in words (``_``: a catalogue's gettext)."""
+    if antenna < 4:
+        return _("head of side %(side)s") % {"side": antenna}
+    return _("seat pad of side %(side)s") % {"side": antenna - 4}

@@ -63,7 +63,7 @@ def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
             continue
         if key in ("moves", "failed") and isinstance(value, list):
             if value:
-                lines.append(f"{key}:")
+                lines.append(_("moves:") if key == "moves" else _("failed:"))
                 lines += [f"  {_move(m, w)}" for m in value]
         elif key == "lines" and isinstance(value, list):
             lines += [f"{r['level']:8} {r['logger']}: {r['message']}" for r in value]
@@ -80,26 +80,29 @@ def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
             lines.append(_("faults: %(n)s") % {"n": len(value)})
             lines += [f"  {_fault(f, w)}" for f in value]
         elif key == "fans" and isinstance(value, list):
-            lines.append("fans:")
+            lines.append(_("fans:"))
             lines += [f"  {f['name']} {f['points']}" + (f" x{f['count']}" if f.get("count", 1) > 1 else "")
                       for f in value]
         elif key == "money" and isinstance(value, list):
             lines.append(ngettext("money: %(n)s payment", "money: %(n)s payments", len(value)) % {"n": len(value)})
-            lines += [f"  {p['name']} ({p['reason']}): side {p['payer']} pays side {p['payee']} {p['amount']}"
-                      + (" (held until the game ends)" if p.get("held") else "") for p in value]
+            lines += ["  " + _("%(name)s (%(reason)s): side %(payer)s pays side %(payee)s %(amount)s") % p
+                      + (_(" (held until the game ends)") if p.get("held") else "") for p in value]
         elif key == "breakdown" and isinstance(value, list):
             if value:
-                lines.append("breakdown (each payer's share):")
-                lines += [f"  side {b['payer']}: {b['amount']} = " + (" + ".join(
+                lines.append(_("breakdown (each payer's share):"))
+                lines += ["  " + _("side %(payer)s: %(amount)s = ") % b + (" + ".join(
                     f"{i['name']} {i['points']}" + (f" x{i['count']}" if i['count'] > 1 else "") for i in b["items"])
-                    or "base") for b in value]
+                    or _("base")) for b in value]
         elif key == "record" and isinstance(value, dict):
             context = ", ".join(f"{k} {_compact(v)}" for k, v in value.items() if k != "actions")
-            lines.append(f"record: {context}")
+            lines.append(_("record: %(context)s") % {"context": context})
             lines += [f"  {i:3d}  {a}" for i, a in enumerate(value.get("actions", []))]
         elif key == "changes" and isinstance(value, list):
-            lines.append(f"changes: {len(value)}")
-            lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {'ON' if c['active'] else 'off'}" for c in value]
+            lines.append(_("changes: %(n)s") % {"n": len(value)})
+            lines += [f"  +{c['after_s']:7.3f} s  {c['input']:16} {_('ON') if c['active'] else _('off')}"
+                      for c in value]
+        elif key == "test" and isinstance(value, str):          # a service test, by its name
+            lines.append(_("test: %(test)s") % {"test": value})
         elif key == "state" and isinstance(value, str):         # the controller's state, in words
             lines.append(_("state: %(state)s") % {"state": w.state(value)})
         elif key == "status" and isinstance(value, dict):       # the status components, one block each

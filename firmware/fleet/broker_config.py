@@ -46,6 +46,7 @@ from pathlib import Path
 from firmware.fleet.topics import PREFIX, check_id
 from firmware.ports.broker import BrokerAddress
 from firmware.private_files import write_private
+from firmware.i18n import worded
 
 PBKDF2_ITERATIONS = 101        # mosquitto_passwd's default for $7$
 SALT_BYTES = 12
@@ -147,9 +148,9 @@ def bridge_text(site: str, bridge: Bridge) -> str:
     tables = f"{PREFIX}/{check_id(site, 'site')}/tbl"
     nodes = bridge.nodes
     if not nodes:
-        raise ValueError("--bridge: no node of the cluster given")
+        raise worded(ValueError, "--bridge: no node of the cluster given")
     if len({n.tls for n in nodes}) != 1:
-        raise ValueError("--bridge: the cluster's nodes are all mqtt:// or all mqtts://")
+        raise worded(ValueError, "--bridge: the cluster's nodes are all mqtt:// or all mqtts://")
     lines = ["# the uplink to the chain's cluster (written by mjtable fleet broker-config --bridge)",
              "connection chain", "address " + " ".join(f"{n.host}:{n.port}" for n in nodes),
              "round_robin true", "bridge_protocol_version mqttv311", "try_private false", "cleansession false",
@@ -166,7 +167,7 @@ def bridge_text(site: str, bridge: Bridge) -> str:
         lines.append(f"remote_password {bridge.password}")
     if nodes[0].tls:
         if bridge.cafile is None:
-            raise ValueError("--bridge mqtts://...: give --bridge-ca (the cluster's CA certificate)")
+            raise worded(ValueError, "--bridge mqtts://...: give --bridge-ca (the cluster's CA certificate)")
         lines.append(f"bridge_cafile {bridge.cafile}")
     return "\n".join(lines) + "\n"
 
@@ -217,19 +218,21 @@ def write_broker_config(out_dir: Path, site: str, ca_file: Path, cert_file: Path
     (default: ``out_dir`` itself, on this machine); returns every account's password.  Accounts not in
     ``passwords`` get a random one."""
     check_id(site, "site")
-    for path, what in ((ca_file, "--ca"), (cert_file, "the broker's certificate"), (key_file, "the broker's key")):
+    for path, what in ((ca_file, "--ca"), (cert_file, "server.crt"), (key_file, "server.key")):
         if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: no such file ({what}; make them with mjtable fleet certs)")
+            raise worded(FileNotFoundError, "%(path)s: no such file (%(what)s; make them with mjtable fleet certs)",
+                         path=path, what=what)
     unknown = set(passwords or {}) - set(ACCOUNTS)
     if unknown:
-        raise ValueError(f"unknown account {sorted(unknown)[0]!r} (accounts: {', '.join(ACCOUNTS)})")
+        raise worded(ValueError, "unknown account %(account)r (accounts: %(accounts)s)", account=sorted(unknown)[0],
+                     accounts=", ".join(ACCOUNTS))
     if install_dir is not None and not Path(install_dir).is_absolute():
-        raise ValueError(f"--install-dir {install_dir}: not an absolute path (where the folder will be on the "
-                         f"server, e.g. /etc/mosquitto/mjtable)")
+        raise worded(ValueError, "--install-dir %(dir)s: not an absolute path (where the folder will be on the "
+                                 "server, e.g. /etc/mosquitto/mjtable)", dir=install_dir)
     out_dir = Path(out_dir)
     if (out_dir / "ca.key").exists():
-        raise ValueError(f"--out {out_dir}: holds the CA's key (ca.key); the broker's folder goes to the server, "
-                         f"the CA's key never: give --out another folder than the CA's")
+        raise worded(ValueError, "--out %(dir)s: holds the CA's key (ca.key); the broker's folder goes to the server, "
+                                 "the CA's key never: give --out another folder than the CA's", dir=out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     for source, name, secret in ((ca_file, "ca.crt", False), (cert_file, "server.crt", False),
                                  (key_file, "server.key", True)):

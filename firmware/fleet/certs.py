@@ -32,6 +32,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from firmware.fleet.topics import check_id
 from firmware.private_files import write_private
+from firmware.i18n import worded
 
 CA_DAYS = 3650
 LEAF_DAYS = 825
@@ -64,8 +65,8 @@ def make_ca(out_dir: Path, now: datetime, *, site: str = "parlour", days: int = 
     out_dir = Path(out_dir)
     key_path, cert_path = out_dir / "ca.key", out_dir / "ca.crt"
     if key_path.exists():
-        raise FileExistsError(f"{key_path} exists: a CA key is never overwritten (every table's certificate "
-                              f"depends on it)")
+        raise worded(FileExistsError, "%(key)s exists: a CA key is never overwritten (every table's certificate "
+                                      "depends on it)", key=key_path)
     key = ec.generate_private_key(ec.SECP256R1())
     name = _name(f"mjtable {check_id(site, 'site')} CA")
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
@@ -88,10 +89,11 @@ def load_ca(ca_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]
         cert = x509.load_pem_x509_certificate((ca_dir / "ca.crt").read_bytes())
         key = serialization.load_pem_private_key((ca_dir / "ca.key").read_bytes(), password=None)
     except FileNotFoundError as exc:
-        raise FileNotFoundError(f"{exc.filename}: no CA there (make one with: mjtable fleet certs ca --out "
-                                f"{ca_dir})") from None
+        raise worded(FileNotFoundError, "%(file)s: no CA there (make one with: mjtable fleet certs ca --out "
+                                        "%(dir)s)", file=exc.filename, dir=ca_dir) from None
     except ValueError as exc:
-        raise ValueError(f"{ca_dir}: not a CA certificate and key ({exc})") from None
+        raise worded(ValueError, "%(dir)s: not a CA certificate and key (%(problem)s)", dir=ca_dir, problem=exc) \
+            from None
     return cert, key
 
 
@@ -119,7 +121,7 @@ def _save(out_dir: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurv
     out_dir = Path(out_dir)
     key_path, cert_path = out_dir / f"{stem}.key", out_dir / f"{stem}.crt"
     if key_path.exists() and not replace:
-        raise FileExistsError(f"{key_path} exists (give --force to replace it)")
+        raise worded(FileExistsError, "%(key)s exists (give --force to replace it)", key=key_path)
     _write(key_path, _key_pem(key), secret=True, replace=True)
     _write(cert_path, cert.public_bytes(serialization.Encoding.PEM), secret=False, replace=True)
     return Issued(cert_path, key_path)
@@ -136,14 +138,14 @@ def make_server_cert(ca_dir: Path, hosts: list[str], out_dir: Path, now: datetim
                      replace: bool = False) -> Issued:
     """The broker's certificate for its host names and IP addresses (``hosts[0]`` is its CN)."""
     if not hosts:
-        raise ValueError("the broker's certificate needs at least one host name or address")
+        raise worded(ValueError, "the broker's certificate needs at least one host name or address")
     names: list[x509.GeneralName] = []
     for host in hosts:
         try:
             names.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
             if not host or any(c in host for c in " /\\:@"):
-                raise ValueError(f"{host!r} is not a host name or an IP address") from None
+                raise worded(ValueError, "%(host)r is not a host name or an IP address", host=host) from None
             names.append(x509.DNSName(host))
     cert, key = _leaf(ca_dir, hosts[0], ExtendedKeyUsageOID.SERVER_AUTH, now, days, names)
     return _save(out_dir, "server", cert, key, replace)
@@ -162,7 +164,7 @@ def make_command_key(out_dir: Path, name: str = "command", *, hmac_secret: bool 
     private = Ed25519PrivateKey.generate()
     pem, pub = out_dir / f"{name}.pem", out_dir / f"{name}.pub"
     if pem.exists() and not replace:
-        raise FileExistsError(f"{pem} exists (give --force to replace it)")
+        raise worded(FileExistsError, "%(key)s exists (give --force to replace it)", key=pem)
     _write(pem, private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                       serialization.NoEncryption()), secret=True, replace=True)
     _write(pub, private.public_key().public_bytes(serialization.Encoding.PEM,

@@ -54,6 +54,7 @@ from firmware.faults import FaultCode, FaultTier
 from firmware.fleet.log_limit import LogLimiter
 from firmware.fleet.messages import MAX_COMMAND_BYTES, MessageError, decode, dumps
 from firmware.fleet.topics import Verb
+from firmware.i18n import worded
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def _ed_id(public: Ed25519PublicKey) -> str:
 
 def hmac_key(secret: bytes) -> SigningKey:
     if len(secret) < 16:
-        raise ValueError("an HMAC command key has at least 16 bytes")
+        raise worded(ValueError, "an HMAC command key has at least 16 bytes")
     return SigningKey(HMAC, _hmac_id(secret), secret=secret)
 
 
@@ -150,12 +151,12 @@ def load_verify_keys(path: Path) -> list[VerifyKey]:
     (several for a key rotation).  ValueError names the file and what is wrong."""
     text = _read(path)
     if "PRIVATE KEY" in text:
-        raise ValueError(f"{path}: holds a private key; a table needs only the public key")
+        raise worded(ValueError, "%(path)s: holds a private key; a table needs only the public key", path=path)
     keys: list[VerifyKey] = []
     for block in re.findall(r"-----BEGIN PUBLIC KEY-----.*?-----END PUBLIC KEY-----", text, re.S):
         public = serialization.load_pem_public_key(block.encode())
         if not isinstance(public, Ed25519PublicKey):
-            raise ValueError(f"{path}: a public key that is not Ed25519")
+            raise worded(ValueError, "%(path)s: a public key that is not Ed25519", path=path)
         keys.append(VerifyKey(ED25519, _ed_id(public), public=public))
     rest = re.sub(r"-----BEGIN [A-Z ]+-----.*?-----END [A-Z ]+-----", "", text, flags=re.S)
     for line in rest.splitlines():
@@ -164,7 +165,8 @@ def load_verify_keys(path: Path) -> list[VerifyKey]:
             continue
         keys.append(hmac_key(_hex_secret(path, line)).verify_key())
     if not keys:
-        raise ValueError(f"{path}: no command key (a PEM Ed25519 public key or a line hmac-sha256:<hex>)")
+        raise worded(ValueError, "%(path)s: no command key (a PEM Ed25519 public key or a line hmac-sha256:<hex>)",
+                     path=path)
     return keys
 
 
@@ -174,11 +176,12 @@ def load_signing_key(path: Path) -> SigningKey:
     if "PRIVATE KEY" in text:
         private = serialization.load_pem_private_key(text.encode(), password=None)
         if not isinstance(private, Ed25519PrivateKey):
-            raise ValueError(f"{path}: a private key that is not Ed25519")
+            raise worded(ValueError, "%(path)s: a private key that is not Ed25519", path=path)
         return ed25519_key(private)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if len(lines) != 1:
-        raise ValueError(f"{path}: expected one line hmac-sha256:<hex> or a PEM Ed25519 private key")
+        raise worded(ValueError, "%(path)s: expected one line hmac-sha256:<hex> or a PEM Ed25519 private key",
+                     path=path)
     return hmac_key(_hex_secret(path, lines[0]))
 
 
@@ -186,7 +189,8 @@ def _read(path: Path) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the command key ({getattr(exc, 'strerror', None) or exc})") from None
+        raise worded(ValueError, "%(path)s: cannot read the command key (%(problem)s)", path=path,
+                     problem=getattr(exc, "strerror", None) or exc) from None
 
 
 def _hex_secret(path: Path, line: str) -> bytes:
@@ -196,7 +200,8 @@ def _hex_secret(path: Path, line: str) -> bytes:
     except ValueError:
         secret = b""
     if len(secret) < 16:
-        raise ValueError(f"{path}: '{line[:20]}...' is not hmac-sha256:<at least 32 hex digits>")
+        raise worded(ValueError, "%(path)s: '%(line)s...' is not hmac-sha256:<at least 32 hex digits>", path=path,
+                     line=line[:20])
     return secret
 
 

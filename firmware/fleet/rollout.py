@@ -39,6 +39,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from firmware.i18n import worded
+
 DEFAULT_SOAK_S = 600.0
 DEFAULT_REPORT_TIMEOUT_S = 900.0
 
@@ -61,11 +63,12 @@ def wave_sizes(spec: str, tables: int) -> list[int]:
                     raise ValueError
                 count = int(part)
         except ValueError:
-            raise ValueError(f"--waves {spec!r}: {part!r} is not a count (1, 2, ...) or a share (25%) of the "
-                             f"tables") from None
+            raise worded(ValueError, "--waves %(spec)r: %(part)r is not a count (1, 2, ...) or a share (25%%) of "
+                                     "the tables", spec=spec, part=part) from None
         count = min(max(count, 1), tables)
         if sizes and count < sizes[-1]:
-            raise ValueError(f"--waves {spec!r}: the waves are cumulative and must not shrink ({part})")
+            raise worded(ValueError, "--waves %(spec)r: the waves are cumulative and must not shrink (%(part)s)",
+                         spec=spec, part=part)
         if not sizes or count > sizes[-1]:
             sizes.append(count)
     if sizes[-1] < tables:
@@ -99,6 +102,16 @@ class Phase(str, enum.Enum):
     FAILED = "failed"
     ROLLING_BACK = "rolling back"    # sent a rollback
     ROLLED_BACK = "rolled back"      # back on another release
+
+
+# why a rollout halts: a code, and its English (the values: table, version and the code's own)
+HALTS = {
+    "update_failed": "{table}: update failed: {error}",
+    "new_fault": "{table}: new fault {faults} on {version}",
+    "not_running": "{table}: no longer runs {version} ({firmware}, {release})",
+    "no_report": "{table}: no report of {version} within {seconds} s",
+    "offline_after_soak": "{table}: offline at the end of its soak",
+}
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,8 @@ class Rollout:
         self.order = list(tables)
         self.wave = -1                     # the wave under way
         self.state = "ready"               # ready, running, done, halted
-        self.reason = ""
+        self.reason = ""                   # why it halted, in English (the log's, the hall's)
+        self.halt: dict[str, str] | None = None     # the same as a code and its values (a console words it)
         self.started_at: float | None = None
 
     # -- events ----------------------------------------------------------------------------------------------
@@ -160,16 +174,16 @@ class Rollout:
             return self._after_halt(track, before, now)
         if track.phase is Phase.UPDATING:
             if self._reports_failure(seen):
-                return self._halt(track, now, f"{table}: update failed: {seen.release.get('error') or 'no reason'}")
+                return self._halt(track, now, "update_failed", error=seen.release.get("error") or "no reason")
             if self._installed(seen) and seen.online:
                 track.phase, track.since = Phase.SOAKING, now
         if track.phase in (Phase.SOAKING, Phase.HEALTHY) and self.state == "running":
             new = sorted(seen.faults - track.baseline)
             if new:
-                return self._halt(track, now, f"{table}: new fault {', '.join(new)} on {self.version}")
+                return self._halt(track, now, "new_fault", faults=", ".join(new))
             if self._reports_failure(seen) or (seen.firmware is not None and seen.firmware != self.version):
-                return self._halt(track, now, f"{table}: no longer runs {self.version} "
-                                              f"({seen.firmware}, {seen.release.get('state', '?')})")
+                return self._halt(track, now, "not_running", firmware=str(seen.firmware),
+                                  release=str(seen.release.get("state", "?")))
         return self.tick(now)
 
     def tick(self, now: float) -> list[Action]:
@@ -183,13 +197,12 @@ class Rollout:
             return []
         for track in self._sent():
             if track.phase is Phase.UPDATING and now - track.since > self.report_timeout_s:
-                return self._halt(track, now, f"{track.table}: no report of {self.version} within "
-                                              f"{self.report_timeout_s:g} s")
+                return self._halt(track, now, "no_report", seconds=f"{self.report_timeout_s:g}")
             if track.phase is Phase.SOAKING and now - track.since >= self.soak_s:
                 if track.seen.online and self._installed(track.seen):
                     track.phase, track.since = Phase.HEALTHY, now
                 elif now - track.since > self.report_timeout_s:
-                    return self._halt(track, now, f"{track.table}: offline at the end of its soak")
+                    return self._halt(track, now, "offline_after_soak")
         if all(t.phase is Phase.HEALTHY for t in self._sent()):
             if self.wave + 1 >= len(self.waves):
                 self.state = "done"
@@ -235,7 +248,9 @@ class Rollout:
                 actions.append(Action("update", table))
         return actions
 
-    def _halt(self, culprit: TableTrack, now: float, why: str) -> list[Action]:
+    def _halt(self, culprit: TableTrack, now: float, code: str, **params: str) -> list[Action]:
+        self.halt = {"code": code, "table": culprit.table, "version": self.version, **params}
+        why = HALTS[code].format(**self.halt)
         self.state, self.reason = "halted", why
         culprit.why = why
         actions = []
@@ -284,6 +299,7 @@ class Rollout:
                 entry["why"] = t.why
             tables.append(entry)
         return {"version": self.version, "rollout": self.rollout_id, "state": self.state, "reason": self.reason,
+                "halt": self.halt,
                 "wave": self.wave + 1, "waves": len(self.waves), "wave_sizes": self.waves, "soak_s": self.soak_s,
                 "healthy": sum(1 for t in self.tracks.values() if t.phase is Phase.HEALTHY),
                 "tables": tables}

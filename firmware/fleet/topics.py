@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from firmware.ports.broker import ID_PATTERN
 from firmware.store.outbox import EventKind
+from firmware.i18n import N_, Phrase, worded
 
 PREFIX = "mj/v1"
 ASSIGN = "assign"            # the hall's retained assignment of a table (firmware/fleet/assignment_auth.py)
@@ -51,11 +52,16 @@ class Verb(str, enum.Enum):
     SESSION_CLOSE = "session_close"   # end the table session (the hand in play is finished first)
 
 
+# what an id is called where it is checked (an option's name is said as it is typed)
+ID_NAMES = (N_("site"), N_("table id"), N_("key name"), N_("requester"), N_("bridge client id"))
+
+
 def check_id(value: str, what: str) -> str:
     """``value`` if it is a valid site or table id; else ValueError naming ``what``."""
     if not isinstance(value, str) or not ID_RE.match(value):
-        raise ValueError(f"{what} {value!r}: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit "
-                         f"(no '/', '+', '#' or '.')")
+        raise worded(ValueError, "%(what)s %(value)r: 1 to 64 letters, digits, '_' or '-', starting with a letter or "
+                                 "digit (no '/', '+', '#' or '.')",
+                     what=Phrase(what) if what in ID_NAMES else what, value=value)
     return value
 
 

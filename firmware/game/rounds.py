@@ -328,25 +328,30 @@ def _names(a: Assignment) -> str:
     return " ".join(f"{seat} {name}" for seat, name in zip(SEATS, a.seats.by_side()))
 
 
-def round_line(status: dict[str, Any]) -> str:
-    """The round's part of the live line ('' without an assignment)."""
+def round_line(status: dict[str, Any], _: Callable[[str], str] = str) -> str:
+    """The round's part of the live line ('' without an assignment); ``_``: a catalogue's gettext (English
+    without one)."""
     if status.get("refused") and not status.get("assignment") and not status.get("pending"):
-        return f" | assignment: refused: {status['refused']}"
+        return _(" | assignment: refused: %(why)s") % {"why": status["refused"]}
     tag = status.get("assignment")
     out = ""
     if tag is not None:
         players = status.get("players") or {}
         names = " ".join(f"{s} {players.get(s, '?')}" for s in SEATS)
         if status["state"] == "playing":
-            out = (f" | {tag['event']} round {tag['round']} hand {status['hands_played']}/{status['hands']}: "
-                   f"{names}")
+            out = _(" | %(event)s round %(round)s hand %(played)s/%(hands)s: %(names)s") % {
+                "event": tag["event"], "round": tag["round"], "played": status["hands_played"],
+                "hands": status["hands"], "names": names}
             if status.get("seconds_left") is not None:
                 left = max(0.0, status["seconds_left"])
-                out += f", {left / 60:.0f} min left" + ("!" if status.get("warning") else "")
+                out += _(", %(minutes)s min left") % {"minutes": f"{left / 60:.0f}"} + (
+                    "!" if status.get("warning") else "")
         else:
-            out = f" | {tag['event']} round {tag['round']} over ({status.get('reason')})"
+            out = _(" | %(event)s round %(round)s over (%(reason)s)") % {
+                "event": tag["event"], "round": tag["round"], "reason": status.get("reason")}
     if status.get("pending") is not None:
-        out += f" | next: {status['pending']['event']} round {status['pending']['round']}"
+        out += _(" | next: %(event)s round %(round)s") % {"event": status["pending"]["event"],
+                                                          "round": status["pending"]["round"]}
     if status.get("refused"):
-        out += f" | assignment: refused: {status['refused']}"
+        out += _(" | assignment: refused: %(why)s") % {"why": status["refused"]}
     return out

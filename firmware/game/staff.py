@@ -351,8 +351,9 @@ NO_SESSION = {"state": None, "id": None, "minutes": None, "opened_at": None, "en
               "warning": None, "hands": None, "reason": None, "players": None, "rules": None, "chips": None}
 
 
-def session_line(status: dict[str, Any], round_shown: bool) -> str:
-    """The session's part of the live line ('' without a session or names)."""
+def session_line(status: dict[str, Any], round_shown: bool, _: Callable[[str], str] = str) -> str:
+    """The session's part of the live line ('' without a session or names); ``_``: a catalogue's gettext
+    (English without one)."""
     out = ""
     players = status.get("players")
     if players and not round_shown:
@@ -360,9 +361,10 @@ def session_line(status: dict[str, Any], round_shown: bool) -> str:
     state = status.get("state")
     if state in (OPEN, ENDING):
         left = status.get("seconds_left") or 0.0
-        out += f" | session {left / 60:.0f} min left" + ("!" if status.get("warning") else "")
+        out += _(" | session %(minutes)s min left") % {"minutes": f"{left / 60:.0f}"} + (
+            "!" if status.get("warning") else "")
         if state == ENDING:
-            out += ", last hand"
+            out += _(", last hand")
     elif state == ENDED:
-        out += " | session over: table closed"
+        out += _(" | session over: table closed")
     return out

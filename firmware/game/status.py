@@ -189,11 +189,26 @@ NO_ROUND = {"state": None, "assignment": None, "players": None, "rules": None, "
             "pending_players": None, "refused": None, "refusals": 0}
 
 
-def live_line(status: dict[str, dict[str, Any]], shown_now_s: float | None = None) -> str:
-    """The live line of ``mjtable sim --speed``: time, state, hand, dealer, stacking progress, chips."""
+def live_line(status: dict[str, dict[str, Any]], shown_now_s: float | None = None, w: Any = None) -> str:
+    """The live line of ``mjtable sim --speed``: time, state, hand, dealer, stacking progress, chips; in the words
+    of ``w`` (``gettext`` and ``state``: the command line's language) or, without one, the code's English with
+    the state's identifier (the page's data: the page words it itself)."""
+    _ = w.gettext if w is not None else str
     table, book, stacking, chips = (status[name] for name in LIVE_COMPONENTS[:4])
-    counted = f" stacking {sum(stacking['counted'])} tiles" if stacking["counted"] is not None else ""
+    counted = _(" stacking %(n)s tiles") % {"n": sum(stacking["counted"])} if stacking["counted"] is not None else ""
     clock = f"t={shown_now_s:7.1f}s " if shown_now_s is not None else ""
-    return (f"{clock}{table['state']:9} hand {book['hand']} dealer side {book['dealer']}{counted} "
-            f"chips {' '.join(str(x) for x in chips['chips'])}{round_line(status.get('round') or NO_ROUND)}"
-            f"{session_line(status.get('session') or NO_SESSION, bool((status.get('round') or {}).get('assignment')))}")
+    state = w.state(table["state"]) if w is not None else table["state"]
+    line = _("%(state)s hand %(hand)s dealer side %(dealer)s") % {"state": _padded(state, 9), "hand": book["hand"],
+                                                                   "dealer": book["dealer"]}
+    round_status = status.get("round") or NO_ROUND
+    return (f"{clock}{line}{counted} " + _("chips %(chips)s") % {"chips": " ".join(str(x) for x in chips["chips"])}
+            + round_line(round_status, _)
+            + session_line(status.get("session") or NO_SESSION, bool(round_status.get("assignment")), _))
+
+
+def _padded(text: str, columns: int) -> str:
+    """``text`` padded with spaces to ``columns`` terminal columns (a Chinese character takes two)."""
+    from unicodedata import east_asian_width
+
+    used = sum(2 if east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+    return text + " " * max(0, columns - used)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from firmware.i18n import worded
+
 
 # a site's or a table's id: one segment of a topic (no '/', '+', '#'; no '.', so that it is also a file name)
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
@@ -115,12 +117,14 @@ def parse_broker_url(url: str) -> BrokerAddress:
     """``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]`` (default ports 1883 and 8883); ValueError says what is
     wrong."""
     if not isinstance(url, str) or "://" not in url:
-        raise ValueError(f"{url!r} is not a broker URL (mqtt://HOST:PORT or mqtts://HOST:PORT)")
+        raise worded(ValueError, "%(url)r is not a broker URL (mqtt://HOST:PORT or mqtts://HOST:PORT)", url=url)
     scheme, rest = url.split("://", 1)
     if scheme not in ("mqtt", "mqtts"):
-        raise ValueError(f"{url!r}: the scheme is mqtt:// (plain) or mqtts:// (TLS), not {scheme}://")
+        raise worded(ValueError, "%(url)r: the scheme is mqtt:// (plain) or mqtts:// (TLS), not %(scheme)s://",
+                     url=url, scheme=scheme)
     if not rest or any(c in rest for c in "/?#@ "):
-        raise ValueError(f"{url!r}: expected HOST[:PORT] after {scheme}:// (no path, user or query)")
+        raise worded(ValueError, "%(url)r: expected HOST[:PORT] after %(scheme)s:// (no path, user or query)",
+                     url=url, scheme=scheme)
     host, port_text = rest, ""
     if rest.startswith("["):                           # [IPv6]:port
         host, _, tail = rest[1:].partition("]")
@@ -128,9 +132,9 @@ def parse_broker_url(url: str) -> BrokerAddress:
     elif ":" in rest:
         host, port_text = rest.rsplit(":", 1)
     if not host:
-        raise ValueError(f"{url!r}: no host")
+        raise worded(ValueError, "%(url)r: no host", url=url)
     if port_text and not (port_text.isdigit() and 1 <= int(port_text) <= 65535):
-        raise ValueError(f"{url!r}: the port is a number from 1 to 65535")
+        raise worded(ValueError, "%(url)r: the port is a number from 1 to 65535", url=url)
     port = int(port_text) if port_text else (8883 if scheme == "mqtts" else 1883)
     return BrokerAddress(host, port, scheme == "mqtts")
 
@@ -139,5 +143,5 @@ def parse_broker_urls(text: str) -> list[BrokerAddress]:
     """A comma-separated list of broker URLs (a cluster's nodes, tried in turn); ValueError names the bad one."""
     urls = [u.strip() for u in str(text).split(",") if u.strip()]
     if not urls:
-        raise ValueError("no broker URL given")
+        raise worded(ValueError, "no broker URL given")
     return [parse_broker_url(u) for u in urls]

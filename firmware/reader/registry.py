@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware.faults import ConfigError
+from firmware.i18n import worded
 from firmware.reader.messages import is_tile_uid
 from firmware.tiles.sets import TILE_SETS, TileSet
 from firmware.tiles.tile import KINDS, TileError, code, parse_one
@@ -61,7 +62,8 @@ class TileRegistry:
     def declare(self, set_id: str, enrol_file: str) -> None:
         """A set the table model names whose enrollment file does not exist yet: known, but no tag names a tile."""
         if set_id in self.sets:
-            raise ConfigError(f"{enrol_file}: set {set_id} is already registered (from {self.sources[set_id]})")
+            raise worded(ConfigError, "%(file)s: set %(set)s is already registered (from %(source)s)", file=enrol_file,
+                         set=set_id, source=self.sources[set_id])
         self.sets[set_id] = []
         self.sources[set_id] = enrol_file
         self.unenrolled_files[set_id] = enrol_file
@@ -101,11 +103,13 @@ class TileRegistry:
     def add_set(self, set_id: str, tiles: list[tuple[bytes, int]], source: str = "generated") -> None:
         """Register a whole set; raises ConfigError on a duplicate UID or a non-standard set."""
         if self.enrolled(set_id):
-            raise ConfigError(f"{source}: set {set_id} is already registered (from {self.sources[set_id]})")
+            raise worded(ConfigError, "%(file)s: set %(set)s is already registered (from %(source)s)", file=source,
+                         set=set_id, source=self.sources[set_id])
         entries = []
         for uid, kind in tiles:
             if uid in self.by_uid:
-                raise ConfigError(f"{source}: UID {uid.hex()} is registered twice ({self.by_uid[uid]})")
+                raise worded(ConfigError, "%(file)s: UID %(uid)s is registered twice (%(first)s)", file=source,
+                             uid=uid.hex(), first=self.by_uid[uid])
             entry = RegisteredTile(uid, set_id, kind)
             self.by_uid[uid] = entry
             entries.append(entry)
@@ -125,8 +129,8 @@ class TileRegistry:
         held = Counter(t.kind for t in self.sets[set_id])
         short = [f"{code(k)} ({held[k]} of {n})" for k, n in enumerate(tile_set.copies) if held[k] < n]
         if short:
-            raise ConfigError(f"{source}: set {set_id} cannot make the {tile_set.size}-tile set; short of "
-                              + ", ".join(short))
+            raise worded(ConfigError, "%(file)s: set %(set)s cannot make the %(size)s-tile set; short of %(short)s",
+                         file=source, set=set_id, size=tile_set.size, short=", ".join(short))
 
 
 def standard_set_of(kinds: list[int], source: str) -> TileSet:
@@ -139,8 +143,9 @@ def standard_set_of(kinds: list[int], source: str) -> TileSet:
     closest = min(TILE_SETS.values(), key=lambda s: sum(abs(a - b) for a, b in zip(s.copies, copies)))
     diffs = [f"{code(k)} {copies[k]} (expected {closest.copies[k]})" for k in range(KINDS)
              if copies[k] != closest.copies[k]]
-    raise ConfigError(f"{source}: {len(kinds)} tiles are not a standard set; against the {closest.size}-tile "
-                      f"set: " + ", ".join(diffs[:8]) + (" ..." if len(diffs) > 8 else ""))
+    raise worded(ConfigError, "%(file)s: %(tiles)s tiles are not a standard set; against the %(size)s-tile set: "
+                              "%(diffs)s", file=source, tiles=len(kinds), size=closest.size,
+                 diffs=", ".join(diffs[:8]) + (" ..." if len(diffs) > 8 else ""))
 
 
 def load_registry(files: dict[str, Path]) -> TileRegistry:
@@ -167,32 +172,40 @@ def read_set_file(path: Path, set_id: str) -> list[tuple[bytes, int]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the tile registry: {exc.strerror or exc}") from None
+        raise worded(ConfigError, "%(file)s: cannot read the tile registry: %(problem)s", file=path,
+                     problem=exc.strerror or exc) from None
     rows = list(csv.reader(text.splitlines()))
     if not rows or [c.strip().lower() for c in rows[0]] != HEADER:
-        raise ConfigError(f"{path}: line 1: expected the header {','.join(HEADER)}")
+        raise worded(ConfigError, "%(file)s: line 1: expected the header %(header)s", file=path,
+                     header=",".join(HEADER))
     tiles: list[tuple[bytes, int]] = []
     first_line: dict[bytes, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not row or not "".join(row).strip():
             continue
         if len(row) != 3:
-            raise ConfigError(f"{path}: line {number}: expected uid,set,tile; got {len(row)} fields")
+            raise worded(ConfigError, "%(file)s: line %(line)s: expected uid,set,tile; got %(fields)s fields",
+                         file=path, line=number, fields=len(row))
         uid_text, row_set, face = (c.strip() for c in row)
         try:
             uid = bytes.fromhex(uid_text)
         except ValueError:
-            raise ConfigError(f"{path}: line {number}: UID {uid_text!r} is not hex") from None
+            raise worded(ConfigError, "%(file)s: line %(line)s: UID %(uid)r is not hex", file=path, line=number,
+                         uid=uid_text) from None
         if not is_tile_uid(uid):
-            raise ConfigError(f"{path}: line {number}: UID {uid_text} is not an ISO 15693 tag (8 bytes, E0...)")
+            raise worded(ConfigError, "%(file)s: line %(line)s: UID %(uid)s is not an ISO 15693 tag (8 bytes, E0...)",
+                         file=path, line=number, uid=uid_text)
         if row_set != set_id:
-            raise ConfigError(f"{path}: line {number}: set {row_set!r}, but this file is set {set_id}")
+            raise worded(ConfigError, "%(file)s: line %(line)s: set %(row)r, but this file is set %(set)s", file=path,
+                         line=number, row=row_set, set=set_id)
         try:
             kind = parse_one(face)
         except TileError as exc:
-            raise ConfigError(f"{path}: line {number}: {exc}") from None
+            raise worded(ConfigError, "%(file)s: line %(line)s: %(problem)s", file=path, line=number,
+                         problem=exc) from None
         if uid in first_line:
-            raise ConfigError(f"{path}: line {number}: UID {uid_text} already on line {first_line[uid]}")
+            raise worded(ConfigError, "%(file)s: line %(line)s: UID %(uid)s already on line %(first)s", file=path,
+                         line=number, uid=uid_text, first=first_line[uid])
         first_line[uid] = number
         tiles.append((uid, kind))
     return tiles

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from firmware.config_files import PATTERN_HINTS, Section, Text, _format_error, read_toml, whole_number_of
+from firmware.config_files import PATTERN_HINTS, Section, Text, read_toml, validation_error, whole_number_of
 from firmware.config_paths import rules_file
 from firmware.faults import ConfigError
+from firmware.i18n import N_, worded
 from firmware.hands.analysis import Shape
 from firmware.rules.names import RULE_NAMES
 from firmware.tiles.dealing import DealRules
@@ -194,7 +195,7 @@ class ScoreboardSection(Section):
 
 
 PENALTY_KIND = r"^[a-z][a-z0-9_]{0,39}$"
-PATTERN_HINTS[PENALTY_KIND] = "a penalty's kind: lower-case letters, digits and '_', starting with a letter"
+PATTERN_HINTS[PENALTY_KIND] = N_("a penalty's kind: lower-case letters, digits and '_', starting with a letter")
 
 
 class RuleSetConfig(Section):
@@ -222,7 +223,7 @@ def parse_ruleset_config(data: dict, path: Path) -> RuleSetConfig:
     try:
         return RuleSetConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(_format_error(path, e) for e in exc.errors())) from None
+        raise validation_error(path, exc.errors()) from None
 
 
 def load_ruleset_file(path: Path) -> RuleSetConfig:
@@ -233,7 +234,8 @@ def load_ruleset_file(path: Path) -> RuleSetConfig:
 def load_ruleset_config(name: str, config_dir: Path | None = None) -> RuleSetConfig:
     """The validated TOML of the rule set ``name`` (the table's own copy in ``config_dir`` where there is one)."""
     if name not in RULE_NAMES:
-        raise ConfigError(f"unknown rule set {name!r}; choose one of {', '.join(RULE_NAMES)}")
+        raise worded(ConfigError, "unknown rule set %(name)r; choose one of %(names)s", name=name,
+                     names=", ".join(RULE_NAMES))
     return load_ruleset_file(rules_file(name, config_dir))
 
 

@@ -5,6 +5,8 @@ Adding a rule set is its family's module, its TOML and one line here.
 
 from __future__ import annotations
 
+from firmware.i18n import worded
+
 FAMILIES: dict[str, str] = {
     "mcr": "firmware.rules.mcr.family:MCRRules",
     "competition": "firmware.rules.competition.family:CompetitionRules",
@@ -19,5 +21,6 @@ DEFAULT = "mcr"
 def rules_name(text: str) -> str:
     """A rule set's name as typed on a command line (an argparse ``type``): ValueError names the choices."""
     if text not in FAMILIES:
-        raise ValueError(f"unknown rule set {text!r}; choose one of {', '.join(RULE_NAMES)}")
+        raise worded(ValueError, "unknown rule set %(name)r; choose one of %(names)s", name=text,
+                     names=", ".join(RULE_NAMES))
     return text

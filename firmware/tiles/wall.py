@@ -12,7 +12,7 @@ before it (side - 1, the owner's 上家).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from firmware.tiles.tile import code
 
@@ -76,8 +76,9 @@ class Wall:
         """Levels present in a stack, in drawing order (top first)."""
         return [lv for lv in (TOP, BOTTOM) if Position(side, stack, lv) in self._tiles]
 
-    def render(self) -> str:
-        """Four lines per side: the walls as a technician would read them, stack 1 first."""
+    def render(self, labels: Callable[[int, str], str] | None = None) -> str:
+        """Two lines per side: the walls as a technician would read them, stack 1 first (``labels``: a line's
+        head for a side and level, ``side 0 top    `` by default)."""
         lines = []
         for side in range(SIDES):
             tops, bottoms = [], []
@@ -86,8 +87,9 @@ class Wall:
                 bottom = self._tiles.get(Position(side, stack, BOTTOM))
                 tops.append(_cell(top, Position(side, stack, TOP) in self._tiles))
                 bottoms.append(_cell(bottom, Position(side, stack, BOTTOM) in self._tiles))
-            lines.append(f"side {side} top    " + " ".join(tops))
-            lines.append(f"side {side} bottom " + " ".join(bottoms))
+            head = labels or (lambda side, level: f"side {side} {level:<7}")
+            lines.append(head(side, TOP) + " ".join(tops))
+            lines.append(head(side, BOTTOM) + " ".join(bottoms))
         return "\n".join(lines)
 
 

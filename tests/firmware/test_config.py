@@ -91,6 +91,35 @@ def test_bad_toml_names_the_file(tmp_path):
         load_table_config(path)
 
 
+def test_a_config_error_carries_its_problems_in_parts(tmp_path):
+    """What the message says in English, the error carries in parts (file, table, key, what, detail, the value):
+    the command line words them in its language (firmware/cli/error_words.py)."""
+    data = _data()
+    data["stacker"]["cam_turn"] = 1.4
+    data["table"]["name"] = 3
+    data["dice"]["motor_pin"] = "GPIO22"
+    with pytest.raises(ConfigError) as info:
+        parse_table_config(data, Path("t.toml"))
+    problems = {(p.table, p.key): p for p in info.value.problems}
+    assert (problems["stacker", "cam_turn"].what, problems["stacker", "cam_turn"].file) == ("unknown_key", "t.toml")
+    name = problems["table", "name"]
+    assert (name.what, name.kind, name.got) == ("invalid", "string_type", "3") and "string" in name.detail
+    assert str(info.value) == "\n".join(str(p) for p in info.value.problems)
+    del data["stacker"]["cam_turn"], data["table"]["name"]
+    data["table"]["name"] = "t"
+    with pytest.raises(ConfigError) as info:                     # (a check across keys, after validation)
+        parse_table_config(data, Path("t.toml"))
+    (pin,) = info.value.problems
+    assert (pin.table, pin.key, pin.what, pin.kind) == ("dice", "motor_pin", "invalid", "")
+    assert pin.detail == "pin GPIO22 is already used by center_lift.up_motor_pin"
+    path = tmp_path / "broken.toml"
+    path.write_text("[table\n")
+    with pytest.raises(ConfigError) as info:
+        load_table_config(path)
+    (broken,) = info.value.problems
+    assert (broken.file, broken.what, broken.table) == (str(path), "not_toml", None) and broken.detail
+
+
 def test_two_banks_on_one_gpiochip_are_refused():
     data = _data()
     data["backend"]["banks"]["exp1"] = 0                   # the Pi header's own chip, already bank 'main'

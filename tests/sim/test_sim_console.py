@@ -56,7 +56,7 @@ def test_a_software_error_is_one_e99_line_with_its_hint_and_its_traceback_in_a_f
     kept = files[0].read_text()
     assert "Traceback (most recent call last)" in kept and "RuntimeError: injected by the test" in kept
     assert kept.startswith("ERROR firmware.controller.fault_policy: E99 controller software error in")
-    assert f"1 traceback(s) of the run are in {files[0]}" in err
+    assert f"1 traceback of the run is in {files[0]}" in err
     assert "fault E99 (needs a technician)" in done.stdout        # (the summary, its tier in words)
 
 

@@ -157,7 +157,7 @@ def _extracted() -> dict[object, str]:
 
     with open(ROOT / "babel-cli.cfg") as f:
         method_map, options_map = parse_mapping_cfg(f)
-    keywords = {**DEFAULT_KEYWORDS, "N_": None}
+    keywords = {**DEFAULT_KEYWORDS, "N_": None, "Nn_": (1, 2), "worded": (2,)}
     return {message: filename for filename, _, message, _c, _ in
             extract_from_dir(str(ROOT), method_map, options_map, keywords)}
 

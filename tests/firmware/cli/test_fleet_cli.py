@@ -138,7 +138,7 @@ def test_watch_prints_every_table_live_once_and_as_json(broker, tmp_path, capsys
         code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--once")
         assert code == 0 and all(words in out for words in ("t01", "online", "E41", "playing", "1 2 -3 0"))
         code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--seconds", "1.5")
-        assert code == 0 and all(words in out for words in ("site hall1: 1 tables, 1 online", "t01", "playing"))
+        assert code == 0 and all(words in out for words in ("site hall1: 1 table, 1 online", "t01", "playing"))
         table.add_events("hand", [{"hand": 3}])
         code, out, _ = _run(capsys, "fleet", "watch", "--broker", broker.url, "--site", "hall1", "--json",
                             "--seconds", "1.5")

@@ -446,7 +446,7 @@ def test_a_table_is_heard_when_it_spoke_not_when_the_broker_replayed_its_retaine
     assert c.tables["t07"].last_seen_s == NOW - 600                                      # the newest it said
     console = Console(width=160, record=True)
     console.print(render(c, NOW))
-    assert "600s" in console.export_text()
+    assert "600 s" in console.export_text()
     empty = Console(width=160, record=True)
     empty.print(render(FleetConsumer("hall2"), NOW, "no table of site hall2 reached staff.viewer"))
     assert "no table of site hall2 reached staff.viewer" in empty.export_text()   # (the live console's caption)

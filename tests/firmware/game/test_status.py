@@ -86,6 +86,30 @@ def test_the_live_line_is_made_from_the_status():
         run.close()
 
 
+def test_the_live_line_in_the_command_lines_language():
+    """With the command line's words the line is its language's, the state in words; without, the code's English
+    with the state's identifier (the page's data)."""
+    from firmware.cli import words
+
+    status = {"table": {"state": "in_play"}, "book": {"hand": 3, "dealer": 1}, "stacking": {"counted": [36, 0]},
+              "chips": {"chips": [500, 480, 520, 500]},
+              "round": {"state": "playing", "assignment": {"event": "cup", "round": 2}, "players": {"E": "ana"},
+                        "hands": 8, "hands_played": 3, "seconds_left": 600.0, "warning": False, "pending": None,
+                        "refused": None},
+              "session": {"state": "closed", "players": None}}
+    try:
+        words.use("zh_CN")
+        line = live_line(status, 5.0, words)
+        assert line == ("t=    5.0s 打牌中    第 3 手 庄家 1 号边 码牌 36 张 筹码 500 480 520 500"
+                        " | cup 第 2 轮 第 3/8 手：E ana S ? W ? N ?，还剩 10 分钟 | 开台结束：牌桌已关闭"), line
+        words.use("en")
+        assert live_line(status, 5.0, words).startswith("t=    5.0s Playing   hand 3 dealer side 1 stacking 36 tiles")
+    finally:
+        words.use("en")
+    assert live_line(status) == ("in_play   hand 3 dealer side 1 stacking 36 tiles chips 500 480 520 500"
+                                 " | cup round 2 hand 3/8: E ana S ? W ? N ?, 10 min left | session over: table closed")
+
+
 def test_one_source_per_controller_and_unknown_components_refused():
     run = SimRun(hands=0)
     try:
