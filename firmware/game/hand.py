@@ -292,21 +292,23 @@ class HandPlay:
         seat = self.seats[side]
         added = any(m.kind is MeldKind.PUNG and m.tile == tile for m in seat.melds)
         if added:
+            # declared first, as at the table: the 加杠 is in the record (and its money paid where the rule set
+            # pays it on the spot) before anyone robs it; the robbing win then takes the tile from the record's
+            # kong, and the rule set's ``robbed_kong_paid`` says whether that money stands
+            seat.hand.remove(tile)
+            self.emit(Action(Verb.ADDED_KONG, side, tile))
             if robbers is not None:
                 thieves = robbers(side, tile)
                 if thieves:
                     taken = thieves[: None if self.several_winners else 1]
                     for thief in taken:
                         self._take_win(thief, tile, side, kong_win=True)
-                    seat.hand.remove(tile)
                     self._after_wins(taken, side, tile, {"kong_win": True})
                     return None
-            seat.hand.remove(tile)
             seat.melds = [Meld(MeldKind.KONG, tile, m.source, added=True) if m.kind is MeldKind.PUNG and m.tile == tile
                           else m
                           for m in seat.melds]
             self.visible[tile] += 1
-            self.emit(Action(Verb.ADDED_KONG, side, tile))
         else:
             if seat.hand.count(tile) != 4:
                 raise ValueError(f"side {side} has no four {tile} to kong")

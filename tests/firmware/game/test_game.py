@@ -69,7 +69,8 @@ def test_robbing_an_added_kong_ends_the_hand():
     play.kong(0, tile, robbers=lambda side, t: [2])
     assert play.phase is Phase.OVER and play.result.winners == [2] and play.result.flags["kong_win"]
     assert play.result.discarder == 0
-    win = play.record.actions[-1]
+    kong, win = play.record.actions[-2:]
+    assert kong.text() == "0 added_kong 9s"                     # (declared first, as at the table, then robbed)
     assert win.text().startswith("2 win 9s from 0") and "kong_win" in win.flags     # (in the hand's record)
 
 
