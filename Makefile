@@ -60,7 +60,7 @@ i18n: $(STAMP)
 	  --project mjtable --copyright-holder mjtable -o $(LOCALE)/messages.pot .
 	$(BIN)/pybabel update -i $(LOCALE)/messages.pot -d $(LOCALE) --width 120 --ignore-obsolete --no-fuzzy-matching
 	$(BIN)/pybabel compile -d $(LOCALE) --statistics
-	$(BIN)/pybabel extract -F babel-cli.cfg -k N_ -k Nn_:1,2 -k worded:2 -k worded_text --no-location --sort-output \
+	$(BIN)/pybabel extract -F babel-cli.cfg -k N_ -k Nn_:1,2 -k worded:2 -k worded_text -k worded_answer --no-location --sort-output \
 	  --project mjtable --copyright-holder mjtable -o $(CLI_LOCALE)/cli.pot .
 	$(BIN)/pybabel update -D cli -i $(CLI_LOCALE)/cli.pot -d $(CLI_LOCALE) --width 120 --ignore-obsolete \
 	  --no-fuzzy-matching
