@@ -146,7 +146,7 @@ def _judge_declaration(session, request: dict[str, Any], reply: Reply) -> None:
 
     def got(read: PadRead) -> None:
         if not read.ok:
-            reply({"ok": False, "error": read.problem})
+            reply(answer_of(read.problem))
             return
         try:
             hand = standing_from_pad(read, tile, own)
@@ -317,7 +317,7 @@ def _judge_record(session, request: dict[str, Any], reply: Reply) -> None:
 
     def got(read: PadRead) -> None:
         if not read.ok:
-            reply({"ok": False, "error": read.problem})
+            reply(answer_of(read.problem))
         elif Counter(read.kinds) != expected:
             shown = format_tiles(list(read.kinds)) if read.kinds else "no tiles"
             reply(worded_answer("the pad of side %(side)s shows %(shown)s, the record declares %(declared)s",

@@ -14,6 +14,7 @@ import pytest
 
 from firmware.cli import words
 from firmware.cli.main import main
+from firmware.game.pad import PadRead
 from firmware.i18n import worded_text
 from firmware.refusals import answer_of, part, worded, worded_answer
 from tests.firmware.cli.test_cli_languages_commands import HAN
@@ -57,6 +58,9 @@ def test_a_reason_inside_an_answer_is_said_too():
     words.use("zh_CN")
     assert words.refusal(answer) == "未记录：第 4 手已计分"
     assert words.refusal(answer_of(why)) == "第 4 手已计分"
+    pad = PadRead(problem=worded_text("pad of side %(side)s not read: %(problem)s", side=2, problem="timeout"))
+    assert words.refusal(answer_of(pad.problem)) == "2 号边的牌垫未能读取：timeout"
+    assert answer_of(pad.problem)["error"] == "pad of side 2 not read: timeout"
     assert part("plain English") == "plain English" and answer_of(ValueError("x")) == {"ok": False, "error": "x"}
 
 
