@@ -56,7 +56,7 @@ screenshots: $(STAMP)
 LOCALE := firmware/web/locale
 CLI_LOCALE := firmware/cli/locale
 i18n: $(STAMP)
-	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g --no-location --sort-output \
+	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g -k worded_answer --no-location --sort-output \
 	  --project mjtable --copyright-holder mjtable -o $(LOCALE)/messages.pot .
 	$(BIN)/pybabel update -i $(LOCALE)/messages.pot -d $(LOCALE) --width 120 --ignore-obsolete --no-fuzzy-matching
 	$(BIN)/pybabel compile -d $(LOCALE) --statistics

@@ -70,3 +70,11 @@ def test_a_state_in_a_reason_is_named_and_english_is_the_codes_own():
     words.use("zh_CN")
     said = words.refusal(answer)
     assert said.startswith("没有正在进行的牌局（牌桌状态：") and "in_play" not in said, said
+
+
+def test_the_page_words_the_diag_answers_it_may_get():
+    from firmware.web import i18n
+
+    answer = worded_answer("this process keeps no log for the page (the journal has it: journalctl -u mjtable)")
+    assert i18n.words("zh_CN").refusal(answer) == "此进程没有为页面保留日志（日志在 journal 中：journalctl -u mjtable）"
+    assert i18n.words("en").refusal(answer) == answer["error"]
