@@ -56,11 +56,11 @@ screenshots: $(STAMP)
 LOCALE := firmware/web/locale
 CLI_LOCALE := firmware/cli/locale
 i18n: $(STAMP)
-	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g --no-location --sort-output \
+	PYTHONPATH=. $(BIN)/pybabel extract -F babel.cfg -k N_ -k _g:2 -k g -k worded_answer --no-location --sort-output \
 	  --project mjtable --copyright-holder mjtable -o $(LOCALE)/messages.pot .
 	$(BIN)/pybabel update -i $(LOCALE)/messages.pot -d $(LOCALE) --width 120 --ignore-obsolete --no-fuzzy-matching
 	$(BIN)/pybabel compile -d $(LOCALE) --statistics
-	$(BIN)/pybabel extract -F babel-cli.cfg -k N_ -k Nn_:1,2 -k worded:2 --no-location --sort-output \
+	$(BIN)/pybabel extract -F babel-cli.cfg -k N_ -k Nn_:1,2 -k worded:2 -k worded_text -k worded_answer --no-location --sort-output \
 	  --project mjtable --copyright-holder mjtable -o $(CLI_LOCALE)/cli.pot .
 	$(BIN)/pybabel update -D cli -i $(CLI_LOCALE)/cli.pot -d $(CLI_LOCALE) --width 120 --ignore-obsolete \
 	  --no-fuzzy-matching

@@ -53,6 +53,22 @@ def worded(kind: type[E], template: str, **values: Any) -> E:
     return exc
 
 
+class WordedText(str):
+    """Text made by :func:`worded_text`: its str is the English; it keeps ``template`` and ``values``."""
+
+    template: str
+    values: dict[str, Any]
+
+
+def worded_text(template: str, **values: Any) -> WordedText:
+    """Text (not an error: a check's detail, its fix) whose English is ``template`` with ``values``, kept in parts
+    as :func:`worded` keeps them, so that the command line says it in its language (``said_text``).  ``make i18n``
+    extracts the template (``-k worded_text``)."""
+    text = WordedText(template % values)
+    text.template, text.values = template, values
+    return text
+
+
 def locale_of_tag(tag: str | None) -> str | None:
     """The locale a language tag asks for (``zh-CN``, ``zh_TW.UTF-8``, ``en-GB``: any zh is Chinese, the table's
     characters are simplified; any en is English), or None for any other language."""

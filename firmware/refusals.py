@@ -119,16 +119,54 @@ class Refusal(str):
         return {"ok": False, "error": str(self), "refusal": self.code.value, "params": self.params, **more}
 
 
+def part(why: BaseException | str) -> Any:
+    """A value of a :func:`worded_answer` that is a reason itself (``not recorded: %(why)s``): its parts where it
+    was made with them (said in the language too), else its English."""
+    template, params = getattr(why, "template", None), getattr(why, "values", None)
+    if isinstance(template, str) and isinstance(params, dict):
+        return {"words": template, "params": params, "error": str(why)}
+    return str(why)
+
+
+def _english(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v["error"] if isinstance(v, dict) and "words" in v else v for k, v in params.items()}
+
+
+def worded_answer(template: str, **params: Any) -> dict[str, Any]:
+    """An answer that is no refusal of the table's rules but a request it cannot take (a diag command's: no hand
+    recorded, a side out of range): ``error`` the English, ``words`` its template and ``params`` its values (plain
+    JSON, named as a refusal's are), so that where it is shown it is said in that language.  ``make i18n`` extracts
+    the template into the command line's catalogue (``-k worded_answer``)."""
+    return {"ok": False, "error": template % values(_english(params)), "words": template, "params": params}
+
+
+def answer_of(why: BaseException | str, **more: Any) -> dict[str, Any]:
+    """The answer of a request refused by an error or a reason's text: worded where it was made with its parts
+    (:func:`firmware.i18n.worded`, :func:`~firmware.i18n.worded_text`: plain values), else its English alone."""
+    template, params = getattr(why, "template", None), getattr(why, "values", None)
+    if isinstance(template, str) and isinstance(params, dict):
+        return {"ok": False, "error": str(why), "words": template, "params": params, **more}
+    return {"ok": False, "error": str(why), **more}
+
+
 def worded(answer: dict[str, Any], gettext: Callable[[str], str], state: Callable[[str], str] = str,
            mechanism: Callable[[str], str] = str, seat: Callable[[str], str] = str) -> str | None:
     """An answer's refusal in a language (``gettext``: its catalogue; ``state``, ``mechanism``: their names in
-    it), or None when the answer carries no refusal this table knows (then its ``error`` is all there is)."""
+    it): its code's text, or the template of a :func:`worded_answer`; None when the answer carries neither (then
+    its ``error`` is all there is)."""
+    params = answer.get("params") if isinstance(answer.get("params"), dict) else {}
     try:
         code = Reason(answer.get("refusal"))
     except ValueError:
-        return None
-    params = answer.get("params") if isinstance(answer.get("params"), dict) else {}
+        words = answer.get("words")
+        if not isinstance(words, str):
+            return None
+        text = words
+    else:
+        text = TEXTS[code]
+    params = {k: (worded(v, gettext, state, mechanism, seat) or v.get("error")) if isinstance(v, dict) and "words" in v
+              else v for k, v in params.items()}
     try:
-        return gettext(TEXTS[code]) % values(params, gettext, state, mechanism, seat)
+        return gettext(text) % values(params, gettext, state, mechanism, seat)
     except (KeyError, TypeError, ValueError):            # (values missing or of another kind: said in English)
         return None

@@ -20,6 +20,7 @@ from parlour.core.event import SEATS, EventFormat, FormatError, Seat, check_play
 from parlour.core.facts import FactKind, TournamentState, score_by_seat
 from parlour.core.seating import Plan, RoundSeating, TableSeats, certify, plan_seating
 from parlour.core.standings import number, round_points, standings, team_standings
+from parlour.core.words import worded
 from parlour.store.facts_store import TourneyStore
 
 log = logging.getLogger(__name__)
@@ -37,27 +38,29 @@ def read_players(text: str, teams: bool) -> list[Player]:
     """players.csv (header ``name,team``; team may be empty unless the event has teams); FormatError names the line."""
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "name" not in [f.strip() for f in reader.fieldnames]:
-        raise FormatError("players file: the first line must be the header name,team")
+        raise worded(FormatError, "players file: the first line must be the header name,team")
     players: list[Player] = []
     seen: set[str] = set()
     for line_no, row in enumerate(reader, start=2):
         row = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()
                if k is not None}
         if not any(row.values()):
-            raise FormatError(f"players file line {line_no}: no name (remove the empty line, or give the name)")
+            raise worded(FormatError, "players file line %(line)s: no name (remove the empty line, or give the name)",
+                         line=line_no)
         try:
             name = check_player_name(row.get("name", ""))
         except FormatError as exc:
-            raise FormatError(f"players file line {line_no}: {exc}") from None
+            raise worded(FormatError, "players file line %(line)s: %(problem)s", line=line_no, problem=exc) from None
         if name in seen:
-            raise FormatError(f"players file line {line_no}: {name!r} is there twice")
+            raise worded(FormatError, "players file line %(line)s: %(name)r is there twice", line=line_no, name=name)
         team = row.get("team") or None
         if teams and not team:
-            raise FormatError(f"players file line {line_no}: {name!r} has no team (the event has teams)")
+            raise worded(FormatError, "players file line %(line)s: %(name)r has no team (the event has teams)",
+                         line=line_no, name=name)
         seen.add(name)
         players.append(Player(name, team))
     if len(players) < 4:
-        raise FormatError(f"players file: {len(players)} players; a table needs 4")
+        raise worded(FormatError, "players file: %(players)s players; a table needs 4", players=len(players))
     return players
 
 
@@ -65,7 +68,7 @@ def create(store: TourneyStore, fmt: EventFormat, players: list[Player], seed: i
            deadline: Deadline | None = None) -> tuple[int, Plan]:
     """A new event: its format, its players, and every round seated (one transaction for the plan)."""
     if fmt.teams and any(not p.team for p in players):
-        raise FormatError("every player needs a team in a team event")
+        raise worded(FormatError, "every player needs a team in a team event")
     event_id = store.create_event(fmt)
     store.append_many(event_id, [(FactKind.ENROL, {"name": p.name, "team": p.team}) for p in players])
     plan = replan(store, event_id, seed, deadline)
@@ -89,19 +92,19 @@ def withdraw(store: TourneyStore, event_id: int, name: str, replacement: str | N
     """A player leaves before the next round (a replacement, if any, takes the team's place); the rest re-planned."""
     state = store.state(event_id)
     if name not in state.active:
-        raise FormatError(f"{name!r} is not playing in {state.fmt.name}")
+        raise worded(FormatError, "%(name)r is not playing in %(event)s", name=name, event=state.fmt.name)
     next_round = max(state.opened, default=0) + 1
     if next_round > state.fmt.rounds:
-        raise FormatError("every round has been opened: there is nothing left to re-plan")
+        raise worded(FormatError, "every round has been opened: there is nothing left to re-plan")
     items: list[tuple[FactKind, Mapping[str, Any]]] = [(FactKind.WITHDRAW, {"name": name, "from_round": next_round})]
     if replacement is not None:
         replacement = check_player_name(replacement)
         if replacement in state.teams and replacement not in state.withdrawn:
-            raise FormatError(f"{replacement!r} is playing already")
+            raise worded(FormatError, "%(name)r is playing already", name=replacement)
         items.append((FactKind.ENROL, {"name": replacement, "team": state.teams[name], "replaces": name}))
     store.append_many(event_id, items)
     if len(store.state(event_id).active) < 4:
-        raise FormatError("fewer than 4 players are left")
+        raise worded(FormatError, "fewer than 4 players are left")
     return replan(store, event_id, seed, deadline)
 
 
@@ -109,7 +112,8 @@ def open_round(store: TourneyStore, event_id: int, round_no: int, ends_at: float
     """Mark the round as being played (its seating then stands); False if it was open already."""
     state = store.state(event_id)
     if round_no not in state.seatings:
-        raise FormatError(f"round {round_no} is not seated (the event has {state.fmt.rounds})")
+        raise worded(FormatError, "round %(round)s is not seated (the event has %(rounds)s)", round=round_no,
+                     rounds=state.fmt.rounds)
     return store.append(event_id, FactKind.ROUND_OPEN, {"round": round_no, "ends_at": ends_at},
                         dedup=f"open:{round_no}")
 
@@ -128,15 +132,16 @@ def enter_result(store: TourneyStore, event_id: int, round_no: int, table: str, 
     checked = score_by_seat(score)
     if source == "hand":
         if told.score is not None:
-            raise FormatError(f"round {round_no} table {table} has a result already (from {told.source}); "
-                              f"a referee corrects it: mjtable tourney confirm --round {round_no} --table {table} "
-                              f"--correct FILE")
+            raise worded(FormatError, "round %(round)s table %(table)s has a result already (from %(source)s); a "
+                         "referee corrects it: mjtable tourney confirm --round %(round)s --table %(table)s "
+                         "--correct FILE", round=round_no, table=table, source=told.source)
         if sum(checked.values()) != 0 and not unbalanced:
-            raise FormatError(f"the scores sum to {sum(checked.values())}, not 0: check them "
-                              f"(--unbalanced if penalties really make it so)")
+            raise worded(FormatError, "the scores sum to %(sum)s, not 0: check them (--unbalanced if penalties "
+                         "really make it so)", sum=sum(checked.values()))
     if round_no not in state.opened:
         if source != "hand":
-            raise FormatError(f"round {round_no} is not open: a table's result for it is not taken")
+            raise worded(FormatError, "round %(round)s is not open: a table's result for it is not taken",
+                         round=round_no)
         open_round(store, event_id, round_no, None)        # typed in: the round was played, off the fleet
     body = {"round": round_no, "table": table, "score": {s.value: v for s, v in checked.items()},
             "hands": hands, "reason": reason, "source": source}
@@ -156,8 +161,8 @@ def confirm(store: TourneyStore, event_id: int, round_no: int, table: str, refer
                                                      "note": note})
         return
     if told.score is None:
-        raise FormatError(f"round {round_no} table {table} has no result to confirm yet: correct it with "
-                          f"--correct FILE, or wait for the table")
+        raise worded(FormatError, "round %(round)s table %(table)s has no result to confirm yet: correct it with "
+                     "--correct FILE, or wait for the table", round=round_no, table=table)
     store.append(event_id, FactKind.CONFIRM, {"round": round_no, "table": table, "referee": referee, "note": note})
 
 
@@ -166,11 +171,12 @@ def penalty(store: TourneyStore, event_id: int, round_no: int, name: str, points
     """Points off a player's score in a round (before its places are decided)."""
     state = store.state(event_id)
     if name not in state.teams:
-        raise FormatError(f"{name!r} is not a player of {state.fmt.name}")
+        raise worded(FormatError, "%(name)r is not a player of %(event)s", name=name, event=state.fmt.name)
     if not 1 <= round_no <= state.fmt.rounds:
-        raise FormatError(f"round {round_no}: the event has rounds 1 to {state.fmt.rounds}")
+        raise worded(FormatError, "round %(round)s: the event has rounds 1 to %(rounds)s", round=round_no,
+                     rounds=state.fmt.rounds)
     if isinstance(points, bool) or not isinstance(points, int) or not 0 < points <= 10**6:
-        raise FormatError(f"penalty points {points!r}: a whole number above 0")
+        raise worded(FormatError, "penalty points %(points)r: a whole number above 0", points=points)
     store.append(event_id, FactKind.PENALTY, {"round": round_no, "name": name, "points": points,
                                               "reason": reason, "referee": check_player_name(referee)})
 
@@ -205,7 +211,8 @@ def certificate_json(cert: Any) -> dict[str, Any]:
 
 def seat_json(state: TournamentState, round_no: int) -> dict[str, Any]:
     if round_no not in state.seatings:
-        raise FormatError(f"round {round_no} is not seated (the event has rounds 1 to {state.fmt.rounds})")
+        raise worded(FormatError, "round %(round)s is not seated (the event has rounds 1 to %(rounds)s)",
+                     round=round_no, rounds=state.fmt.rounds)
     body = state.seatings[round_no]
     return {"round": round_no, "tables": [{"table": t["table"], "seats": {s.value: t["seats"][s.value] for s in SEATS}}
                                           for t in body["tables"]],

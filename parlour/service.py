@@ -35,6 +35,7 @@ from firmware.fleet.topics import PREFIX, TableTopics, check_id
 from parlour import desk
 from parlour.core.event import SEATS, FormatError
 from parlour.core.facts import FactKind
+from parlour.core.words import worded
 from parlour.store.facts_store import TourneyStore
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class HallService:
         self.store, self.event_id, self.site = store, event_id, check_id(site, "site")
         self.fleet_ids = [check_id(t, "table id") for t in tables]
         if len(set(self.fleet_ids)) != len(self.fleet_ids):
-            raise FormatError("--tables: a table is named twice")
+            raise worded(FormatError, "--tables: a table is named twice")
         self.sign_assignment, self.sign_resend = sign_assignment, sign_resend
         self.publish, self.wall_s = publish, wall_s
         self.requester = check_id(requester, "requester")
@@ -97,7 +98,8 @@ class HallService:
         """The site's table id of the event's table ``T<n>``; FormatError when the hall named too few."""
         number = int(table[1:]) if table[:1] == "T" and table[1:].isdigit() else 0
         if not 1 <= number <= len(self.fleet_ids):
-            raise FormatError(f"the round needs table {table} but --tables names {len(self.fleet_ids)}")
+            raise worded(FormatError, "the round needs table %(table)s but --tables names %(tables)s", table=table,
+                         tables=len(self.fleet_ids))
         return self.fleet_ids[number - 1]
 
     def event_table(self, fleet_id: str) -> str | None:

@@ -417,7 +417,7 @@ def _controller_command(args: argparse.Namespace) -> int:
     print(json.dumps(answer, indent=2, ensure_ascii=False, default=str) if args.json else render(answer, words))
     if request.get("record") and answer.get("ok") and not answer.get("recorded"):
         if not args.json:           # (the answer says why; as text, say it: the verdict went nowhere)
-            print(answer.get("error") or _("not recorded"))
+            print(words.refusal(answer) or answer.get("error") or _("not recorded"))
         return 1
     return 0 if answer.get("ok") else 1
 

@@ -6,8 +6,10 @@ that carries its parts, a :class:`~firmware.faults.ConfigError` with its
 here in the command line's language around its technical detail (the
 validator's or the TOML parser's message, which stays as it is); one made
 by :func:`firmware.i18n.worded` (its English template and values: the
-fleet's certificates, keys, broker set-up, ids, broker URLs, waves) is its
-template translated.  Any other error is its own message.
+fleet's certificates, keys, broker set-up, ids, broker URLs, waves; a
+bundle, its signature, a release; what the hall's desk refuses) is its
+template translated, and so is a text made by
+:func:`firmware.i18n.worded_text` (the operating system's checks).  Any other error is its own message.
 """
 
 from __future__ import annotations
@@ -52,6 +54,19 @@ def problem_said(problem: ConfigProblem) -> str:
     if problem.table == "(top level)":
         return _("%(file)s: table [(top level)] key '%(key)s': %(problem)s") % words
     return _("%(file)s: table [%(table)s] key '%(key)s': %(problem)s") % words
+
+
+def said_text(text: str) -> str:
+    """A text of the firmware's in this language: one :func:`firmware.i18n.worded_text` made (its template
+    translated, its values kept, a ``Phrase`` translated), else the text itself through the catalogue (a constant
+    marked ``N_``; any other text is its own)."""
+    template, values = getattr(text, "template", None), getattr(text, "values", None)
+    if isinstance(template, str) and isinstance(values, dict):
+        try:
+            return _(template) % {k: _(v) if isinstance(v, Phrase) else v for k, v in values.items()}
+        except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
+            return str(text)
+    return _(text) if text else text
 
 
 def said(exc: BaseException) -> str:

@@ -273,12 +273,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_what_is_left(root: Path, first: bool) -> None:
+    from firmware.cli.error_words import said_text
     from firmware.release.os_checks import INSTALL_MARKS, check_table_os, format_report
 
     checks = check_table_os(root)
     print(_("against power cuts, the operating system under %(root)s was checked (docs/table-os.md; ok, warn: not "
             "yet, with what to do, ?: cannot tell here):") % {"root": root})
-    print("\n".join("  " + line for line in format_report(checks, INSTALL_MARKS).splitlines()))
+    print("\n".join("  " + line for line in format_report(checks, INSTALL_MARKS, said_text).splitlines()))
     from firmware.reader.registry import load_table_registry
     from firmware.config import load_table_config
     try:

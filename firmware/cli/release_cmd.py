@@ -99,6 +99,7 @@ def _rollback(args: argparse.Namespace) -> int:
 def _selftest(args: argparse.Namespace) -> int:
     import tempfile
 
+    from firmware.cli.error_words import said_text
     from firmware.cli.run_cmd import service_options
     from firmware.release.selftest import check_os, run_selftest
     from firmware.root.service import selftest_run
@@ -111,7 +112,7 @@ def _selftest(args: argparse.Namespace) -> int:
     checks = run_selftest(args, run_for)
     for check in checks:
         print(check.line())
-    lacking = check_os(args.os_root)
+    lacking = check_os(args.os_root, said_text)
     if lacking:
         print(_("the operating system lacks, against power cuts (not a failure here; docs/table-os.md):"))
         print("\n".join("  " + line for line in lacking))

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
 from firmware.game.staff import StaffError
-from firmware.refusals import Reason, Refusal
+from firmware.refusals import Reason, Refusal, answer_of, worded_answer
 from firmware.diagnostics import log_ring
 from firmware.diagnostics.edge_log import EdgeLog
 from firmware.diagnostics.hand_facts_told import drawn, void
@@ -124,15 +124,15 @@ class DiagCommands:
         cmd = cmd.replace("-", "_") if isinstance(cmd, str) else cmd
         handler = getattr(self, f"_cmd_{cmd}", None) if isinstance(cmd, str) else None
         if handler is None:
-            reply({"ok": False, "error": f"unknown command {cmd!r:.60}; commands: {COMMANDS}"})
+            reply(worded_answer("unknown command %(cmd)s; commands: %(all)s", cmd=repr(cmd)[:60], all=COMMANDS))
             return
         try:
             handler(request, reply)
         except BadField as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(answer_of(exc))
         except Exception as exc:  # noqa: BLE001 - a bad request must not take the controller down
             log.exception("diag command %r failed", cmd)
-            reply({"ok": False, "error": str(exc)})
+            reply(answer_of(exc))
 
     # -- read-only ------------------------------------------------------------------
     def _cmd_state(self, request: dict, reply: Reply) -> None:
@@ -235,8 +235,7 @@ class DiagCommands:
         ``limit``."""
         ring = log_ring.ring()
         if ring is None:
-            reply({"ok": False, "error": "this process keeps no log for the page (the journal has it: "
-                                         "journalctl -u mjtable)"})
+            reply(worded_answer("this process keeps no log for the page (the journal has it: journalctl -u mjtable)"))
             return
         wait_s = request.get("wait_s", 0)
         if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or not 0 <= wait_s <= LOG_WAIT_MAX_S:
@@ -332,7 +331,7 @@ class DiagCommands:
         """Every input change over the next ``seconds``, then the inputs as they are."""
         seconds = _seconds(request, "seconds", 10.0)
         if not 0 < seconds <= WATCH_MAX_S:
-            reply({"ok": False, "error": f"seconds: watch between 0 and {WATCH_MAX_S:g} s"})
+            reply(worded_answer("seconds: watch between 0 and %(max)s s", max=format(WATCH_MAX_S, "g")))
             return
         loop = self.controller.table.loop
         log, start_s = EdgeLog.of(self.controller.table), loop.now()
@@ -382,7 +381,8 @@ class DiagCommands:
     def _cmd_test(self, request: dict, reply: Reply) -> None:
         name = request.get("name")
         if not isinstance(name, str) or name not in GROUP_TESTS:
-            reply({"ok": False, "error": f"unknown test {name!r:.60}; tests: {', '.join(GROUP_TESTS)}"})
+            reply(worded_answer("unknown test %(name)s; tests: %(tests)s", name=repr(name)[:60],
+                                tests=", ".join(GROUP_TESTS)))
         elif self._may_move(reply, disk=name == "disk"):
             self.tests.group(name, self._begin(request, reply, f"test {name}", DISK_JOG_S if name == "disk" else None))
 

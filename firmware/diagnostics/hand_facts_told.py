@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.diagnostics.judge import Reply, money_since
+from firmware.i18n import worded
+from firmware.refusals import answer_of, part, worded_answer
 from firmware.rules.hand_record import Action, Verb
 from firmware.tiles.tile import SUITS, TileError, parse
 
@@ -24,20 +26,20 @@ def void(session, request: dict[str, Any], reply: Reply) -> None:
     """``mjtable diag void SIDE SUIT``: side SIDE's void suit (定缺: m, p or s) on the hand in play."""
     side, suit = request.get("side"), request.get("suit")
     if type(side) is not int or side not in range(SIDES):
-        reply({"ok": False, "error": "'side' must be a side 0..3"})
+        reply(worded_answer("'side' must be a side 0..3"))
         return
     if not isinstance(suit, str) or suit not in SUITS:
-        reply({"ok": False, "error": f"'suit' must be m, p or s (the void suit), got {suit!r:.20}"})
+        reply(worded_answer("'suit' must be m, p or s (the void suit), got %(suit)s", suit=repr(suit)[:20]))
         return
     if not session.rules.play.void_suit:
-        reply({"ok": False, "error": f"rule set {session.rules.name} has no void suit (定缺)"})
+        reply(worded_answer("rule set %(rules)s has no void suit (定缺)", rules=session.rules.name))
         return
     if session.hand.hand is None:
-        reply({"ok": False, "error": f"no hand in play (the table is {session.state})"})
+        reply(worded_answer("no hand in play (the table is %(state)s)", state=session.state))
         return
     why = session.hand.take(session.book.hand, Action(Verb.VOID, side, kind=suit))
     if why is not None:
-        reply({"ok": False, "error": why})
+        reply(answer_of(why))
         return
     reply({"ok": True, "hand": session.book.hand, "side": side, "void": suit})
 
@@ -46,15 +48,16 @@ def _shown(request: dict[str, Any]) -> dict[int, tuple[int, ...]]:
     """``show``: {side: tiles} (ValueError names the side at fault)."""
     raw = request.get("show") or {}
     if not isinstance(raw, dict):
-        raise ValueError("'show' maps sides to their standing tiles, e.g. {\"1\": \"123m456m789m1234p\"}")
+        raise worded(ValueError, "'show' maps sides to their standing tiles, e.g. {\"1\": \"123m456m789m1234p\"}")
     out: dict[int, tuple[int, ...]] = {}
     for key, tiles in raw.items():
         if str(key) not in ("0", "1", "2", "3") or not isinstance(tiles, str) or len(tiles) > 60:
-            raise ValueError(f"show: {key!r:.10} must be a side 0..3 with its tiles, e.g. 1=123m456m789m1234p")
+            raise worded(ValueError, "show: %(key)s must be a side 0..3 with its tiles, e.g. 1=123m456m789m1234p",
+                         key=repr(key)[:10])
         try:
             out[int(key)] = tuple(sorted(parse(tiles)))
         except TileError as exc:
-            raise ValueError(f"show {key}: {exc}") from None
+            raise worded(ValueError, "show %(key)s: %(problem)s", key=key, problem=str(exc)) from None
     return out
 
 
@@ -65,7 +68,7 @@ def drawn(session, request: dict[str, Any], reply: Reply) -> None:
     try:
         shown = _shown(request)
     except ValueError as exc:
-        reply({"ok": False, "error": str(exc)})
+        reply(answer_of(exc))
         return
     hand = session.book.hand
     record = session.hand.referee.record if session.hand.hand is not None else None
@@ -74,8 +77,10 @@ def drawn(session, request: dict[str, Any], reply: Reply) -> None:
     why = session.hand.wall_end(shown)
     if why is not None:
         if "show TILES" in why:
-            why += "; with mjtable diag drawn: --show SIDE=TILES for each side still in"
-        reply({"ok": False, "error": why})
+            reply(worded_answer("%(why)s; with mjtable diag drawn: --show SIDE=TILES for each side still in",
+                                why=part(why)))
+            return
+        reply(answer_of(why))
         return
     reply({"ok": True, "hand": hand, "drawn": True, "recorded": session.scoreboard.recorded(hand)
            and not session.store.failing, **money_since(session, taken)})

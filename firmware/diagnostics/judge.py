@@ -29,6 +29,8 @@ from typing import Any, Callable
 from firmware.game.hand_in_play import round_wind_of
 from firmware.controller.states import SetLocation, TableState
 from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standing_from_pad
+from firmware.i18n import worded
+from firmware.refusals import answer_of, part, worded_answer
 from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb, in_paying_order
 from firmware.rules.money import deltas
 from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
@@ -50,7 +52,7 @@ def judge_from_pad(session, request: dict[str, Any], reply: Reply) -> None:
         else:
             _judge_declaration(session, request, reply)
     except (BadJudgeRequest, BadRecord) as exc:
-        reply({"ok": False, "error": str(exc)})
+        reply(answer_of(exc))
 
 
 def _side(request: dict[str, Any], name: str, required: bool = True) -> int | None:
@@ -58,7 +60,7 @@ def _side(request: dict[str, Any], name: str, required: bool = True) -> int | No
     if value is None and not required:
         return None
     if type(value) is not int or value not in range(SIDES):
-        raise BadJudgeRequest(f"'{name}' must be a side 0..3")
+        raise worded(BadJudgeRequest, "'%(name)s' must be a side 0..3", name=name)
     return value
 
 
@@ -69,22 +71,23 @@ def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None
     discarder = _side(request, "discarder", required=False)
     assert side is not None
     if discarder == side:
-        raise BadJudgeRequest("'discarder' must be another side than the winner's")
+        raise worded(BadJudgeRequest, "'discarder' must be another side than the winner's")
     try:
         tile = parse_one(str(request.get("tile", "")))
     except TileError as exc:
-        raise BadJudgeRequest(f"winning tile: {exc}") from None
+        raise worded(BadJudgeRequest, "winning tile: %(problem)s", problem=str(exc)) from None
     if tile >= 34:
-        raise BadJudgeRequest(f"winning tile: {code(tile)} is a flower")
+        raise worded(BadJudgeRequest, "winning tile: %(tile)s is a flower", tile=code(tile))
     before: list[Action] = []
     seat_melds = request.get("seat_melds") or {}
     if not isinstance(seat_melds, dict):
-        raise BadJudgeRequest("'seat_melds' maps sides to their sets")
+        raise worded(BadJudgeRequest, "'seat_melds' maps sides to their sets")
     try:
         for key, text in sorted(seat_melds.items()):
             other = int(key) if str(key) in ("0", "1", "2", "3") else -1
             if other not in range(SIDES) or other == side or not isinstance(text, str):
-                raise BadJudgeRequest(f"'seat_melds': {key!r} is not another side 0..3 with its sets as text")
+                raise worded(BadJudgeRequest, "'seat_melds': %(key)r is not another side 0..3 with its sets as text",
+                             key=key)
             before += parse_melds(text, other)
         own = parse_melds(str(request.get("melds") or ""), side)
     except ValueError as exc:
@@ -92,13 +95,13 @@ def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None
     opened = request.get("open")
     if opened is not None and (not isinstance(opened, list)
                                or any(type(s) is not int or s not in range(SIDES) for s in opened)):
-        raise BadJudgeRequest("'open' lists the sides that had opened (0..3; [] for none)")
+        raise worded(BadJudgeRequest, "'open' lists the sides that had opened (0..3; [] for none)")
     if session.rules.needs_open_seats and opened is None and not seat_melds:
         # (as mjtable score: a side not named would be taken as closed, its 闭门 items and share a guess)
-        raise BadJudgeRequest(f"rule set {session.rules.name}: what each payer pays depends on whether it had "
-                              "opened; say who had: --open 1,3 (the sides that chowed, punged or exposed a kong), "
-                              "--open none (nobody had: every other side closed) or --seat-melds SIDE=SETS "
-                              "(over the socket: 'open', [] for none, or 'seat_melds')")
+        raise worded(BadJudgeRequest, "rule set %(rules)s: what each payer pays depends on whether it had opened; say "
+                     "who had: --open 1,3 (the sides that chowed, punged or exposed a kong), --open none (nobody "
+                     "had: every other side closed) or --seat-melds SIDE=SETS (over the socket: 'open', [] for "
+                     "none, or 'seat_melds')", rules=session.rules.name)
     opened = opened or []
     before += [Action(Verb.OPENED, s) for s in sorted(set(opened)) if s != side]
     if request.get("followed"):
@@ -108,21 +111,24 @@ def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None
         before.append(Action(Verb.LIABLE, liable))
     flags = request.get("flags") or []
     if not isinstance(flags, list) or any(f not in WIN_FLAGS for f in flags):
-        raise BadJudgeRequest(f"'flags' are some of {', '.join(WIN_FLAGS)}")
+        raise worded(BadJudgeRequest, "'flags' are some of %(flags)s", flags=", ".join(WIN_FLAGS))
     more = request.get("more", False)
     if not isinstance(more, bool):
-        raise BadJudgeRequest("'more' is true or false")
+        raise worded(BadJudgeRequest, "'more' is true or false")
     if more and not session.rules.several_winners:
-        raise BadJudgeRequest(f"rule set {session.rules.name}: one winner per discard (no --more)")
+        raise worded(BadJudgeRequest, "rule set %(rules)s: one winner per discard (no --more)",
+                     rules=session.rules.name)
     if more and discarder is None:
-        raise BadJudgeRequest("--more: another winner on the same discard; a self-drawn win has none")
+        raise worded(BadJudgeRequest, "--more: another winner on the same discard; a self-drawn win has none")
     pending = _pending_win(session)
     if pending is not None and (pending.tile, pending.source) != (tile, discarder):
-        raise BadJudgeRequest(f"side {pending.side} won on side {pending.source}'s {code(pending.tile)} (--more): "
-                              f"only another winner on that discard may be judged now (--tile {code(pending.tile)} "
-                              f"--discarder {pending.source}; the last without --more records them all)")
+        raise worded(BadJudgeRequest, "side %(side)s won on side %(source)s's %(tile)s (--more): only another "
+                     "winner on that discard may be judged now (--tile %(tile)s --discarder %(source)s; the last "
+                     "without --more records them all)", side=pending.side, source=pending.source,
+                     tile=code(pending.tile))
     if pending is not None and side in {a.side for a in session.hand.referee.pending if a.verb is Verb.WIN}:
-        raise BadJudgeRequest(f"side {side} is judged on this discard already (--more): judge the next winner")
+        raise worded(BadJudgeRequest, "side %(side)s is judged on this discard already (--more): judge the next winner",
+                     side=side)
     return side, tile, discarder, own, before + own, frozenset(flags)
 
 
@@ -140,7 +146,7 @@ def _judge_declaration(session, request: dict[str, Any], reply: Reply) -> None:
 
     def got(read: PadRead) -> None:
         if not read.ok:
-            reply({"ok": False, "error": read.problem})
+            reply(answer_of(read.problem))
             return
         try:
             hand = standing_from_pad(read, tile, own)
@@ -158,11 +164,12 @@ def _judge_declaration(session, request: dict[str, Any], reply: Reply) -> None:
         try:
             settled = settle_hand(session.rules, _hand_so_far(session, actions))
         except BadRecord as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(answer_of(exc))
             return
         out = answer(settled, recorded=False, since=len(_hand_so_far(session, []).actions))
         if request.get("record"):
-            out["error"] = f"not recorded: no hand in play (the table is {session.state})"
+            out.update({k: v for k, v in worded_answer("not recorded: no hand in play (the table is %(state)s)",
+                                                       state=session.state).items() if k != "ok"})
         reply(out)
 
     read_pad(session.table.reader, side, session.registry, on_table[0] if on_table else None, got)
@@ -233,11 +240,12 @@ def _record(session, actions: list[Action], more: bool = False) -> dict[str, Any
         try:
             settled = settle_hand(session.rules, _hand_so_far(session, in_paying_order(actions)))
         except BadRecord as exc:
-            return {"ok": False, "error": f"not recorded: {exc}", "recorded": False}
+            return {**worded_answer("not recorded: %(why)s", why=part(exc)), "recorded": False}
         verdict = next(v for v in reversed(settled.verdicts) if v.side == actions[-1].side)
         if not verdict.legal:
-            return {"ok": False, "error": f"not recorded: side {verdict.side}'s is not a legal win ({verdict.reason}); "
-                                          "judge it without --more to record a false win", "recorded": False}
+            return {**worded_answer("not recorded: side %(side)s's is not a legal win (%(reason)s); judge it without "
+                                    "--more to record a false win", side=verdict.side, reason=verdict.reason),
+                    "recorded": False}
         referee.pending = actions
         out = answer(settled, recorded=False, since=taken, side=actions[-1].side)
         out.update(pending=True, note="judged, not paid yet: the hand waits for the other winners on this discard; "
@@ -246,7 +254,7 @@ def _record(session, actions: list[Action], more: bool = False) -> dict[str, Any
         return out
     why = session.hand.take_all(hand, actions)
     if why is not None:
-        return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
+        return {**worded_answer("not recorded: %(why)s", why=part(why)), "recorded": False}
     referee.pending = []
     settled = session.hand.referee.settlement()
     assert settled is not None
@@ -255,7 +263,7 @@ def _record(session, actions: list[Action], more: bool = False) -> dict[str, Any
     if finished:
         why = session.hand.finish(hand)
         if why is not None:
-            return {"ok": False, "error": f"not recorded: {why}", "recorded": False}
+            return {**worded_answer("not recorded: %(why)s", why=part(why)), "recorded": False}
     out = answer(settled, recorded=not session.store.failing, since=taken, side=verdict.side)
     if not verdict.legal:
         out["note"] = "a false win: paid now; " + (
@@ -290,11 +298,12 @@ def _judge_record(session, request: dict[str, Any], reply: Reply) -> None:
     """A whole hand's record, judged as it is (nothing is written); with ``check_pad`` the first winner's pad
     must show the tiles the record declares."""
     if request.get("record"):
-        raise BadJudgeRequest("a hand's record is judged, not recorded: record the hand in play with its sets "
-                              "and the pad")
+        raise worded(BadJudgeRequest, "a hand's record is judged, not recorded: record the hand in play with its "
+                     "sets and the pad")
     record = HandRecord.from_json(request["hand_record"])
     if record.rules != session.rules.name:
-        raise BadJudgeRequest(f"the record is of rule set {record.rules!r}; this table plays {session.rules.name}")
+        raise worded(BadJudgeRequest, "the record is of rule set %(record)r; this table plays %(rules)s",
+                     record=record.rules, rules=session.rules.name)
     settled = settle_hand(session.rules, record)
     if not request.get("check_pad") or not settled.verdicts:
         reply(answer(settled, recorded=False))
@@ -308,11 +317,11 @@ def _judge_record(session, request: dict[str, Any], reply: Reply) -> None:
 
     def got(read: PadRead) -> None:
         if not read.ok:
-            reply({"ok": False, "error": read.problem})
+            reply(answer_of(read.problem))
         elif Counter(read.kinds) != expected:
             shown = format_tiles(list(read.kinds)) if read.kinds else "no tiles"
-            reply({"ok": False, "error": f"the pad of side {v.side} shows {shown}, the record declares "
-                                         f"{format_tiles(list(expected.elements()))}"})
+            reply(worded_answer("the pad of side %(side)s shows %(shown)s, the record declares %(declared)s",
+                                side=v.side, shown=shown, declared=format_tiles(list(expected.elements()))))
         else:
             reply(answer(settled, recorded=False))
 
@@ -348,22 +357,24 @@ def penalty(session, request: dict[str, Any], reply: Reply) -> None:
         side = _side(request, "side")
         to = _side(request, "to", required=False)
     except BadJudgeRequest as exc:
-        reply({"ok": False, "error": str(exc)})
+        reply(answer_of(exc))
         return
     kind = request.get("kind")
     known = session.rules.config.penalties
     if not isinstance(kind, str) or kind not in known:
-        reply({"ok": False, "error": f"penalty {kind!r:.40}: rule set {session.rules.name} has "
-                                     + (f"the kinds {', '.join(known)}" if known else "no penalties")})
+        reply(worded_answer("penalty %(kind)s: rule set %(rules)s has the kinds %(kinds)s", kind=repr(kind)[:40],
+                            rules=session.rules.name, kinds=", ".join(known)) if known else
+              worded_answer("penalty %(kind)s: rule set %(rules)s has no penalties", kind=repr(kind)[:40],
+                            rules=session.rules.name))
         return
     if to == side:
-        reply({"ok": False, "error": "a penalty goes to another side"})
+        reply(worded_answer("a penalty goes to another side"))
         return
     referee = session.hand.referee
     taken = len(referee.record.actions) if referee.record is not None else 0
     why = session.hand.penalty(side, kind, to)
     if why is not None:
-        reply({"ok": False, "error": why})
+        reply(answer_of(why))
         return
     settled = referee.settlement()
     assert settled is not None
@@ -381,7 +392,7 @@ def hand(session, request: dict[str, Any], reply: Reply) -> None:
     board = session.scoreboard
     live = session.hand.referee.record if session.hand.hand is not None else None
     if number is not None and (type(number) is not int or number < 1):
-        reply({"ok": False, "error": "'hand' must be a hand number from 1"})
+        reply(worded_answer("'hand' must be a hand number from 1"))
         return
     if live is not None and number in (None, live.hand) and not board.recorded(live.hand):
         settled = session.hand.referee.settlement()
@@ -392,7 +403,8 @@ def hand(session, request: dict[str, Any], reply: Reply) -> None:
         return
     row = board.rows.hand_result(number) if number else next(iter(board.rows.hand_results(None, limit=1)), None)
     if row is None:
-        reply({"ok": False, "error": f"hand {number} has no recorded result" if number else "no hand is recorded"})
+        reply(worded_answer("hand %(hand)s has no recorded result", hand=number) if number
+              else worded_answer("no hand is recorded"))
         return
     import json
 
@@ -423,24 +435,25 @@ def kong(session, request: dict[str, Any], reply: Reply) -> None:
         assert side is not None
         tile = parse_one(str(request.get("tile", "")))
         if tile >= 34:
-            raise BadJudgeRequest(f"{code(tile)} is a flower (a set of four flowers is a 花杠, paid when shown)")
+            raise worded(BadJudgeRequest, "%(tile)s is a flower (a set of four flowers is a 花杠, paid when shown)",
+                         tile=code(tile))
         added, concealed = request.get("added", False), request.get("concealed", False)
         if not isinstance(added, bool) or not isinstance(concealed, bool):
-            raise BadJudgeRequest("'added' and 'concealed' are true or false")
+            raise worded(BadJudgeRequest, "'added' and 'concealed' are true or false")
         if source == side:
-            raise BadJudgeRequest("'from': a kong on a discard is fed by another side")
+            raise worded(BadJudgeRequest, "'from': a kong on a discard is fed by another side")
         if (source is None and not added and not concealed) or (added and concealed) \
                 or (concealed and source is not None):
-            raise BadJudgeRequest("say which kong: 'from' SIDE (on that side's discard, 明杠), 'added' (a pung made "
-                                  "a kong, 加杠) or 'concealed' (暗杠)")
+            raise worded(BadJudgeRequest, "say which kong: 'from' SIDE (on that side's discard, 明杠), 'added' (a "
+                         "pung made a kong, 加杠) or 'concealed' (暗杠)")
     except TileError as exc:
-        reply({"ok": False, "error": f"tile: {exc}"})
+        reply(worded_answer("tile: %(problem)s", problem=str(exc)))
         return
     except BadJudgeRequest as exc:
-        reply({"ok": False, "error": str(exc)})
+        reply(answer_of(exc))
         return
     if session.hand.hand is None:
-        reply({"ok": False, "error": f"no hand in play (the table is {session.state})"})
+        reply(worded_answer("no hand in play (the table is %(state)s)", state=session.state))
         return
     referee = session.hand.referee
     if concealed:
@@ -449,8 +462,8 @@ def kong(session, request: dict[str, Any], reply: Reply) -> None:
         kind = "added"
         punged = any(m.kind is MeldKind.PUNG and m.tile == tile for m in referee.settler.facts.sides[side].melds)
         if not punged and source is None:
-            reply({"ok": False, "error": f"side {side} has no pung of {code(tile)} in the hand's record: say who fed "
-                                         "it ('from' SIDE, --from SIDE)"})
+            reply(worded_answer("side %(side)s has no pung of %(tile)s in the hand's record: say who fed it ('from' "
+                                "SIDE, --from SIDE)", side=side, tile=code(tile)))
             return
         actions = ([] if punged else [Action(Verb.PUNG, side, tile, source)]) + [Action(Verb.ADDED_KONG, side, tile)]
     else:
@@ -458,7 +471,7 @@ def kong(session, request: dict[str, Any], reply: Reply) -> None:
     taken = len(referee.record.actions)
     why = session.hand.take_all(session.book.hand, actions)
     if why is not None:
-        reply({"ok": False, "error": why})
+        reply(answer_of(why))
         return
     reply({"ok": True, "hand": session.book.hand, "side": side, "tile": code(tile), "kind": kind,
            "actions": [a.text() for a in actions], **money_since(session, taken)})

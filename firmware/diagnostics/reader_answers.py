@@ -13,6 +13,7 @@ from firmware.faults import FaultCode
 from firmware.reader.driver import Reply
 from firmware.reader.messages import ANTENNAS, InventoryPart
 from firmware.reader.registry import TileRegistry
+from firmware.refusals import worded_answer
 from firmware.tiles.tile import code
 
 READER_ACTIONS = ("ping", "antennas", "inventory", "counters")
@@ -65,13 +66,14 @@ def ask_reader(reader, registry: TileRegistry | None, now: Callable[[], float], 
     elif action == "inventory":
         antenna = request.get("antenna")
         if not isinstance(antenna, int) or not 0 <= antenna < ANTENNAS:
-            reply({"ok": False, "error": f"inventory needs an antenna 0..{ANTENNAS - 1}"})
+            reply(worded_answer("inventory needs an antenna 0..%(last)s", last=ANTENNAS - 1))
             return
         reader.inventory(antenna, lambda r: reply(inventory_answer(r, antenna, registry)))
     elif action == "counters":
         reply({"ok": True, "counters": reader.counters_dict()})
     else:
-        reply({"ok": False, "error": f"unknown reader action {action!r}; actions: {', '.join(READER_ACTIONS)}"})
+        reply(worded_answer("unknown reader action %(action)s; actions: %(all)s", action=repr(action)[:60],
+                            all=", ".join(READER_ACTIONS)))
 
 
 def reader_text(answer: dict[str, Any], where: str, w: Any = None) -> list[str]:

@@ -54,7 +54,7 @@ def render(answer: dict[str, Any], w: Wording = PLAIN) -> str:
     if not answer.get("ok"):
         error = (w.refusal(answer) if hasattr(w, "refusal") else None) or answer.get("error")   # (a code: worded)
         lines.append(_("FAILED: %(error)s") % {"error": error} if "error" in answer else _("FAILED"))
-    skip = {"ok", "error", "timeout_s", "refusal", "params"}
+    skip = {"ok", "error", "timeout_s", "refusal", "params", "words"}
     if "mechanism" in answer:               # one movement (jog)
         lines.append(_move(answer, w))
         skip |= MOVE_KEYS

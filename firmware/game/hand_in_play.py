@@ -24,6 +24,7 @@ from firmware.game.rounds import Rounds
 from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.game.staff import Staff
 from firmware.game.table_referee import TableReferee
+from firmware.i18n import worded_text
 from firmware.rules.hand_record import Action, BadRecord, Verb
 from firmware.rules.ruleset import Dealership, HandOutcome, RuleSet
 from firmware.store.seal_rows import SealRows
@@ -107,7 +108,7 @@ class HandInPlay:
         if self.hand != hand:
             return self._not_in_play(hand)
         if self.scoreboard.recorded(hand):
-            return f"hand {hand} is scored already"
+            return worded_text("hand %(hand)s is scored already", hand=hand)
         try:
             self.referee.take(action, seq)
         except BadRecord as exc:
@@ -120,7 +121,7 @@ class HandInPlay:
         if self.hand != hand:
             return self._not_in_play(hand)
         if self.scoreboard.recorded(hand):
-            return f"hand {hand} is scored already"
+            return worded_text("hand %(hand)s is scored already", hand=hand)
         try:
             self.referee.take_all(actions)
         except BadRecord as exc:
@@ -129,12 +130,18 @@ class HandInPlay:
         return None
 
     def _not_in_play(self, hand: int) -> str:
-        return f"hand {hand} is not in play (the table is at hand {self.record.book.hand}, {self.record.state_of()})"
+        return worded_text("hand %(hand)s is not in play (the table is at hand %(at)s, %(state)s)", hand=hand,
+                           at=self.record.book.hand, state=self._state())
+
+    def _state(self) -> str:
+        """The table's state as its code (``in_play``), named in words where a reason is said."""
+        state = self.record.state_of()
+        return str(getattr(state, "value", state))
 
     def penalty(self, side: int, kind: str, to: int | None = None) -> str | None:
         """A penalty the referee gives now (``mjtable diag penalty``), on the hand in play."""
         if self.hand is None:
-            return f"no hand in play (the table is {self.record.state_of()})"
+            return worded_text("no hand in play (the table is %(state)s)", state=self._state())
         return self.take(self.record.book.hand, Action(Verb.PENALTY, side, kind=kind, to=to))
 
     def wall_end(self, shown: dict[int, tuple[int, ...]] | None = None) -> str | None:
@@ -143,18 +150,20 @@ class HandInPlay:
         and the hand's result written; why not (None: done).  Asked again (its result not written, e.g. a power
         cut between the two), the ``wall_end`` taken before is not taken again."""
         if self.hand is None:
-            return f"no hand in play (the table is {self.record.state_of()})"
+            return worded_text("no hand in play (the table is %(state)s)", state=self._state())
         hand = self.record.book.hand
         if self.scoreboard.recorded(hand):
-            return f"hand {hand} is scored already"
+            return worded_text("hand %(hand)s is scored already", hand=hand)
         settled = self.referee.settlement()
         assert settled is not None
         if self.rules.hand_over(settled.winners):
-            return f"hand {hand} has its winners (side {', '.join(map(str, settled.winners))}): it is not a drawn hand"
+            return worded_text("hand %(hand)s has its winners (side %(sides)s): it is not a drawn hand", hand=hand,
+                               sides=", ".join(map(str, settled.winners)))
         pending = [a.side for a in self.referee.pending if a.verb is Verb.WIN]
         if pending:
-            return (f"hand {hand}: side {pending[0]}'s win is judged and waits for the other winners on that discard "
-                    "(judge the last one without --more): it is not a drawn hand")
+            return worded_text("hand %(hand)s: side %(side)s's win is judged and waits for the other winners on that "
+                               "discard (judge the last one without --more): it is not a drawn hand", hand=hand,
+                               side=pending[0])
         if not settled.drawn:
             shows = [Action(Verb.SHOW, side, hand=tiles) for side, tiles in sorted((shown or {}).items())]
             why = self.take_all(hand, shows + [Action(Verb.WALL_END)])
@@ -167,7 +176,7 @@ class HandInPlay:
         if self.hand != hand:
             if self.scoreboard.recorded(hand):
                 return None                               # (a result delivered again after a power cut)
-            return f"hand {hand} is not in play"
+            return worded_text("hand %(hand)s is not in play", hand=hand)
         scored = self.referee.result(note)
         assert scored is not None
         self.result(scored)

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from firmware.i18n import worded_text
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.messages import InventoryPart
 from firmware.reader.registry import TileRegistry
@@ -44,22 +45,26 @@ def read_pad(reader: ReaderDriver, side: int, registry: TileRegistry, set_id: st
              done: Callable[[PadRead], None]) -> None:
     """Inventory the pad of ``side`` and name its tiles (``done`` gets the result)."""
     if set_id is not None and registry.counted_only(set_id):
-        done(PadRead(problem=f"set {set_id} is not enrolled: the pad cannot name its tiles ({registry.enrol_hint()})"))
+        done(PadRead(problem=worded_text("set %(set)s is not enrolled: the pad cannot name its tiles (%(hint)s)",
+                                          set=set_id, hint=registry.enrol_hint())))
         return
 
     def got(reply: Reply) -> None:
         if not reply.ok:
-            done(PadRead(problem=f"pad of side {side} not read: {reply.error or reply.status}"))
+            done(PadRead(problem=worded_text("pad of side %(side)s not read: %(problem)s", side=side,
+                                              problem=format(reply.error or reply.status))))
             return
         uids = [uid for frame in reply.frames for uid in InventoryPart.unpack(frame.payload).uids]
         kinds, flowers = [], 0
         for uid in uids:
             entry = registry.lookup(uid)
             if entry is None:
-                done(PadRead(problem=f"unregistered tag {uid.hex()} on the pad of side {side}"))
+                done(PadRead(problem=worded_text("unregistered tag %(uid)s on the pad of side %(side)s", uid=uid.hex(),
+                                                  side=side)))
                 return
             if set_id is not None and entry.set_id != set_id:
-                done(PadRead(problem=f"{code(entry.kind)} of set {entry.set_id} on the pad of side {side}"))
+                done(PadRead(problem=worded_text("%(tile)s of set %(set)s on the pad of side %(side)s",
+                                                  tile=code(entry.kind), set=entry.set_id, side=side)))
                 return
             if is_flower(entry.kind):
                 flowers += 1

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware.faults import TableError
+from firmware.i18n import worded
 from firmware.private_files import write_private
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ def _sha256(path: Path) -> str:
 def _pip(*args: str) -> None:
     result = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True)
     if result.returncode != 0:
-        raise TableError(f"pip {args[0]} failed: {(result.stderr or result.stdout).strip()[-2000:]}")
+        raise worded(TableError, "pip %(command)s failed: %(output)s", command=args[0],
+                     output=(result.stderr or result.stdout).strip()[-2000:])
 
 
 # -- building -------------------------------------------------------------------------
@@ -80,9 +82,9 @@ def build_bundle(project: Path, out_dir: Path, platforms: list[str], python: str
 
     project = project.absolute()                 # (pip reads a relative path as a package name)
     if not (project / "setup.cfg").is_file():
-        raise TableError(f"--project {project}: not a checkout of mjtable (no setup.cfg)")
+        raise worded(TableError, "--project %(project)s: not a checkout of mjtable (no setup.cfg)", project=project)
     if sign_key is not None and not sign_key.is_file():
-        raise TableError(f"--sign {sign_key}: no such file")
+        raise worded(TableError, "--sign %(key)s: no such file", key=sign_key)
     with tempfile.TemporaryDirectory(prefix="mjtable-bundle-") as tmp:
         wheel_dir = Path(tmp) / "project"
         _pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(project))
@@ -138,12 +140,13 @@ def open_bundle(path: Path, into: Path, trusted_key: Path | None = None) -> Open
         with tarfile.open(path) as tar:
             tar.extractall(into, filter="data")     # (refuses absolute paths, .., devices, links out)
     except tarfile.ReadError:
-        raise TableError(f"{path}: not a release bundle (not a tar file)") from None
+        raise worded(TableError, "%(path)s: not a release bundle (not a tar file)", path=path) from None
     except (tarfile.TarError, OSError) as exc:
-        raise TableError(f"{path}: not a release bundle ({str(exc).splitlines()[0]})") from None
+        raise worded(TableError, "%(path)s: not a release bundle (%(problem)s)", path=path,
+                     problem=str(exc).splitlines()[0]) from None
     tops = [p for p in into.iterdir()]
     if len(tops) != 1 or not (tops[0] / "MANIFEST.json").is_file():
-        raise TableError(f"{path}: not a release bundle (no single folder with a MANIFEST.json)")
+        raise worded(TableError, "%(path)s: not a release bundle (no single folder with a MANIFEST.json)", path=path)
     folder = tops[0]
     raw = (folder / "MANIFEST.json").read_bytes()
     try:
@@ -151,21 +154,26 @@ def open_bundle(path: Path, into: Path, trusted_key: Path | None = None) -> Open
         files: dict[str, str] = manifest["files"]
         manifest["version"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise TableError(f"{path}: its MANIFEST.json is unreadable ({exc})") from None
+        raise worded(TableError, "%(path)s: its MANIFEST.json is unreadable (%(problem)s)", path=path,
+                     problem=exc) from None
     if manifest.get("format") != FORMAT:
-        raise TableError(f"{path}: bundle format {manifest.get('format')!r}; this installer reads format {FORMAT}")
+        raise worded(TableError, "%(path)s: bundle format %(format)r; this installer reads format %(ours)s", path=path,
+                     format=manifest.get("format"), ours=FORMAT)
     present = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} - {"MANIFEST.json", SIGNATURE}
     if present - set(files):
-        raise TableError(f"{path}: files not in its manifest: {', '.join(sorted(present - set(files)))}")
+        raise worded(TableError, "%(path)s: files not in its manifest: %(files)s", path=path,
+                     files=", ".join(sorted(present - set(files))))
     for name, digest in files.items():
         if name not in present:
-            raise TableError(f"{path}: {name} is missing")
+            raise worded(TableError, "%(path)s: %(file)s is missing", path=path, file=name)
         if _sha256(folder / name) != digest:
-            raise TableError(f"{path}: {name} does not match its checksum (a damaged copy?)")
+            raise worded(TableError, "%(path)s: %(file)s does not match its checksum (a damaged copy?)", path=path,
+                         file=name)
     signature = folder / SIGNATURE
     if trusted_key is not None:
         if not signature.is_file():
-            raise TableError(f"{path}: not signed, and this table trusts only bundles signed by {trusted_key}")
+            raise worded(TableError, "%(path)s: not signed, and this table trusts only bundles signed by %(key)s",
+                         path=path, key=trusted_key)
         _verify(trusted_key, raw, signature.read_bytes(), path)
     return OpenedBundle(folder, manifest, signature.is_file())
 
@@ -211,18 +219,24 @@ def refuse_in_work_tree(path: Path, option: str) -> None:
     tree = work_tree_of(path)
     if tree is None:
         return
-    advice = (f"write it out of the checkout (the default: {default_key_dir()}/NAME.pem, or --key-out FILE) or "
-              f"make git ignore it (.gitignore)")
     try:
         done = subprocess.run(["git", "-C", str(tree), "check-ignore", "-q", "--no-index", "--",
                                str(Path(path).absolute())], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise TableError(f"{option} {path}: inside the git work tree {tree}, and git cannot say whether it is "
-                         f"ignored ({exc}); {advice}") from None
+        raise worded(TableError, "%(option)s %(path)s: inside the git work tree %(tree)s, and git cannot say "
+                     "whether it is ignored (%(problem)s); write it out of the checkout (the default: "
+                     "%(folder)s/NAME.pem, or --key-out FILE) or make git ignore it (.gitignore)", option=option,
+                     path=path, tree=tree, problem=exc, folder=default_key_dir()) from None
     if done.returncode == 0:
         return
-    why = "not ignored by it" if done.returncode == 1 else f"git cannot say it is ignored ({done.stderr.strip()})"
-    raise TableError(f"{option} {path}: a private key inside the git work tree {tree}, {why}; {advice}")
+    if done.returncode == 1:
+        raise worded(TableError, "%(option)s %(path)s: a private key inside the git work tree %(tree)s, not ignored "
+                     "by it; write it out of the checkout (the default: %(folder)s/NAME.pem, or --key-out FILE) or "
+                     "make git ignore it (.gitignore)", option=option, path=path, tree=tree, folder=default_key_dir())
+    raise worded(TableError, "%(option)s %(path)s: a private key inside the git work tree %(tree)s, git cannot say "
+                 "it is ignored (%(problem)s); write it out of the checkout (the default: %(folder)s/NAME.pem, or "
+                 "--key-out FILE) or make git ignore it (.gitignore)", option=option, path=path, tree=tree,
+                 problem=done.stderr.strip(), folder=default_key_dir())
 
 
 def make_key_pair(private: Path, public: Path) -> None:
@@ -232,8 +246,8 @@ def make_key_pair(private: Path, public: Path) -> None:
 
     for path in (private, public):
         if path.exists():
-            raise TableError(f"{path} exists: a new key would lock every table that trusts the old one out; "
-                             "choose another name")
+            raise worded(TableError, "%(path)s exists: a new key would lock every table that trusts the old one "
+                         "out; choose another name", path=path)
     key = Ed25519PrivateKey.generate()
     write_private(private, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                              serialization.NoEncryption()), replace=False)
@@ -249,15 +263,16 @@ def check_public_key(public: Path) -> None:
     try:
         data = public.read_bytes()
     except OSError as exc:
-        raise TableError(f"{public}: {exc.strerror or exc}") from None
+        raise worded(TableError, "%(path)s: %(problem)s", path=public, problem=exc.strerror or exc) from None
     if b"PRIVATE KEY" in data:
-        raise TableError(f"{public}: a private key; trust the public one (.pub), keep the private one off the tables")
+        raise worded(TableError, "%(path)s: a private key; trust the public one (.pub), keep the private one off the "
+                     "tables", path=public)
     try:
         key = serialization.load_pem_public_key(data)
     except ValueError:
-        raise TableError(f"{public}: not a public key (PEM)") from None
+        raise worded(TableError, "%(path)s: not a public key (PEM)", path=public) from None
     if not isinstance(key, Ed25519PublicKey):
-        raise TableError(f"{public}: not an Ed25519 public key")
+        raise worded(TableError, "%(path)s: not an Ed25519 public key", path=public)
 
 
 def _sign(private: Path, data: bytes) -> bytes:
@@ -267,11 +282,11 @@ def _sign(private: Path, data: bytes) -> bytes:
     try:
         key = serialization.load_pem_private_key(private.read_bytes(), password=None)
     except OSError as exc:
-        raise TableError(f"{private}: {exc.strerror or exc}") from None
+        raise worded(TableError, "%(path)s: %(problem)s", path=private, problem=exc.strerror or exc) from None
     except (ValueError, TypeError):
-        raise TableError(f"{private}: not a private key (PEM, no password)") from None
+        raise worded(TableError, "%(path)s: not a private key (PEM, no password)", path=private) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise TableError(f"{private}: not an Ed25519 private key")
+        raise worded(TableError, "%(path)s: not an Ed25519 private key", path=private)
     return key.sign(data)
 
 
@@ -283,10 +298,11 @@ def _verify(public: Path, data: bytes, signature: bytes, bundle: Path) -> None:
     try:
         key = serialization.load_pem_public_key(public.read_bytes())
     except (OSError, ValueError) as exc:
-        raise TableError(f"{public}: not a public key ({exc})") from None
+        raise worded(TableError, "%(path)s: not a public key (%(problem)s)", path=public, problem=exc) from None
     if not isinstance(key, Ed25519PublicKey):
-        raise TableError(f"{public}: not an Ed25519 public key")
+        raise worded(TableError, "%(path)s: not an Ed25519 public key", path=public)
     try:
         key.verify(signature, data)
     except InvalidSignature:
-        raise TableError(f"{bundle}: its signature does not match the key {public}") from None
+        raise worded(TableError, "%(path)s: its signature does not match the key %(key)s", path=bundle,
+                     key=public) from None

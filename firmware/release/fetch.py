@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from firmware.faults import TableError
+from firmware.i18n import worded
 
 MAX_BUNDLE_BYTES = 1 << 30          # 1 GiB: a bundle for two platforms is a few hundred MB
 TIMEOUT_S = 60.0                    # per network read (the socket's timeout, not a clock of ours)
@@ -22,7 +23,7 @@ TIMEOUT_S = 60.0                    # per network read (the socket's timeout, no
 def fetch_bundle(url: str, sha256: str, dest: Path, max_bytes: int = MAX_BUNDLE_BYTES) -> Path:
     """Download ``url`` to ``dest``, checking its size and SHA-256; TableError saying what is wrong."""
     if not url.startswith(("http://", "https://")):
-        raise TableError(f"{url[:200]}: only http:// and https:// bundles are fetched")
+        raise worded(TableError, "%(url)s: only http:// and https:// bundles are fetched", url=url[:200])
     digest = hashlib.sha256()
     size = 0
     partial = dest.with_name(dest.name + ".partial")
@@ -31,15 +32,17 @@ def fetch_bundle(url: str, sha256: str, dest: Path, max_bytes: int = MAX_BUNDLE_
             while chunk := response.read(1 << 20):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise TableError(f"{url[:200]}: larger than {max_bytes} bytes; refused")
+                    raise worded(TableError, "%(url)s: larger than %(max)s bytes; refused", url=url[:200],
+                                 max=max_bytes)
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != sha256.lower():
-            raise TableError(f"{url[:200]}: its SHA-256 is {digest.hexdigest()}, the command says {sha256}: "
-                             "refused (a damaged or substituted bundle)")
+            raise worded(TableError, "%(url)s: its SHA-256 is %(got)s, the command says %(sha256)s: refused (a "
+                         "damaged or substituted bundle)", url=url[:200], got=digest.hexdigest(), sha256=sha256)
         partial.replace(dest)
     except (urllib.error.URLError, OSError) as exc:
-        raise TableError(f"{url[:200]}: cannot fetch it ({getattr(exc, 'reason', None) or exc})") from None
+        raise worded(TableError, "%(url)s: cannot fetch it (%(problem)s)", url=url[:200],
+                     problem=getattr(exc, "reason", None) or exc) from None
     finally:
         partial.unlink(missing_ok=True)
     return dest

@@ -6,16 +6,22 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Callable
+from unicodedata import east_asian_width
+
+from firmware.i18n import N_, Phrase, worded_text
 
 log = logging.getLogger(__name__)
 
 FSTAB_LINE = "/dev/mmcblk0p3 /var/lib/mjtable ext4 defaults,noatime,commit=1,data=ordered 0 2"
-OVERLAY_FIX = ("sudo raspi-config nonint do_overlayfs 0 (menu: Performance Options → Overlay File System), "
+OVERLAY_FIX = N_("sudo raspi-config nonint do_overlayfs 0 (menu: Performance Options → Overlay File System), "
                "then make it overlayroot=tmpfs:recurse=0 in /boot/firmware/cmdline.txt, then reboot (docs/table-os.md)")
-RECURSE_FIX = ("in /boot/firmware/cmdline.txt write overlayroot=tmpfs:recurse=0 instead of overlayroot=tmpfs "
+RECURSE_FIX = N_("in /boot/firmware/cmdline.txt write overlayroot=tmpfs:recurse=0 instead of overlayroot=tmpfs "
                "(the overlay then covers / alone), then reboot")
-JOURNAL_FIX = ("create /etc/systemd/journald.conf.d/mjtable.conf with '[Journal]', 'Storage=volatile', "
+JOURNAL_FIX = N_("create /etc/systemd/journald.conf.d/mjtable.conf with '[Journal]', 'Storage=volatile', "
                "'RuntimeMaxUse=32M' (on the real root, not the overlay), then sudo systemctl restart systemd-journald")
+NO_MOUNTS = N_("cannot read /proc/mounts")
+ON_THE_TABLE = N_("run the check on the table itself")
 GOOD_FS = {"ext4", "ext3", "f2fs", "btrfs", "xfs"}               # journaling or log-structured
 BAD_FS = {"vfat", "msdos", "fat", "exfat", "ntfs", "ntfs3", "fuseblk", "ext2"}
 RISKY_OPTIONS = ("nobarrier", "barrier=0", "data=writeback", "fsync_mode=nobarrier")
@@ -27,7 +33,8 @@ _OCTAL = re.compile(r"\\([0-7]{3})")
 
 @dataclass(frozen=True)
 class OsCheck:
-    """One check: ``ok`` is True, False (missing) or None (cannot tell); ``fix`` says what to do."""
+    """One check: ``ok`` is True, False (missing) or None (cannot tell); ``fix`` says what to do.  Each text is
+    the English (a ``worded_text`` or a constant marked ``N_``), said in the command line's language where shown."""
     name: str
     ok: bool | None
     detail: str
@@ -123,83 +130,97 @@ def _overlay_config(root: Path) -> _Overlay:
 
 
 def _check_root(mounts: list[Mount] | None, fstab: list[Mount] | None, overlay: _Overlay) -> OsCheck:
-    name = "read-only root"
+    name = N_("read-only root")
     now = mount_for(mounts, "/") if mounts is not None else None
     if now is None:
         planned = mount_for(fstab, "/") if fstab is not None else None
         if overlay.enabled or (planned is not None and "ro" in planned.options):
-            return OsCheck(name, True, f"configured ({overlay.where if overlay.enabled else '/etc/fstab'}); "
-                                       "the mount table is unreadable")
-        return OsCheck(name, None, "cannot read /proc/mounts", "run the check on the table itself")
+            return OsCheck(name, True, worded_text("configured (%(where)s); the mount table is unreadable",
+                                                   where=overlay.where if overlay.enabled else "/etc/fstab"))
+        return OsCheck(name, None, NO_MOUNTS, ON_THE_TABLE)
     if now.fstype == "overlay":
         if now.option("lowerdir") == "/media/root-ro" and overlay.enabled is False:    # overlayroot's
-            return OsCheck(name, False, "/ is an overlay now, but the overlay is switched off for the next boot, "
-                                        "which will write to the card", OVERLAY_FIX)
-        return OsCheck(name, True, "/ is an overlay: writes go to RAM, the card's root is never written")
+            return OsCheck(name, False, N_("/ is an overlay now, but the overlay is switched off for the next "
+                                           "boot, which will write to the card"), OVERLAY_FIX)
+        return OsCheck(name, True, N_("/ is an overlay: writes go to RAM, the card's root is never written"))
     if "ro" in now.options:
-        return OsCheck(name, True, f"/ ({now.fstype}) is mounted read-only")
+        return OsCheck(name, True, worded_text("/ (%(fs)s) is mounted read-only", fs=now.fstype))
     if overlay.enabled:
-        return OsCheck(name, True, f"{overlay.where}: / becomes an overlay at the next boot (writable until then)")
-    return OsCheck(name, False, f"/ is {now.fstype} mounted read-write: a power cut while the system writes "
-                                "can corrupt it", OVERLAY_FIX)
+        return OsCheck(name, True, worded_text("%(where)s: / becomes an overlay at the next boot (writable until then)",
+                                               where=overlay.where))
+    return OsCheck(name, False, worded_text("/ is %(fs)s mounted read-write: a power cut while the system writes "
+                                            "can corrupt it", fs=now.fstype), OVERLAY_FIX)
 
 
 def _check_data(root: Path, mounts: list[Mount] | None, fstab: list[Mount] | None, overlay: _Overlay,
                 data_dir: PurePosixPath) -> OsCheck:
-    name = f"data partition ({data_dir})"
-    own_partition = (f"put {data_dir} on its own ext4 partition; /etc/fstab line: {FSTAB_LINE} "
-                     "(docs/table-os.md)")
+    name = worded_text("data partition (%(folder)s)", folder=data_dir)
+    own_partition = worded_text("put %(folder)s on its own ext4 partition; /etc/fstab line: %(line)s "
+                                "(docs/table-os.md)", folder=data_dir, line=FSTAB_LINE)
     now = mount_for(mounts, data_dir) if mounts is not None else None
     if now is None:
-        return OsCheck(name, None, "cannot read /proc/mounts", "run the check on the table itself")
+        return OsCheck(name, None, NO_MOUNTS, ON_THE_TABLE)
     planned = mount_for([m for m in fstab or [] if m.point != "/"], data_dir)
     if now.point == "/":
         if planned is not None:
-            return OsCheck(name, False, f"{planned.point} is in /etc/fstab but not mounted",
-                           f"sudo mount {planned.point} (or reboot), then check again")
+            return OsCheck(name, False, worded_text("%(point)s is in /etc/fstab but not mounted", point=planned.point),
+                           worded_text("sudo mount %(point)s (or reboot), then check again", point=planned.point))
         if "ro" in now.options and now.fstype != "overlay":
-            return OsCheck(name, False, "the database is on the read-only root: it cannot be written", own_partition)
-        where = "the root overlay: it is in RAM" if now.fstype == "overlay" else \
-            "the root file system: once / is read-only (overlay) it would be in RAM"
-        return OsCheck(name, False, f"the database is on {where} and lost at every power-off", own_partition)
+            return OsCheck(name, False, N_("the database is on the read-only root: it cannot be written"),
+                           own_partition)
+        if now.fstype == "overlay":
+            return OsCheck(name, False, N_("the database is on the root overlay: it is in RAM and lost at every "
+                                           "power-off"), own_partition)
+        return OsCheck(name, False, N_("the database is on the root file system: once / is read-only (overlay) it "
+                                       "would be in RAM and lost at every power-off"), own_partition)
     if now.fstype in ("tmpfs", "ramfs"):
-        return OsCheck(name, False, f"{now.point} is {now.fstype} (RAM): the database is lost at every power-off",
-                       own_partition)
+        return OsCheck(name, False, worded_text("%(point)s is %(fs)s (RAM): the database is lost at every power-off",
+                                                point=now.point, fs=now.fstype), own_partition)
     if now.fstype == "overlay":
         if now.option("lowerdir") == "/media/root-ro" + now.point:
-            return OsCheck(name, False, f"overlayroot put {now.point} under its RAM overlay too (it recurses into "
-                                        "/etc/fstab): every write is lost at power-off", RECURSE_FIX)
-        return OsCheck(name, False, f"{now.point} is an overlay: its writes may never reach the card", own_partition)
+            return OsCheck(name, False, worded_text("overlayroot put %(point)s under its RAM overlay too (it recurses "
+                                                    "into /etc/fstab): every write is lost at power-off",
+                                                    point=now.point), RECURSE_FIX)
+        return OsCheck(name, False, worded_text("%(point)s is an overlay: its writes may never reach the card",
+                                                point=now.point), own_partition)
     if "ro" in now.options:
-        return OsCheck(name, False, f"{now.point} is mounted read-only",
-                       f"remove 'ro' from its /etc/fstab line ({FSTAB_LINE}), then reboot")
+        return OsCheck(name, False, worded_text("%(point)s is mounted read-only", point=now.point),
+                       worded_text("remove 'ro' from its /etc/fstab line (%(line)s), then reboot", line=FSTAB_LINE))
     if now.fstype in BAD_FS:
-        return OsCheck(name, False, f"{now.point} is {now.fstype}, which has no journal: a power cut mid-write "
-                                    "can corrupt the file system",
-                       f"reformat it as ext4 (sudo mkfs.ext4 -L mjtable-data DEVICE) and mount it with: {FSTAB_LINE}")
+        return OsCheck(name, False, worded_text("%(point)s is %(fs)s, which has no journal: a power cut mid-write "
+                                                "can corrupt the file system", point=now.point, fs=now.fstype),
+                       worded_text("reformat it as ext4 (sudo mkfs.ext4 -L mjtable-data DEVICE) and mount it with: "
+                                   "%(line)s", line=FSTAB_LINE))
     if now.fstype not in GOOD_FS:
-        return OsCheck(name, None, f"{now.point} is {now.fstype}, a file system this check does not know",
-                       f"ext4 is the known-good choice: {FSTAB_LINE}")
+        return OsCheck(name, None, worded_text("%(point)s is %(fs)s, a file system this check does not know",
+                                               point=now.point, fs=now.fstype),
+                       worded_text("ext4 is the known-good choice: %(line)s", line=FSTAB_LINE))
     risky = [o for o in now.options if o in RISKY_OPTIONS]
     if risky:
-        return OsCheck(name, False, f"{now.point} is mounted with {','.join(risky)}: a power cut can lose or "
-                                    "corrupt data already committed",
-                       f"remove {','.join(risky)} from its /etc/fstab line ({FSTAB_LINE}), then reboot")
+        return OsCheck(name, False, worded_text("%(point)s is mounted with %(options)s: a power cut can lose or "
+                                                "corrupt data already committed", point=now.point,
+                                                options=",".join(risky)),
+                       worded_text("remove %(options)s from its /etc/fstab line (%(line)s), then reboot",
+                                   options=",".join(risky), line=FSTAB_LINE))
     in_fstab = fstab is not None and any(m.point == now.point for m in fstab)
     unit = now.point.strip("/").replace("-", "\\x2d").replace("/", "-") + ".mount"
     if fstab is not None and not in_fstab and not (root / "etc/systemd/system" / unit).is_file():
-        return OsCheck(name, False, f"{now.point} is mounted but not in /etc/fstab: after the next boot the "
-                                    "database would be on /", f"add it to /etc/fstab: {FSTAB_LINE}")
+        return OsCheck(name, False, worded_text("%(point)s is mounted but not in /etc/fstab: after the next boot the "
+                                                "database would be on /", point=now.point),
+                       worded_text("add it to /etc/fstab: %(line)s", line=FSTAB_LINE))
     if overlay.enabled and overlay.recurses and in_fstab:
-        return OsCheck(name, False, f"{overlay.where}: at the next boot overlayroot also puts {now.point} under "
-                                    "its RAM overlay (it recurses into /etc/fstab)", RECURSE_FIX)
-    detail = f"{now.point}: {now.fstype} on {now.device}, read-write"
+        return OsCheck(name, False, worded_text("%(where)s: at the next boot overlayroot also puts %(point)s under "
+                                                "its RAM overlay (it recurses into /etc/fstab)", where=overlay.where,
+                                                point=now.point), RECURSE_FIX)
+    where = {"point": now.point, "fs": now.fstype, "device": now.device}
     commit = now.option("commit")
     if commit is not None and commit.isdigit() and int(commit) > MAX_COMMIT_S:
-        return OsCheck(name, True, f"{detail}; commit={commit}: the journal commits every {commit} s, so a cut loses "
-                                   "more unsynced writes (the database syncs its commits, so they are kept)",
-                       f"commit=1 in its /etc/fstab line: {FSTAB_LINE}")
-    return OsCheck(name, True, detail)
+        return OsCheck(name, True, worded_text("%(point)s: %(fs)s on %(device)s, read-write; commit=%(commit)s: the "
+                                               "journal commits every %(commit)s s, so a cut loses more unsynced "
+                                               "writes (the database syncs its commits, so they are kept)",
+                                               commit=commit, **where),
+                       worded_text("commit=1 in its /etc/fstab line: %(line)s", line=FSTAB_LINE))
+    return OsCheck(name, True, worded_text("%(point)s: %(fs)s on %(device)s, read-write", **where))
 
 
 def _journald_settings(root: Path) -> tuple[dict[str, tuple[str, str]], int]:
@@ -232,28 +253,32 @@ def _journald_settings(root: Path) -> tuple[dict[str, tuple[str, str]], int]:
 
 
 def _check_journald(root: Path) -> OsCheck:
-    name = "journald"
+    name = N_("journald")
     settings, read = _journald_settings(root)
     if not read:
-        return OsCheck(name, None, "cannot read /etc/systemd/journald.conf or a drop-in",
-                       "run the check on the table itself")
-    storage, source = settings.get("Storage", ("auto", "the default"))
+        return OsCheck(name, None, N_("cannot read /etc/systemd/journald.conf or a drop-in"), ON_THE_TABLE)
+    storage, source = settings.get("Storage", ("auto", Phrase(N_("the default"))))
     if storage == "volatile":
-        return OsCheck(name, True, f"Storage=volatile ({source}): the journal stays in RAM")
+        return OsCheck(name, True, worded_text("Storage=volatile (%(source)s): the journal stays in RAM",
+                                               source=source))
     if storage == "none":
-        return OsCheck(name, False, f"Storage=none ({source}): no log is kept, 'journalctl -u mjtable' shows "
-                                    "nothing", JOURNAL_FIX)
+        return OsCheck(name, False, worded_text("Storage=none (%(source)s): no log is kept, 'journalctl -u mjtable' "
+                                                "shows nothing", source=source), JOURNAL_FIX)
     cap = settings.get("SystemMaxUse")
     if cap is not None:
-        return OsCheck(name, True, f"Storage={storage} ({source}), SystemMaxUse={cap[0]} ({cap[1]}): "
-                                   "the journal on the card is capped")
+        return OsCheck(name, True, worded_text("Storage=%(storage)s (%(source)s), SystemMaxUse=%(cap)s (%(where)s): "
+                                               "the journal on the card is capped", storage=storage, source=source,
+                                               cap=cap[0], where=cap[1]))
     if storage == "persistent":
-        why = "kept on the card"
+        why = worded_text("Storage=%(storage)s (%(source)s): kept on the card, with no size cap", storage=storage,
+                          source=source)
     elif (root / "var/log/journal").is_dir():
-        why = "kept on the card, since /var/log/journal exists"
+        why = worded_text("Storage=%(storage)s (%(source)s): kept on the card, since /var/log/journal exists, with "
+                          "no size cap", storage=storage, source=source)
     else:
-        why = "kept on the card as soon as /var/log/journal is created"
-    return OsCheck(name, False, f"Storage={storage} ({source}): {why}, with no size cap", JOURNAL_FIX)
+        why = worded_text("Storage=%(storage)s (%(source)s): kept on the card as soon as /var/log/journal is "
+                          "created, with no size cap", storage=storage, source=source)
+    return OsCheck(name, False, why, JOURNAL_FIX)
 
 
 def check_table_os(root: Path = Path("/"), data_dir: Path = Path("/var/lib/mjtable")) -> list[OsCheck]:
@@ -276,16 +301,27 @@ def missing(checks: list[OsCheck]) -> list[OsCheck]:
     return [c for c in checks if c.ok is False]
 
 
-REPORT_MARKS = {True: "ok", False: "MISSING", None: "?"}
-INSTALL_MARKS = {True: "ok", False: "warn", None: "?"}        # (install: a report, never a failed install)
+REPORT_MARKS = {True: N_("ok"), False: N_("MISSING"), None: "?"}
+INSTALL_MARKS = {True: N_("ok"), False: N_("warn"), None: "?"}   # (install: a report, never a failed install)
+FIX, ADVICE = N_("fix"), N_("advice")
+SAID = N_("%(name)s: %(detail)s")                              # (a check, and its fix or advice)
 
 
-def format_report(checks: list[OsCheck], marks: dict[bool | None, str] = REPORT_MARKS) -> str:
+def _width(text: str) -> int:
+    return sum(2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def format_report(checks: list[OsCheck], marks: dict[bool | None, str] = REPORT_MARKS,
+                  say: Callable[[str], str] = str) -> str:
     """One line per check (its mark from ``marks``: ``ok``, ``MISSING`` or ``?``; name, detail), then the fix line of
-    each one not ok (``advice`` for an ok one that could be better)."""
+    each one not ok (``advice`` for an ok one that could be better).  ``say``: each text in the reader's language
+    (the command line's ``said_text``; the English by default)."""
     lines = []
     for check in checks:
-        lines.append(f"{marks[check.ok]:<7} {check.name}: {check.detail}")
+        mark = say(marks[check.ok])
+        said = say(SAID) % {"name": say(check.name), "detail": say(check.detail)}
+        lines.append(f"{mark}{' ' * max(1, 8 - _width(mark))}{said}")
         if check.fix:
-            lines.append(f"        {'fix' if check.ok is not True else 'advice'}: {check.fix}")
+            lines.append("        " + say(SAID) % {"name": say(FIX if check.ok is not True else ADVICE),
+                                                   "detail": say(check.fix)})
     return "\n".join(lines)

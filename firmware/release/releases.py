@@ -29,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from firmware.faults import TableError
+from firmware.i18n import N_, Phrase, worded
 from firmware.ports.clock import Clock
 from firmware.release.launcher import note, read_state, roll_back, switch_current, write_state
 
@@ -93,10 +94,10 @@ class Releases:
         final = self.folder / version
         try:
             # (the release gets its own pip, from the interpreter's ensurepip: the next update needs no other)
-            _run([python or _base_python(), "-m", "venv", str(staging)], "creating the virtualenv")
+            _run([python or _base_python(), "-m", "venv", str(staging)], N_("creating the virtualenv"))
             _run([str(staging / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                   "--no-index", "--find-links", str(wheels), "--no-cache-dir", f"mjtable{extras}=={version}"],
-                 "installing the wheels (no network)")
+                 N_("installing the wheels (no network)"))
             _fix_scripts(staging, final)
             # (-P, and a folder of its own: the release's modules, never a checkout's in the current folder)
             selftest = [str(staging / "bin" / "python"), "-P", "-m", "firmware.cli.main", "selftest",
@@ -104,16 +105,16 @@ class Releases:
                         *(selftest_args or [])]
             result = subprocess.run(selftest, capture_output=True, text=True, timeout=SELFTEST_TIMEOUT_S, cwd=staging)
             if result.returncode != 0:
-                raise TableError(f"release {version} failed its self-test; the table keeps its release:\n"
-                                 + (result.stdout + result.stderr).strip())
+                raise worded(TableError, "release %(version)s failed its self-test; the table keeps its "
+                             "release:\n%(output)s", version=version, output=(result.stdout + result.stderr).strip())
             log.info("release %s passed its self-test:\n%s", version, result.stdout.strip())
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         if final.exists():
             if self.current() == version:
-                raise TableError(f"release {version} is the current one; install another version, "
-                                 "or activate another release before replacing it")
+                raise worded(TableError, "release %(version)s is the current one; install another version, or activate "
+                             "another release before replacing it", version=version)
             shutil.rmtree(final)
         staging.rename(final)
         return final
@@ -121,7 +122,7 @@ class Releases:
     def activate(self, version: str, trial: bool = True) -> None:
         """Make ``version`` current (atomically); the release it replaces becomes the previous one."""
         if not (self.folder / version / "bin" / "mjtable").exists():
-            raise TableError(f"no release {version} under {self.folder}")
+            raise worded(TableError, "no release %(version)s under %(folder)s", version=version, folder=self.folder)
         state = self.state()
         if state["current"] == version:
             return
@@ -137,7 +138,7 @@ class Releases:
         state = self.state()
         back = roll_back(self.base, state, "asked for", self.clock)
         if back is None:
-            raise TableError("no previous release to roll back to")
+            raise worded(TableError, "no previous release to roll back to")
         return back
 
     def prune(self, keep: int = KEPT_OLD) -> list[str]:
@@ -201,4 +202,5 @@ def _fix_scripts(staging: Path, final: Path) -> None:
 def _run(command: list[str], what: str) -> None:
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        raise TableError(f"{what} failed: {(result.stderr or result.stdout).strip()[-2000:]}")
+        raise worded(TableError, "%(what)s failed: %(output)s", what=Phrase(what),
+                     output=(result.stderr or result.stdout).strip()[-2000:])

@@ -111,12 +111,13 @@ def check_sim_run(run_for: Callable[[float], tuple], seconds: float) -> Check:
     return Check("run --sim", True, f"{seconds:g} s at real time: state {state.value}, reader up, no fault")
 
 
-def check_os(root: Path) -> list[str]:
-    """What the operating system lacks against power cuts (reported, not failed)."""
+def check_os(root: Path, say: Callable[[str], str] = str) -> list[str]:
+    """What the operating system lacks against power cuts (reported, not failed); ``say`` as for
+    :func:`~firmware.release.os_checks.format_report`."""
     from firmware.release.os_checks import check_table_os, format_report, missing
 
     checks = check_table_os(root)
-    return format_report(missing(checks)).splitlines() if missing(checks) else []
+    return format_report(missing(checks), say=say).splitlines() if missing(checks) else []
 
 
 def run_selftest(args: argparse.Namespace, run_for: Callable[[float], tuple]) -> list[Check]:

@@ -14,6 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from parlour.core.words import worded
+
 NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,40}$")
 EVENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 MAX_ROUNDS = 64
@@ -68,8 +70,8 @@ class EventFormat:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not EVENT_RE.match(self.name):
-            raise FormatError(f"name {self.name!r}: 1 to 40 letters, digits, '_' or '-', starting with a letter "
-                              f"or digit (it is part of the tables' topics)")
+            raise worded(FormatError, "name %(name)r: 1 to 40 letters, digits, '_' or '-', starting with a letter "
+                         "or digit (it is part of the tables' topics)", name=self.name)
         object.__setattr__(self, "rules", _rules(self.rules))
         _int_in("rounds", self.rounds, 1, MAX_ROUNDS)
         _int_in("hands_per_round", self.hands_per_round, 1, MAX_HANDS)
@@ -80,8 +82,8 @@ class EventFormat:
         _int_in("alternates", self.alternates, 0, 1000)
         competition_only = (self.standard_points, self.advance_per_table, self.alternates)
         if self.rules is EventRules.MCR and competition_only != (8, 1, 0):
-            raise FormatError("standard_points, advance_per_table and alternates are 竞技麻将's (--rules competition): "
-                              "MCR's tables give 4 / 2 / 1 / 0")
+            raise worded(FormatError, "standard_points, advance_per_table and alternates are 竞技麻将's (--rules "
+                         "competition): MCR's tables give 4 / 2 / 1 / 0")
 
     def as_dict(self) -> dict:
         return {"name": self.name, "rules": self.rules.value, "rounds": self.rounds,
@@ -98,12 +100,14 @@ def _rules(value: object) -> EventRules:
     try:
         return EventRules(value)
     except ValueError:
-        raise FormatError(f"rules {value!r}: one of {', '.join(r.value for r in EventRules)}") from None
+        raise worded(FormatError, "rules %(rules)r: one of %(choices)s", rules=value,
+                     choices=", ".join(r.value for r in EventRules)) from None
 
 
 def _int_in(field: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise FormatError(f"{field} {value!r}: a whole number from {low} to {high}")
+        raise worded(FormatError, "%(field)s %(value)r: a whole number from %(low)s to %(high)s", field=field,
+                     value=value, low=low, high=high)
 
 
 def check_player_name(name: object) -> str:
@@ -113,5 +117,6 @@ def check_player_name(name: object) -> str:
     visible = any(unicodedata.category(c)[0] not in "CZ" for c in text)
     if not NAME_RE.match(text) or not visible:
         shown = name[:40] + "..." if isinstance(name, str) and len(name) > 40 else name
-        raise FormatError(f"player name {shown!r}: 1 to 40 printable characters, not only spaces or invisible ones")
+        raise worded(FormatError, "player name %(name)r: 1 to 40 printable characters, not only spaces or invisible "
+                     "ones", name=shown)
     return text

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from parlour.core.event import SEATS, EventFormat, FormatError, Seat, check_player_name
+from parlour.core.words import worded
 
 
 class FactKind(str, enum.Enum):
@@ -100,8 +101,9 @@ class TournamentState:
         """The table's round; FormatError when the round has no such table."""
         found = self.tables.get((round_no, table))
         if found is None:
-            raise FormatError(f"round {round_no} has no table {table!r}" if round_no in self.seatings
-                              else f"round {round_no} is not seated")
+            if round_no in self.seatings:
+                raise worded(FormatError, "round %(round)s has no table %(table)r", round=round_no, table=table)
+            raise worded(FormatError, "round %(round)s is not seated", round=round_no)
         return found
 
 
@@ -111,28 +113,30 @@ def fold(facts: Iterable[Fact]) -> TournamentState:
     for fact in facts:
         if state is None:
             if fact.kind is not FactKind.EVENT:
-                raise FormatError("a tournament's first fact must be its format")
+                raise worded(FormatError, "a tournament's first fact must be its format")
             state = TournamentState(EventFormat.from_dict(dict(fact.body["format"])), str(fact.body.get("key", "")))
             continue
         _APPLY[fact.kind](state, fact.body)
     if state is None:
-        raise FormatError("no tournament here: create one with mjtable tourney new")
+        raise worded(FormatError, "no tournament here: create one with mjtable tourney new")
     return state
 
 
 def score_by_seat(raw: Mapping[str, Any], what: str = "score") -> dict[Seat, int]:
     """A score per seat (``{"E": n, "S": n, "W": n, "N": n}``, whole numbers) checked; FormatError names the key."""
     if not isinstance(raw, Mapping):
-        raise FormatError(f"{what}: an object with the seats E, S, W and N")
+        raise worded(FormatError, "%(what)s: an object with the seats E, S, W and N", what=what)
     keys = set(raw)
     wanted = {s.value for s in SEATS}
     if keys != wanted:
-        raise FormatError(f"{what}: the seats E, S, W and N, each once (got {', '.join(sorted(map(str, keys)))})")
+        raise worded(FormatError, "%(what)s: the seats E, S, W and N, each once (got %(keys)s)", what=what,
+                     keys=", ".join(sorted(map(str, keys))))
     out: dict[Seat, int] = {}
     for seat in SEATS:
         value = raw[seat.value]
         if isinstance(value, bool) or not isinstance(value, int) or abs(value) > 10**9:
-            raise FormatError(f"{what}.{seat.value}: a whole number of points (got {value!r})")
+            raise worded(FormatError, "%(what)s.%(seat)s: a whole number of points (got %(value)r)", what=what,
+                         seat=seat.value, value=value)
         out[seat] = value
     return out
 

@@ -24,6 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from parlour.core.event import EventFormat
 from parlour.core.facts import Fact, FactKind, TournamentState, fold
+from parlour.core.words import worded
 from parlour.store.schema import events, facts
 
 log = logging.getLogger(__name__)
@@ -42,18 +43,18 @@ def utc_now() -> datetime:
 def engine_url(db: str) -> str:
     """The SQLAlchemy URL of a ``--db`` value."""
     if not db.strip():
-        raise StoreError("--db is empty: a file path, sqlite:///PATH or postgresql://USER@HOST/DBNAME")
+        raise worded(StoreError, "--db is empty: a file path, sqlite:///PATH or postgresql://USER@HOST/DBNAME")
     if db.startswith(("postgresql://", "postgres://")):
         rest = db.split("://", 1)[1]
         if "/" not in rest or not rest.split("/", 1)[1].split("?", 1)[0]:
-            raise StoreError(f"--db {db!r}: name the database (postgresql://USER@HOST/DBNAME)")
+            raise worded(StoreError, "--db %(db)r: name the database (postgresql://USER@HOST/DBNAME)", db=db)
         return "postgresql+psycopg://" + rest
     if db.startswith("postgresql+"):
         return db
     if db.startswith("sqlite:"):
         return db
     if "://" in db:
-        raise StoreError(f"--db {db!r}: a file path, sqlite:///PATH or postgresql://USER@HOST/DBNAME")
+        raise worded(StoreError, "--db %(db)r: a file path, sqlite:///PATH or postgresql://USER@HOST/DBNAME", db=db)
     return "sqlite:///" + str(Path(db).expanduser())
 
 
@@ -76,9 +77,11 @@ class TourneyStore:
             if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
                 path = Path(url[len("sqlite:///"):])
                 if not path.parent.is_dir():
-                    raise StoreError(f"--db {db!r}: the folder {path.parent} does not exist")
+                    raise worded(StoreError, "--db %(db)r: the folder %(folder)s does not exist",
+                                 db=db, folder=path.parent)
                 if path.is_dir():
-                    raise StoreError(f"--db {db!r} is a folder: name a file in it (e.g. {path / 'event.db'})")
+                    raise worded(StoreError, "--db %(db)r is a folder: name a file in it (e.g. %(file)s)", db=db,
+                                 file=path / "event.db")
             self.engine = sa.create_engine(url, connect_args=_connect_args(url))
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
@@ -87,7 +90,8 @@ class TourneyStore:
             raise
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             shown = _safe(db) if "://" in db else repr(db)
-            raise StoreError(f"--db {shown}: cannot open it ({_first_line(exc)})") from None
+            raise worded(StoreError, "--db %(db)s: cannot open it (%(problem)s)", db=shown, problem=_first_line(exc)) \
+                from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -98,7 +102,7 @@ class TourneyStore:
         """A new event with its format as its first fact; StoreError if the name is taken."""
         with self.engine.begin() as conn:
             if conn.execute(sa.select(events.c.id).where(events.c.name == fmt.name)).first():
-                raise StoreError(f"an event named {fmt.name!r} is in this database already")
+                raise worded(StoreError, "an event named %(event)r is in this database already", event=fmt.name)
             inserted = conn.execute(events.insert().values(name=fmt.name, created_at=self._now()))
             event_id = inserted.inserted_primary_key[0]
             self._insert(conn, event_id, FactKind.EVENT, {"format": fmt.as_dict(), "key": secrets.token_hex(4)}, None)
@@ -112,13 +116,15 @@ class TourneyStore:
             for row in rows:
                 if row.name == name:
                     return int(row.id)
-            raise StoreError(f"no event named {name!r} here" + (f" (there is: {', '.join(r.name for r in rows)})"
-                                                                 if rows else ""))
+            if rows:
+                raise worded(StoreError, "no event named %(event)r here (there is: %(events)s)", event=name,
+                             events=", ".join(r.name for r in rows))
+            raise worded(StoreError, "no event named %(event)r here", event=name)
         if not rows:
-            raise StoreError("no tournament in this database: create one with mjtable tourney new")
+            raise worded(StoreError, "no tournament in this database: create one with mjtable tourney new")
         if len(rows) > 1:
-            raise StoreError(f"this database holds {len(rows)} events ({', '.join(r.name for r in rows)}): "
-                             f"name one with --event")
+            raise worded(StoreError, "this database holds %(count)s events (%(events)s): name one with --event",
+                         count=len(rows), events=", ".join(r.name for r in rows))
         return int(rows[0].id)
 
     # ---- facts
