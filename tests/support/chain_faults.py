@@ -1,8 +1,9 @@
 """The chain's faults at any scale, on real brokers: a rig of parlours bridged to a NATS cluster, and the faults.
 
 :class:`Chain` starts a three-node NATS cluster (JetStream, MQTT), one
-Mosquitto per parlour bridged to it (the configuration's 100,000
-``max_queued_messages``), light tables on each (``sim/light_fleet.py``) and
+Mosquitto per parlour bridged to it (as ``mjtable fleet broker-config``
+configures it: 100,000 ``max_queued_messages``, no in-flight limit), light
+tables on each (``sim/light_fleet.py``) and
 the chain's recorder (``tests/support/chain_recorder.py``); the tables and
 the hall run on one :class:`~sim.sped_clock.SpedClock` so that their 60 s
 counters (the heartbeat) and the hall's three minutes to ``stale`` pass in
@@ -33,7 +34,9 @@ a fraction of a second of the hall's):
 From that moment the hall must show every table ``online`` within one
 heartbeat, ``COUNTERS_S`` (60 s) of the hall's clock: each table sends its
 counters once a heartbeat, so a table the hall does not show online a
-heartbeat after the path is whole again is one the chain lost.  Then every
+heartbeat after the path is whole again is one the chain lost.  (After the
+recorder's own faults the view is right at once: the cluster retains each
+table's last counters, said within the last heartbeat.)  Then every
 hand written so far must be recorded (the recorder asks for what it lacks
 with ``resend_since``).  Nothing sleeps: waiting polls against deadlines.
 """
