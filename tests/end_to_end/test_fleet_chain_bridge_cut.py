@@ -31,16 +31,15 @@ from pathlib import Path
 
 import pytest
 
-from firmware.fleet.broker_config import MAX_QUEUED_MESSAGES, Bridge, bridge_text
 from firmware.fleet.command_auth import hmac_key
 from firmware.fleet.consumer import STALE_AFTER_S
-from firmware.fleet.link import LinkSettings
 from firmware.ports.broker import parse_broker_url
 from sim.light_fleet import LightFleet
 from sim.sped_clock import SpedClock
+from tests.support.chain_faults import COUNTERS_S, parlour_conf, sped_settings
 from tests.support.chain_recorder import Recorder, hands_of, settle
 from tests.support.fleet_rig import wait_for
-from tests.support.mosquitto_broker import Mosquitto, free_port, plain_conf
+from tests.support.mosquitto_broker import Mosquitto, free_port
 from tests.support.nats_cluster import NatsCluster
 from tests.support.uplink_cut import Uplink
 
@@ -49,15 +48,9 @@ pytestmark = pytest.mark.slow
 SPEED = 20.0                  # the tables' and the hall's seconds per real second
 CUT_S = 600.0                 # ten minutes of the tables' time
 HAND_EVERY_S = 30.0           # a hand a table every 30 s of its time (a played MCR hand takes ~300 s: ten times busier)
-COUNTERS_S = 60.0             # the link's heartbeat (its counters), as on a table
 TABLES = {"p1": 50, "p2": 10}
 KEY = hmac_key(bytes(range(90, 122)))
-
-# the tables' behaviour in their (sped-up) seconds; what is a real wait (a connection's timeout, a backoff, the
-# PUBACKs gathered into one write) is multiplied by SPEED so that it lasts the real seconds a table waits
-SETTINGS = LinkSettings(state_min_interval_s=1.0, counters_period_s=COUNTERS_S, first_connect_spread_s=0.0,
-                        backoff_min_s=0.2 * SPEED, backoff_max_s=2.0 * SPEED, connect_timeout_s=10.0 * SPEED,
-                        stable_s=30.0 * SPEED, mark_delay_s=0.1 * SPEED, poll_s=0.5 * SPEED)
+SETTINGS = sped_settings(SPEED)
 
 
 class HallWatch:
@@ -106,9 +99,7 @@ def cut_chain(tmp_path: Path):
         folder = tmp_path / site
         folder.mkdir()
         port = free_port()
-        conf = (plain_conf(port, folder) + f"max_queued_messages {MAX_QUEUED_MESSAGES}\n"
-                + bridge_text(site, Bridge(nodes, f"bridge-{site}")))
-        parlours[site] = Mosquitto(folder, conf, port).start()
+        parlours[site] = Mosquitto(folder, parlour_conf(port, folder, site, nodes), port).start()
     clock = SpedClock(SPEED)
     (tmp_path / "tables").mkdir()
     fleets = {site: LightFleet([(site, parlours[site].url)], count, tmp_path / "tables", settings=SETTINGS,

@@ -74,7 +74,10 @@ cluster {{
 
     def start(self) -> "NatsNode":
         log = open(self.folder / "nats.log", "ab")
-        self.proc = subprocess.Popen([self.binary, "-c", str(self.conf)], stdout=log, stderr=subprocess.STDOUT)
+        # (in its own folder: under load nats-server 2.9 has been seen writing a JetStream consumer's meta.inf and
+        # meta.sum into its working directory)
+        self.proc = subprocess.Popen([self.binary, "-c", str(self.conf)], stdout=log, stderr=subprocess.STDOUT,
+                                     cwd=self.folder)
         log.close()
         return self
 
