@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from firmware.cli.arg_types import add_rules_option, seconds_or_zero
-from firmware.cli.words import _
+from firmware.cli.words import _, state
 from firmware.faults import TableError
 
 
@@ -99,7 +99,7 @@ def _rollback(args: argparse.Namespace) -> int:
 def _selftest(args: argparse.Namespace) -> int:
     import tempfile
 
-    from firmware.cli.error_words import said_text
+    from firmware.cli.error_words import said, said_text
     from firmware.cli.run_cmd import service_options
     from firmware.release.selftest import check_os, run_selftest
     from firmware.root.service import selftest_run
@@ -111,12 +111,14 @@ def _selftest(args: argparse.Namespace) -> int:
 
     checks = run_selftest(args, run_for)
     for check in checks:
-        print(check.line())
+        mark = _("ok") if check.ok else _("FAILED")
+        print(_("%(mark)s  %(check)s: %(detail)s") % {"mark": mark, "check": _(check.name),
+                                                       "detail": _check_detail(check, said, said_text)})
     lacking = check_os(args.os_root, said_text)
     if lacking:
         print(_("the operating system lacks, against power cuts (not a failure here; docs/table-os.md):"))
         print("\n".join("  " + line for line in lacking))
-    failed = [c.name for c in checks if not c.ok]
+    failed = [_(c.name) for c in checks if not c.ok]
     if failed:
         print(_("selftest FAILED: %(checks)s") % {"checks": ", ".join(failed)}, file=sys.stderr)
         return 1
@@ -148,3 +150,15 @@ def _bundle(args: argparse.Namespace) -> int:
     print((_("%(file)s: %(mb)s MB, wheels for %(platforms)s, signed") if args.sign
            else _("%(file)s: %(mb)s MB, wheels for %(platforms)s")) % sizes)
     return 0
+
+
+def _check_detail(check, said, said_text) -> str:
+    """A self-test check's detail in this language: an error's message, or its worded text with the controller's
+    state in words."""
+    if check.error is not None:
+        return said(check.error)
+    values = getattr(check.detail, "values", None)
+    template = getattr(check.detail, "template", None)
+    if isinstance(values, dict) and isinstance(template, str) and "state" in values:
+        return _(template) % {**values, "state": state(values["state"])}
+    return said_text(check.detail)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from firmware.faults import ConfigError, TableError
+from firmware.i18n import N_, worded_text
 
 PACKAGES = ("firmware", "hal", "sim")
 SKIP_IMPORT = ("firmware.release.launcher", "hal.start_guard")   # (the start guard's: harmless but pointless)
@@ -28,12 +29,20 @@ SKIP_IMPORT = ("firmware.release.launcher", "hal.start_guard")   # (the start gu
 
 @dataclass(frozen=True)
 class Check:
+    """One check's verdict.  ``name`` is marked for the catalogue and ``detail`` made by ``worded_text`` (or an
+    error's message, ``error`` kept beside it), so that the command line says both in its language; ``line()``
+    is the English, for the log."""
+
     name: str
     ok: bool
     detail: str
+    error: BaseException | None = None
 
     def line(self) -> str:
         return f"{'ok    ' if self.ok else 'FAILED'} {self.name}: {self.detail}"
+
+
+IMPORTS, CONFIGURATION, DATABASE, SIM_RUN = N_("imports"), N_("configuration"), N_("database"), N_("run --sim")
 
 
 def check_imports() -> Check:
@@ -49,8 +58,8 @@ def check_imports() -> Check:
             except Exception as exc:  # noqa: BLE001 (any failure to import is what this check reports)
                 broken.append(f"{info.name}: {type(exc).__name__}: {exc}")
     if broken:
-        return Check("imports", False, "; ".join(broken[:5]))
-    return Check("imports", True, f"{count} modules")
+        return Check(IMPORTS, False, "; ".join(broken[:5]))     # (the modules' own errors)
+    return Check(IMPORTS, True, worded_text("%(count)d modules", count=count))
 
 
 def check_config(args: argparse.Namespace) -> Check:
@@ -67,12 +76,13 @@ def check_config(args: argparse.Namespace) -> Check:
         rules = load_ruleset(args.rules, folder)
         conflicts = table_conflicts(rules, cfg.table.tile_set, str(model))
     except (ConfigError, TableError, OSError) as exc:
-        return Check("configuration", False, str(exc))
+        return Check(CONFIGURATION, False, str(exc), exc)
     if conflicts:
-        return Check("configuration", False, "; ".join(conflicts))
-    sets = "/".join(sorted(registry.sets)) or "none"
-    return Check("configuration", True, f"{model} ({cfg.table.name}, {cfg.table.tile_set} tiles, sets {sets}), "
-                                        f"rules {args.rules}")
+        return Check(CONFIGURATION, False, "; ".join(conflicts))
+    return Check(CONFIGURATION, True, worded_text(
+        "%(model)s (%(name)s, %(tiles)d tiles, sets %(sets)s), rules %(rules)s", model=str(model),
+        name=cfg.table.name, tiles=cfg.table.tile_set, sets="/".join(sorted(registry.sets)) or "-",
+        rules=args.rules))
 
 
 def check_database(state: Path) -> Check:
@@ -87,12 +97,14 @@ def check_database(state: Path) -> Check:
         try:
             store, problem = open_table_store(copy)
         except Exception as exc:  # noqa: BLE001
-            return Check("database", False, f"{state}: {type(exc).__name__}: {exc}")
+            return Check(DATABASE, False, f"{state}: {type(exc).__name__}: {exc}")
         store.close()
     if problem:
-        return Check("database", False, f"{state}: this release cannot use it ({problem.get('reason')})")
-    return Check("database", True, f"{state} opens and migrates (on a copy)" if state.exists()
-                 else f"{state} does not exist yet: a fresh one starts")
+        return Check(DATABASE, False, worded_text("%(path)s: this release cannot use it (%(reason)s)",
+                                                  path=str(state), reason=str(problem.get("reason"))))
+    if state.exists():
+        return Check(DATABASE, True, worded_text("%(path)s opens and migrates (on a copy)", path=str(state)))
+    return Check(DATABASE, True, worded_text("%(path)s does not exist yet: a fresh one starts", path=str(state)))
 
 
 def check_sim_run(run_for: Callable[[float], tuple], seconds: float) -> Check:
@@ -104,11 +116,13 @@ def check_sim_run(run_for: Callable[[float], tuple], seconds: float) -> Check:
     try:
         state, faults, link = run_for(seconds)
     except (ConfigError, TableError, OSError) as exc:
-        return Check("run --sim", False, str(exc))
+        return Check(SIM_RUN, False, str(exc), exc)
     if faults or state in (TableState.LATCHED, TableState.HOLD) or link is not LinkState.UP:
-        return Check("run --sim", False, f"after {seconds:g} s: state {state.value}, reader {link.name}, "
-                                         f"faults {', '.join(faults) or 'none'}")
-    return Check("run --sim", True, f"{seconds:g} s at real time: state {state.value}, reader up, no fault")
+        return Check(SIM_RUN, False, worded_text(
+            "after %(seconds)s s: state %(state)s, reader %(link)s, faults %(faults)s", seconds=f"{seconds:g}",
+            state=state.value, link=link.name, faults=", ".join(faults) or "-"))
+    return Check(SIM_RUN, True, worded_text("%(seconds)s s at real time: state %(state)s, reader up, no fault",
+                                            seconds=f"{seconds:g}", state=state.value))
 
 
 def check_os(root: Path, say: Callable[[str], str] = str) -> list[str]:

@@ -71,3 +71,36 @@ def test_the_operating_systems_checks_in_both_languages(tmp_path):
             in chinese)
     assert not any(w in chinese for w in ("warn", "fix:", "power", "the card", "read-write", "partition"))
     assert str(checks[0].detail) == "/ is ext4 mounted read-write: a power cut while the system writes can corrupt it"
+
+
+def test_the_selftest_in_both_languages(tmp_path, capsys):
+    """Each check's name and detail in the language, the controller's state in words, its English kept for the log."""
+    state = tmp_path / "table.db"
+    args = ["selftest", "--config-dir", "config", "--table", "config/tables/four_port_double.toml",
+            "--state", str(state), "--sim-seconds", "0", "--os-root", str(tmp_path)]
+    assert main(["--lang", "zh-CN", *args]) == 0
+    zh = capsys.readouterr().out.splitlines()
+    assert zh[0].startswith("正常  模块导入：") and zh[0].endswith("个模块")
+    assert zh[1].startswith("正常  配置：config/tables/four_port_double.toml（") and "张牌，牌套 A/B），规则 mcr" in zh[1]
+    assert zh[2] == f"正常  数据库：{state} 尚不存在：将新建一个" and zh[-1] == "自检通过"
+    assert main(["--lang", "en", *args]) == 0
+    en = capsys.readouterr().out.splitlines()
+    assert en[2] == f"ok  database: {state} does not exist yet: a fresh one starts" and en[-1] == "selftest passed"
+    assert main(["--lang", "zh-CN", *args[:3], "--table", str(tmp_path / "none.toml"), *args[5:]]) == 1
+    failed = capsys.readouterr()
+    assert "失败  配置：" in failed.out and "自检失败：配置" in failed.err
+
+
+def test_a_failed_run_names_the_state_in_words():
+    from firmware.cli.error_words import said, said_text
+    from firmware.cli.release_cmd import _check_detail
+    from firmware.controller.states import TableState
+    from firmware.reader.driver import LinkState
+    from firmware.release.selftest import check_sim_run
+
+    check = check_sim_run(lambda seconds: (TableState.LATCHED, ["E31"], LinkState.UP), 2.0)
+    assert not check.ok and check.line() == "FAILED run --sim: after 2 s: state latched, reader UP, faults E31"
+    words.use("zh_CN")
+    detail = _check_detail(check, said, said_text)
+    assert detail.startswith("2 秒后：状态 ") and "latched" not in detail and detail.endswith("故障 E31")
+    assert HAN.search(detail.split("状态 ")[1].split("，")[0])
