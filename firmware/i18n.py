@@ -69,6 +69,17 @@ def worded_text(template: str, **values: Any) -> WordedText:
     return text
 
 
+def text_of(exc: BaseException) -> str:
+    """An error's message as text (a reason a caller returns rather than raises): its parts kept (a
+    :class:`WordedText`) where :func:`worded` made it, else its English."""
+    template, values = getattr(exc, "template", None), getattr(exc, "values", None)
+    if not (isinstance(template, str) and isinstance(values, dict)):
+        return str(exc)
+    text = WordedText(str(exc))
+    text.template, text.values = template, values
+    return text
+
+
 def locale_of_tag(tag: str | None) -> str | None:
     """The locale a language tag asks for (``zh-CN``, ``zh_TW.UTF-8``, ``en-GB``: any zh is Chinese, the table's
     characters are simplified; any en is English), or None for any other language."""

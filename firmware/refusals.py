@@ -124,8 +124,14 @@ def part(why: BaseException | str) -> Any:
     was made with them (said in the language too), else its English."""
     template, params = getattr(why, "template", None), getattr(why, "values", None)
     if isinstance(template, str) and isinstance(params, dict):
-        return {"words": template, "params": params, "error": str(why)}
+        return {"words": template, "params": _parts(params), "error": str(why)}
     return str(why)
+
+
+def _parts(params: dict[str, Any]) -> dict[str, Any]:
+    """Values of a worded error or text as an answer carries them: a value that is a reason itself (an error, a
+    worded text: ``action 3 (…): %(why)s``) in its parts, as :func:`part` makes them."""
+    return {k: part(v) if isinstance(v, BaseException) or hasattr(v, "template") else v for k, v in params.items()}
 
 
 def _english(params: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +151,7 @@ def answer_of(why: BaseException | str, **more: Any) -> dict[str, Any]:
     (:func:`firmware.i18n.worded`, :func:`~firmware.i18n.worded_text`: plain values), else its English alone."""
     template, params = getattr(why, "template", None), getattr(why, "values", None)
     if isinstance(template, str) and isinstance(params, dict):
-        return {"ok": False, "error": str(why), "words": template, "params": params, **more}
+        return {"ok": False, "error": str(why), "words": template, "params": _parts(params), **more}
     return {"ok": False, "error": str(why), **more}
 
 

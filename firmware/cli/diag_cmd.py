@@ -444,7 +444,7 @@ def _write_bundle(args: argparse.Namespace, answer: dict) -> int:
     from firmware.support_bundle import archive, integrity_check, parts_of
 
     if not answer.get("ok"):
-        print(_("FAILED: %(error)s") % {"error": answer.get("error") or _("no answer")})
+        print(_("FAILED: %(error)s") % {"error": words.refusal(answer) or answer.get("error") or _("no answer")})
         return 1
     integrity = answer.get("integrity")
     if integrity is None and answer.get("database"):
@@ -470,7 +470,7 @@ def _follow_log(args: argparse.Namespace, request: dict) -> int:
         while True:
             answer = _ask(args, {**request, "after": after, **({"wait_s": LOG_WAIT_S} if after else {})})
             if not answer.get("ok"):
-                print(_("FAILED: %(error)s") % {"error": answer.get("error")})
+                print(_("FAILED: %(error)s") % {"error": words.refusal(answer) or answer.get("error")})
                 return 1
             for r in answer["lines"]:
                 print(f"{r['level']:8} {r['logger']}: {r['message']}", flush=True)

@@ -63,7 +63,8 @@ def said_text(text: str) -> str:
     template, values = getattr(text, "template", None), getattr(text, "values", None)
     if isinstance(template, str) and isinstance(values, dict):
         try:
-            return _(template) % {k: _(v) if isinstance(v, Phrase) else v for k, v in values.items()}
+            return _(template) % {k: said(v) if isinstance(v, BaseException) else _(v) if isinstance(v, Phrase)
+                                  else said_text(v) if hasattr(v, "template") else v for k, v in values.items()}
         except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
             return str(text)
     return _(text) if text else text
@@ -79,7 +80,7 @@ def said(exc: BaseException) -> str:
     if isinstance(template, str) and isinstance(values, dict):
         try:
             return _(template) % {k: said(v) if isinstance(v, BaseException) else _(v) if isinstance(v, Phrase)
-                                  else v for k, v in values.items()}
+                                  else said_text(v) if hasattr(v, "template") else v for k, v in values.items()}
         except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
             return str(exc)
     return str(exc)

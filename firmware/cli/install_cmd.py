@@ -288,7 +288,7 @@ def _say_what_is_left(root: Path, first: bool) -> None:
     except Exception as exc:  # noqa: BLE001 (a report, never a failed install)
         hint = _("the table model does not load: %(error)s") % {"error": exc}
     if hint:
-        print(hint)
+        print(said_text(hint))
     if not first:
         return
     print(_("system steps left to you (as root, on the first install):") + "\n"

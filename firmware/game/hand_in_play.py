@@ -24,7 +24,7 @@ from firmware.game.rounds import Rounds
 from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.game.staff import Staff
 from firmware.game.table_referee import TableReferee
-from firmware.i18n import worded_text
+from firmware.i18n import text_of, worded_text
 from firmware.rules.hand_record import Action, BadRecord, Verb
 from firmware.rules.ruleset import Dealership, HandOutcome, RuleSet
 from firmware.store.seal_rows import SealRows
@@ -113,7 +113,7 @@ class HandInPlay:
             self.referee.take(action, seq)
         except BadRecord as exc:
             log.warning("hand %d: %s refused: %s", hand, action.text(), exc)
-            return str(exc)
+            return text_of(exc)
         return None
 
     def take_all(self, hand: int, actions: list[Action]) -> str | None:
@@ -126,7 +126,7 @@ class HandInPlay:
             self.referee.take_all(actions)
         except BadRecord as exc:
             log.warning("hand %d: %s refused: %s", hand, "; ".join(a.text() for a in actions), exc)
-            return str(exc)
+            return text_of(exc)
         return None
 
     def _not_in_play(self, hand: int) -> str:

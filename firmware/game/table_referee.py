@@ -21,6 +21,7 @@ import dataclasses
 import logging
 from typing import Callable
 
+from firmware.i18n import worded
 from firmware.store.score_rows import ScoreRows
 from firmware.game.scoreboard import Scoreboard, ScoredHand
 from firmware.rules.hand_record import Action, BadRecord, HandRecord, in_paying_order, parse_action
@@ -71,7 +72,8 @@ class TableReferee:
             try:
                 action = parse_action(line, event)
                 if event != len(self.record.actions):
-                    raise BadRecord(f"action {event} of hand {hand} follows action {len(self.record.actions) - 1}")
+                    raise worded(BadRecord, "action %(event)s of hand %(hand)s follows action %(last)s", event=event,
+                                 hand=hand, last=len(self.record.actions) - 1)
                 self.settler.add(action)
             except BadRecord as exc:
                 log.error("hand %d: the stored record stops at action %d: %s", hand, len(self.record.actions), exc)
@@ -90,7 +92,7 @@ class TableReferee:
         """Settle ``action`` (``seq``: the sender's number for it; one taken before is ignored): the payments it
         makes, written at once.  BadRecord when it cannot have happened (nothing is taken)."""
         if self.settler is None or self.record is None:
-            raise BadRecord("no hand in play")
+            raise worded(BadRecord, "no hand in play")
         if seq is not None and seq <= self.last_seq:
             return []
         settler = self.settler
@@ -118,7 +120,7 @@ class TableReferee:
         (on a copy), and when one of them cannot have happened (BadRecord) nothing is taken; else they are taken
         in one transaction.  The payments they make."""
         if self.settler is None or self.record is None:
-            raise BadRecord("no hand in play")
+            raise worded(BadRecord, "no hand in play")
         actions = in_paying_order(list(actions))
         trial = dataclasses.replace(self.record, actions=list(self.record.actions) + list(actions))
         settle_hand(self.rules, trial)
@@ -137,7 +139,7 @@ class TableReferee:
     def judge(self, action: Action) -> WinVerdict:
         """The verdict ``action`` (a win) would get now; nothing is taken."""
         if self.settler is None:
-            raise BadRecord("no hand in play")
+            raise worded(BadRecord, "no hand in play")
         return self.settler.judge(action)
 
     def settlement(self) -> HandSettlement | None:

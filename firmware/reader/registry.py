@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware.faults import ConfigError
-from firmware.i18n import worded
+from firmware.i18n import worded, worded_text
 from firmware.reader.messages import is_tile_uid
 from firmware.tiles.sets import TILE_SETS, TileSet
 from firmware.tiles.tile import KINDS, TileError, code, parse_one
@@ -89,16 +89,17 @@ class TileRegistry:
         declared set is enrolled): which sets, what that means, and the command that enrols each."""
         missing = self.unenrolled
         if not self.sets:
-            return ("no tile set is enrolled (the table model's [reader.registry] names none): walls are counted, "
-                    "not verified")
+            return worded_text("no tile set is enrolled (the table model's [reader.registry] names none): walls are "
+                               "counted, not verified")
         if not missing:
             return ""
-        many = len(missing) > 1
         commands = "; ".join(f"mjtable diag enroll --set {s} --antenna 0 --out {self.unenrolled_files[s]}"
                              for s in missing)
-        return (f"tile set{'s' if many else ''} {', '.join(missing)} not enrolled: "
-                f"{'walls are' if many else 'its walls are'} counted, not verified; "
-                f"enrol {'each set' if many else 'it'} with: {commands}")
+        if len(missing) > 1:
+            return worded_text("tile sets %(sets)s not enrolled: walls are counted, not verified; enrol each set with: "
+                               "%(commands)s", sets=", ".join(missing), commands=commands)
+        return worded_text("tile set %(sets)s not enrolled: its walls are counted, not verified; enrol it with: "
+                           "%(commands)s", sets=missing[0], commands=commands)
 
     def add_set(self, set_id: str, tiles: list[tuple[bytes, int]], source: str = "generated") -> None:
         """Register a whole set; raises ConfigError on a duplicate UID or a non-standard set."""

@@ -20,6 +20,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass, field
 
+from firmware.i18n import worded
 from firmware.rules.hand_record import CLAIMS, Action, BadRecord, HandRecord, Verb
 from firmware.rules.win import Meld, MeldKind
 from firmware.tiles.tile import code, format_tiles
@@ -140,7 +141,8 @@ class HandFacts:
                     s.melds[i] = Meld(MeldKind.KONG, m.tile, m.source, added=True)
                     break
             else:
-                raise BadRecord(f"side {side} adds {code(action.tile)} to a pung it does not have")
+                raise worded(BadRecord, "side %(side)s adds %(tile)s to a pung it does not have", side=side,
+                             tile=code(action.tile))
             self._take(side, [action.tile])
         elif v is Verb.CONCEALED_KONG:
             assert s is not None and action.tile is not None
@@ -197,7 +199,8 @@ class HandFacts:
             shown = Counter(action.hand)
             if s.standing is not None and +s.standing != shown:
                 held = sorted(k for k, n in s.standing.items() for _ in range(n))
-                raise BadRecord(f"side {side} shows {_tiles(action.hand)}, the record shows {_tiles(held)}")
+                raise worded(BadRecord, "side %(side)s shows %(hand)s, the record shows %(held)s", side=side,
+                             hand=_tiles(action.hand), held=_tiles(held))
             s.standing = shown
         elif v is Verb.WON and side not in self.won:
             self.won.append(side)
@@ -249,13 +252,13 @@ class HandFacts:
             return
         for k in tiles:
             if standing[k] <= 0:
-                raise BadRecord(f"side {side} does not hold {code(k)}")
+                raise worded(BadRecord, "side %(side)s does not hold %(tile)s", side=side, tile=code(k))
             standing[k] -= 1
 
     def _check_count(self, side: int, tile: int) -> None:
         standing = self.sides[side].standing
         if standing is not None and standing[tile] > 4:
-            raise BadRecord(f"side {side} would hold five {code(tile)}")
+            raise worded(BadRecord, "side %(side)s would hold five %(tile)s", side=side, tile=code(tile))
 
     def _claim(self, side: int, action: Action) -> None:
         s = self.sides[side]
@@ -268,15 +271,15 @@ class HandFacts:
             if claimed is not None:                 # (else the claimed tile is not in the record)
                 tiles = list(action.chow_tiles)
                 if claimed not in tiles:
-                    raise BadRecord(f"side {side} chows {code(tile)}.. without side {feeder}'s discard "
-                                    f"{code(claimed)}")
+                    raise worded(BadRecord, "side %(side)s chows %(tile)s.. without side %(feeder)s's discard "
+                                 "%(claimed)s", side=side, tile=code(tile), feeder=feeder, claimed=code(claimed))
                 tiles.remove(claimed)
                 self._take(side, tiles)
             s.melds.append(Meld(MeldKind.CHOW, tile, self.feeder_source(side, feeder)))
         else:
             if self.last_discard is not None and self.last_discard[0] == feeder and self.last_discard[1] != tile:
-                raise BadRecord(f"side {side} claims {code(tile)} but side {feeder} discarded "
-                                f"{code(self.last_discard[1])}")
+                raise worded(BadRecord, "side %(side)s claims %(tile)s but side %(feeder)s discarded %(discarded)s",
+                             side=side, tile=code(tile), feeder=feeder, discarded=code(self.last_discard[1]))
             kind = MeldKind.PUNG if action.verb is Verb.PUNG else MeldKind.KONG
             self._take(side, [tile] * (2 if kind is MeldKind.PUNG else 3))
             s.melds.append(Meld(kind, tile, self.feeder_source(side, feeder)))

@@ -49,6 +49,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.i18n import worded
 from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_tiles, parse, show
 
 SIDES = 4
@@ -185,7 +186,7 @@ class HandRecord:
     def add(self, action: Action) -> int:
         """Append an action; its index (the ``event`` of the payments it causes)."""
         if len(self.actions) >= MAX_ACTIONS:
-            raise BadRecord(f"more than {MAX_ACTIONS} actions in one hand")
+            raise worded(BadRecord, "more than %(most)s actions in one hand", most=MAX_ACTIONS)
         self.actions.append(action)
         return len(self.actions) - 1
 
@@ -204,32 +205,33 @@ class HandRecord:
         """A record from its JSON form (``to_json``), several wins on one discard in the order they are paid
         (:func:`in_paying_order`); BadRecord names the field at fault."""
         if not isinstance(data, dict):
-            raise BadRecord("a hand's record is a JSON object")
+            raise worded(BadRecord, "a hand's record is a JSON object")
         unknown = sorted(set(data) - {"rules", "hand", "dealer", "round_wind", "streak", "long_hair", "chips",
                                       "actions", "dealt"})
         if unknown:
-            raise BadRecord(f"unknown field {unknown[0]!r} in the hand's record")
+            raise worded(BadRecord, "unknown field %(name)r in the hand's record", name=unknown[0])
         rules = data.get("rules")
         if not isinstance(rules, str) or not rules:
-            raise BadRecord("field 'rules' must name the rule set")
+            raise worded(BadRecord, "field 'rules' must name the rule set")
         wind = data.get("round_wind", "E")
         if wind not in ("E", "S", "W", "N"):
-            raise BadRecord(f"field 'round_wind' must be E, S, W or N, got {wind!r:.20}")
+            raise worded(BadRecord, "field 'round_wind' must be E, S, W or N, got %(got)s", got=f"{wind!r:.20}")
         chips = data.get("chips")
         if chips is not None:
             if not (isinstance(chips, list) and len(chips) == SIDES and all(type(c) is int and abs(c) <= 10**12
                                                                               for c in chips)):
-                raise BadRecord("field 'chips' must be four integers (by side) or null")
+                raise worded(BadRecord, "field 'chips' must be four integers (by side) or null")
             chips = tuple(chips)
         actions = data.get("actions", [])
         if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
-            raise BadRecord("field 'actions' must be an array of action lines")
+            raise worded(BadRecord, "field 'actions' must be an array of action lines")
         if len(actions) > MAX_ACTIONS:
-            raise BadRecord(f"{len(actions)} actions; a hand has at most {MAX_ACTIONS}")
+            raise worded(BadRecord, "%(count)s actions; a hand has at most %(most)s", count=len(actions),
+                         most=MAX_ACTIONS)
         dealt = data.get("dealt") or {}
         if not isinstance(dealt, dict) or any(k not in ("0", "1", "2", "3") or not isinstance(v, str) or len(v) > 60
                                               for k, v in dealt.items()):
-            raise BadRecord("field 'dealt' maps sides 0..3 to their starting tiles")
+            raise worded(BadRecord, "field 'dealt' maps sides 0..3 to their starting tiles")
         record = cls(rules, _int(data, "hand", 0, 10**9), _int(data, "dealer", 0, SIDES - 1), "ESWN".index(wind),
                      _int(data, "streak", 0, 1000), _int(data, "long_hair", 0, 1000), chips,
                      dealt={int(k): v for k, v in dealt.items()})
@@ -240,49 +242,52 @@ class HandRecord:
 def _int(data: dict, name: str, low: int, high: int) -> int:
     value = data.get(name, low)
     if type(value) is not int or not low <= value <= high:
-        raise BadRecord(f"field '{name}' must be an integer from {low} to {high}, got {value!r:.20}")
+        raise worded(BadRecord, "field '%(name)s' must be an integer from %(low)s to %(high)s, got %(got)s", name=name,
+                     low=low, high=high, got=f"{value!r:.20}")
     return value
 
 
 def parse_action(line: str, index: int = 0) -> Action:
     """One action line (see the module's table); BadRecord names it."""
-    where = f"action {index} ({show(line, 60)})"
     words = line.split()
     if not words:
-        raise BadRecord(f"{where}: empty")
+        raise worded(BadRecord, "action %(index)s (%(line)s): empty", index=index, line=show(line, 60))
     try:
         if words[0] in (v.value for v in TABLE_VERBS):
             if len(words) != 1:
-                raise BadRecord("takes no side and no arguments")
+                raise worded(BadRecord, "takes no side and no arguments")
             return Action(Verb(words[0]))
         side = _side(words[0])
         if len(words) < 2:
-            raise BadRecord("a side and a verb")
+            raise worded(BadRecord, "a side and a verb")
         try:
             verb = Verb(words[1])
         except ValueError:
-            raise BadRecord(f"unknown verb {show(words[1], 20)}; verbs: "
-                              + ", ".join(v.value for v in Verb)) from None
+            raise worded(BadRecord, "unknown verb %(verb)s; verbs: %(verbs)s", verb=show(words[1], 20),
+                         verbs=", ".join(v.value for v in Verb)) from None
         if verb in TABLE_VERBS:
-            raise BadRecord(f"'{verb.value}' takes no side")
+            raise worded(BadRecord, "'%(verb)s' takes no side", verb=verb.value)
         return _parse(verb, side, words[2:])
     except (TileError, BadRecord) as exc:
-        raise BadRecord(f"{where}: {exc}") from None
+        raise worded(BadRecord, "action %(index)s (%(line)s): %(why)s", index=index, line=show(line, 60),
+                     why=exc) from None
 
 
 def _side(word: str) -> int:
     if word not in ("0", "1", "2", "3"):
-        raise BadRecord(f"side {show(word, 10)}: a side is 0, 1, 2 or 3")
+        raise worded(BadRecord, "side %(side)s: a side is 0, 1, 2 or 3", side=show(word, 10))
     return int(word)
 
 
 def _one_tile(word: str, flowers: bool = False) -> int:
     kinds = parse(word)
     if len(kinds) != 1:
-        raise BadRecord(f"one tile expected, got {show(word, 20)}")
+        raise worded(BadRecord, "one tile expected, got %(got)s", got=show(word, 20))
     kind = kinds[0]
     if flowers != (kind >= FLOWER_BASE):
-        raise BadRecord(f"{code(kind)} is {'not ' if flowers else ''}a flower")
+        if flowers:
+            raise worded(BadRecord, "%(tile)s is not a flower", tile=code(kind))
+        raise worded(BadRecord, "%(tile)s is a flower", tile=code(kind))
     return kind
 
 
@@ -292,24 +297,24 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
     if "from" in rest:
         i = rest.index("from")
         if i + 1 >= len(rest):
-            raise BadRecord("'from' needs a side")
+            raise worded(BadRecord, "'from' needs a side")
         source = _side(rest[i + 1])
         del rest[i:i + 2]
         if source == side:
-            raise BadRecord("a side cannot claim or win on its own discard")
+            raise worded(BadRecord, "a side cannot claim or win on its own discard")
     if "to" in rest and verb in (Verb.PENALTY, Verb.SWAP):
         i = rest.index("to")
         if i + 1 >= len(rest):
-            raise BadRecord("'to' needs a side")
+            raise worded(BadRecord, "'to' needs a side")
         to = _side(rest[i + 1])
         del rest[i:i + 2]
         if to == side:
-            raise BadRecord(f"a {verb.value} goes to another side")
+            raise worded(BadRecord, "a %(verb)s goes to another side", verb=verb.value)
     needs_source = verb in CLAIMS
     if needs_source and source is None:
-        raise BadRecord(f"a {verb.value} says whose discard it took: 'from SIDE'")
+        raise worded(BadRecord, "a %(verb)s says whose discard it took: 'from SIDE'", verb=verb.value)
     if source is not None and not (needs_source or verb is Verb.WIN):
-        raise BadRecord(f"a {verb.value} takes no 'from'")
+        raise worded(BadRecord, "a %(verb)s takes no 'from'", verb=verb.value)
     if verb is Verb.WIN:
         return _win(side, source, rest)
     if verb in (Verb.FLOWER_DISCARD, Verb.OPENED, Verb.DEAD, Verb.LIABLE, Verb.WON):
@@ -317,34 +322,35 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
         return Action(verb, side)
     if verb is Verb.VOID:
         if len(rest) != 1 or rest[0] not in ("m", "p", "s"):
-            raise BadRecord("a void names its suit: m, p or s")
+            raise worded(BadRecord, "a void names its suit: m, p or s")
         return Action(verb, side, kind=rest[0])
     if verb is Verb.SWAP and to is None:
-        raise BadRecord("a swap says who receives the tiles: 'to SIDE'")
+        raise worded(BadRecord, "a swap says who receives the tiles: 'to SIDE'")
     if verb is Verb.PENALTY:
         if len(rest) != 1 or not rest[0].replace("_", "").isalnum() or len(rest[0]) > 40:
-            raise BadRecord("a penalty names its kind (e.g. early_draw)")
+            raise worded(BadRecord, "a penalty names its kind (e.g. early_draw)")
         return Action(verb, side, kind=rest[0], to=to)
     if not rest:
-        raise BadRecord(f"a {verb.value} names its tile")
+        raise worded(BadRecord, "a %(verb)s names its tile", verb=verb.value)
     word = rest.pop(0)
     _none(rest)
     if verb is Verb.DEAL:
         hand = tuple(parse(word))
         if len(hand) > 14 + 8:
-            raise BadRecord(f"{len(hand)} tiles dealt to one side")
+            raise worded(BadRecord, "%(count)s tiles dealt to one side", count=len(hand))
         return Action(verb, side, hand=hand)
     if verb in (Verb.SWAP, Verb.SHOW):
         hand = tuple(sorted(parse(word)))
         if any(k >= PLAYABLE for k in hand) or len(hand) > (3 if verb is Verb.SWAP else 14):
-            raise BadRecord(f"a {verb.value} names at most {3 if verb is Verb.SWAP else 14} tiles and no flower")
+            raise worded(BadRecord, "a %(verb)s names at most %(most)s tiles and no flower", verb=verb.value,
+                         most=3 if verb is Verb.SWAP else 14)
         return Action(verb, side, hand=hand, to=to)
     if verb is Verb.DRAW and word == "?":
         return Action(verb, side)
     if verb is Verb.CHOW:
         tiles = sorted(parse(word))
         if len(tiles) != 3 or tiles != [tiles[0], tiles[0] + 1, tiles[0] + 2] or tiles[0] >= 27 or tiles[0] % 9 > 6:
-            raise BadRecord(f"a chow is three consecutive tiles of one suit, got {show(word, 20)}")
+            raise worded(BadRecord, "a chow is three consecutive tiles of one suit, got %(got)s", got=show(word, 20))
         return Action(verb, side, tiles[0], source)
     if verb in (Verb.DRAW, Verb.FLOWER):
         return Action(verb, side, _one_tile(word, flowers=verb is Verb.FLOWER), source)
@@ -354,12 +360,12 @@ def _parse(verb: Verb, side: int, args: list[str]) -> Action:
 
 def _none(rest: list[str]) -> None:
     if rest:
-        raise BadRecord(f"unexpected {show(' '.join(rest), 30)}")
+        raise worded(BadRecord, "unexpected %(got)s", got=show(" ".join(rest), 30))
 
 
 def _win(side: int, source: int | None, rest: list[str]) -> Action:
     if not rest:
-        raise BadRecord("a win names its winning tile")
+        raise worded(BadRecord, "a win names its winning tile")
     tile = _one_tile(rest.pop(0))
     hand: tuple[int, ...] = ()
     flags: set[str] = set()
@@ -368,18 +374,19 @@ def _win(side: int, source: int | None, rest: list[str]) -> Action:
         word = rest.pop(0)
         if word == "hand":
             if not rest:
-                raise BadRecord("'hand' needs the standing tiles")
+                raise worded(BadRecord, "'hand' needs the standing tiles")
             text = rest.pop(0)
             hand = () if text == "-" else tuple(sorted(parse(text)))
             if any(k >= PLAYABLE for k in hand) or len(hand) > 13:
-                raise BadRecord("the standing hand holds at most 13 tiles and no flower")
+                raise worded(BadRecord, "the standing hand holds at most 13 tiles and no flower")
         elif word == "flowers":
             if not rest or rest[0] not in [str(n) for n in range(9)]:
-                raise BadRecord("'flowers' needs a count 0..8")
+                raise worded(BadRecord, "'flowers' needs a count 0..8")
             flowers = int(rest.pop(0))
         elif word in WIN_FLAGS:
             flags.add(word)
         else:
-            raise BadRecord(f"unexpected {show(word, 20)} (flags: {', '.join(WIN_FLAGS)})")
+            raise worded(BadRecord, "unexpected %(got)s (flags: %(flags)s)", got=show(word, 20),
+                         flags=", ".join(WIN_FLAGS))
     return Action(Verb.WIN, side, tile, source, hand, frozenset(flags), flowers)
 

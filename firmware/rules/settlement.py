@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from firmware.i18n import worded
 from firmware.rules.hand_facts import Derived, DerivedEvent, HandFacts, SideFacts
 from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb, paying_rank
 from firmware.rules.money import ROBBED_KONG, Breakdown, Item, Payment, deltas
@@ -125,7 +126,8 @@ class Settler:
         self._check_tiles(action, event)
         why = self.rules.action_refusal(action, self.facts)
         if why is not None:
-            raise BadRecord(f"action {event} ({action.text()}): {why}")
+            raise worded(BadRecord, "action %(event)s (%(action)s): %(why)s", event=event, action=action.text(),
+                         why=why)
         v = action.verb
         drawn_now = v is Verb.ADDED_KONG and action.side is not None and action.tile is not None \
             and self.facts.drawn_now(action.side, action.tile)
@@ -143,7 +145,7 @@ class Settler:
             try:
                 money = self.rules.penalty_payments(action.side, action.kind, repeat, action.to, event)
             except ValueError as exc:
-                raise BadRecord(f"action {event}: {exc}") from None
+                raise worded(BadRecord, "action %(event)s: %(why)s", event=event, why=exc) from None
             out += self._pay(money, None)
             if self.rules.penalty_kills_hand(action.kind):
                 self.facts.sides[action.side].dead = True
@@ -176,12 +178,16 @@ class Settler:
             kinds += list(action.chow_tiles) if action.verb is Verb.CHOW else [action.tile]
         for kind in kinds:
             if not self.tiles.copies[kind]:
-                raise BadRecord(f"action {event} ({action.text()}): {code(kind)} is not a tile of {self.rules.title}'s "
-                                f"{self.tiles.size}-tile set")
+                raise worded(BadRecord, "action %(event)s (%(action)s): %(tile)s is not a tile of %(rules)s's "
+                             "%(size)s-tile set", event=event, action=action.text(), tile=code(kind),
+                             rules=self.rules.title, size=self.tiles.size)
         flowers = sum(self.tiles.copies[34:])
         if action.verb is Verb.WIN and (action.flowers or 0) > flowers:
-            raise BadRecord(f"action {event} ({action.text()}): {self.rules.title}'s set has "
-                            f"{flowers or 'no'} flowers")
+            if not flowers:
+                raise worded(BadRecord, "action %(event)s (%(action)s): %(rules)s's set has no flowers", event=event,
+                             action=action.text(), rules=self.rules.title)
+            raise worded(BadRecord, "action %(event)s (%(action)s): %(rules)s's set has %(count)s flowers",
+                         event=event, action=action.text(), rules=self.rules.title, count=flowers)
 
     def _derived(self, d: DerivedEvent, event: int) -> list[Payment]:
         assert d.side is not None
@@ -249,7 +255,7 @@ class Settler:
         try:
             win.validate()
         except HandError as exc:
-            raise BadRecord(f"action {event}: {exc}") from None
+            raise worded(BadRecord, "action %(event)s: %(why)s", event=event, why=exc) from None
         situation = self.situation(action, event)
         verdict = WinVerdict(side, action.tile, action.source, False, win=win, event=event)
         score = verdict.score = self.rules.score(win)
@@ -335,7 +341,8 @@ class Settler:
                 if action.tile in held:
                     held.remove(action.tile)
             if hand and tuple(hand) != tuple(held):
-                raise BadRecord(f"side {side} declares {_tiles(hand)} standing, the record shows {_tiles(held)}")
+                raise worded(BadRecord, "side %(side)s declares %(hand)s standing, the record shows %(held)s",
+                             side=side, hand=_tiles(hand), held=_tiles(held))
             hand = tuple(held)
         flowers = action.flowers if action.flowers is not None else facts.flowers_of(side)
         flags = action.flags
@@ -414,14 +421,15 @@ def _check_paying_order(same: _WinsOnOneDiscard, action: Action, event: int) -> 
     is paid; a win recorded after one it comes before cannot be paid in that order."""
     assert action.side is not None
     if action.side in same.sides:
-        raise BadRecord(f"action {event}: side {action.side} has won on side {same.discarder}'s "
-                        f"{code(same.tile)} already")
+        raise worded(BadRecord, "action %(event)s: side %(side)s has won on side %(discarder)s's %(tile)s already",
+                     event=event, side=action.side, discarder=same.discarder, tile=code(same.tile))
     rank = paying_rank(same.discarder, action.side)
     late = [s for s in same.sides if paying_rank(same.discarder, s) > rank]
     if late:
-        raise BadRecord(f"action {event}: several wins on one discard are paid counter-clockwise from the discarder "
-                        f"(下家, 对家, 上家: 点炮方按逆时针顺序付分): side {action.side}'s win on side "
-                        f"{same.discarder}'s {code(same.tile)} comes before side {late[0]}'s")
+        raise worded(BadRecord, "action %(event)s: several wins on one discard are paid counter-clockwise from the "
+                     "discarder (下家, 对家, 上家: 点炮方按逆时针顺序付分): side %(side)s's win on side "
+                     "%(discarder)s's %(tile)s comes before side %(late)s's", event=event, side=action.side,
+                     discarder=same.discarder, tile=code(same.tile), late=late[0])
 
 
 def settle_hand(ruleset: RuleSet, record: HandRecord) -> HandSettlement:

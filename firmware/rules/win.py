@@ -12,6 +12,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass
 
+from firmware.i18n import worded
 from firmware.tiles.tile import SUITED, TileError, code, format_tiles
 
 WIND_CODES = "ESWN"
@@ -76,17 +77,17 @@ class Win:
 
     def validate(self) -> None:
         if len(self.melds) > 4:
-            raise HandError(f"{len(self.melds)} melds; a hand has at most 4")
+            raise worded(HandError, "%(count)s melds; a hand has at most 4", count=len(self.melds))
         expected = 13 - 3 * len(self.melds)
         if len(self.hand) != expected:
-            raise HandError(f"{len(self.hand)} standing tiles with {len(self.melds)} melds; expected {expected} "
-                            "(without the winning tile)")
+            raise worded(HandError, "%(count)s standing tiles with %(melds)s melds; expected %(expected)s (without the "
+                         "winning tile)", count=len(self.hand), melds=len(self.melds), expected=expected)
         for kind in (*self.hand, self.win_tile):
             if not 0 <= kind < 34:
-                raise HandError(f"{code(kind)} cannot be in a hand (flowers are counted, not held)")
+                raise worded(HandError, "%(tile)s cannot be in a hand (flowers are counted, not held)", tile=code(kind))
         for meld in self.melds:
             if meld.kind is MeldKind.CHOW and (meld.tile >= SUITED or meld.tile % 9 > 6):
-                raise HandError(f"chow {meld}: three consecutive tiles of one suit")
+                raise worded(HandError, "chow %(meld)s: three consecutive tiles of one suit", meld=str(meld))
         every = [0] * _KINDS
         try:
             for kind in self.hand:
@@ -105,14 +106,14 @@ class Win:
                 counted.update(meld.tiles)
             over = [f"{n} x {code(k)}" for k, n in sorted(counted.items()) if n > 4]
         if over:
-            raise HandError("more than four of a tile: " + ", ".join(over))
+            raise worded(HandError, "more than four of a tile: %(over)s", over=", ".join(over))
         if not 0 <= self.flowers <= 8:
-            raise HandError(f"{self.flowers} flowers; a set has 8")
+            raise worded(HandError, "%(count)s flowers; a set has 8", count=self.flowers)
         if not (0 <= self.seat_wind < 4 and 0 <= self.round_wind < 4):
-            raise HandError("winds are E, S, W or N")
+            raise worded(HandError, "winds are E, S, W or N")
 
 
 def wind_index(text: str) -> int:
     if text not in WIND_CODES or len(text) != 1:
-        raise TileError(f"wind {text!r}: use E, S, W or N")
+        raise worded(TileError, "wind %(wind)r: use E, S, W or N", wind=text)
     return WIND_CODES.index(text)

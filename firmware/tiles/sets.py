@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from firmware.i18n import worded
 from firmware.tiles.tile import FLOWER_BASE, KINDS, PLAYABLE, RED_DRAGON, SUITED, TileError, code
 
 
@@ -44,16 +45,17 @@ class TileSet:
         counted = Counter(kinds)
         for kind, n in sorted(counted.items()):
             if not 0 <= kind < KINDS:
-                raise TileError(f"unknown tile kind {kind}")
+                raise worded(TileError, "unknown tile kind %(kind)s", kind=kind)
             if self.copies[kind] == 0:
-                raise TileError(f"{code(kind)} is not in the {self.size}-tile set")
+                raise worded(TileError, "%(tile)s is not in the %(size)s-tile set", tile=code(kind), size=self.size)
             if n > self.copies[kind]:
-                raise TileError(f"{n} copies of {code(kind)}: the {self.size}-tile set has "
-                                f"{self.copies[kind]}")
+                raise worded(TileError, "%(count)s copies of %(tile)s: the %(size)s-tile set has %(copies)s", count=n,
+                             tile=code(kind), size=self.size, copies=self.copies[kind])
         if complete:
             missing = [code(k) for k in range(KINDS) if counted.get(k, 0) < self.copies[k]]
             if missing:
-                raise TileError(f"missing from the {self.size}-tile set: {' '.join(missing)}")
+                raise worded(TileError, "missing from the %(size)s-tile set: %(missing)s", size=self.size,
+                         missing=" ".join(missing))
 
 
 def _make(size: int, suits: bool, honours: tuple[int, ...], flowers: bool) -> TileSet:
@@ -83,4 +85,5 @@ def tile_set(size: int) -> TileSet:
     try:
         return TILE_SETS[size]
     except KeyError:
-        raise TileError(f"no {size}-tile set; sets are {sorted(TILE_SETS)}") from None
+        raise worded(TileError, "no %(size)s-tile set; sets are %(sets)s", size=size,
+                     sets=str(sorted(TILE_SETS))) from None

@@ -16,6 +16,7 @@ kinds       code     tiles
 
 from __future__ import annotations
 
+from firmware.i18n import worded
 from firmware.tile_constants import PLAYABLE, SUITED, TERMINALS, TERMINALS_AND_HONOURS  # noqa: F401
 
 SUITS = "mps"
@@ -65,7 +66,7 @@ def code(kind: int) -> str:
         return HONOURS[kind - SUITED]
     if kind < KINDS:
         return f"{kind - FLOWER_BASE + 1}f"
-    raise TileError(f"no tile kind {kind}")
+    raise worded(TileError, "no tile kind %(kind)s", kind=kind)
 
 
 _RANKS = frozenset("123456789")
@@ -95,9 +96,9 @@ def parse(text: str) -> list[int]:
                 j += 1
             base = _SUIT_BASE.get(text[j]) if j < n else None
             if base is None:
-                raise TileError(f"rank without a suit letter in {show(text)}")
+                raise worded(TileError, "rank without a suit letter in %(text)s", text=show(text))
             if base == FLOWER_BASE and "9" in text[i:j]:
-                raise TileError(f"unknown tile code '9f' in {show(text)}")
+                raise worded(TileError, "unknown tile code '9f' in %(text)s", text=show(text))
             kinds.extend(base + ord(d) - 49 for d in text[i:j])
             i = j + 1
         elif c in _HONOUR_KIND:
@@ -106,18 +107,18 @@ def parse(text: str) -> list[int]:
         elif c.isspace():
             i += 1
         elif c.isdigit() and c != "0":
-            raise TileError(f"rank without a suit letter in {show(text)}")
+            raise worded(TileError, "rank without a suit letter in %(text)s", text=show(text))
         else:
-            raise TileError(f"unknown tile code {c!r} in {show(text)}")
+            raise worded(TileError, "unknown tile code %(code)r in %(text)s", code=c, text=show(text))
     if not kinds and text.strip():
-        raise TileError(f"no tiles in {show(text)}")
+        raise worded(TileError, "no tiles in %(text)s", text=show(text))
     return kinds
 
 
 def parse_one(text: str) -> int:
     kinds = parse(text)
     if len(kinds) != 1:
-        raise TileError(f"expected one tile, got {show(text)}")
+        raise worded(TileError, "expected one tile, got %(text)s", text=show(text))
     return kinds[0]
 
 
@@ -151,6 +152,6 @@ def counts_of(kinds: list[int] | tuple[int, ...]) -> list[int]:
     counts = [0] * PLAYABLE
     for kind in kinds:
         if kind >= PLAYABLE:
-            raise TileError(f"flower {code(kind)} cannot stand in a hand")
+            raise worded(TileError, "flower %(tile)s cannot stand in a hand", tile=code(kind))
         counts[kind] += 1
     return counts

@@ -18,6 +18,8 @@ import socket
 import struct
 from typing import Any, Mapping
 
+from firmware.i18n import worded_text
+
 log = logging.getLogger(__name__)
 
 _UCRED = struct.Struct("3i")          # pid, uid, gid (Linux)
@@ -50,4 +52,5 @@ def refusal(allowed: frozenset[str] | None, request: dict[str, Any]) -> str | No
     cmd = request.get("cmd")
     if isinstance(cmd, str) and cmd.replace("-", "_") in allowed:
         return None
-    return f"{cmd!r:.40} is not for this client (it may: {', '.join(sorted(allowed))})"
+    return worded_text("%(cmd)s is not for this client (it may: %(allowed)s)", cmd=f"{cmd!r:.40}",
+                       allowed=", ".join(sorted(allowed)))

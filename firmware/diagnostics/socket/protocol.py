@@ -17,6 +17,8 @@ import struct
 from pathlib import Path
 from typing import Any, Iterator
 
+from firmware.i18n import worded
+
 REPLY_TIMEOUT_S = 60.0
 MAX_REPLY_TIMEOUT_S = 4 * 3600.0     # a long burn-in
 MIN_REPLY_TIMEOUT_S = 0.1            # (a shorter one only makes requests pile up on the loop)
@@ -33,15 +35,16 @@ def parse_request(line: bytes) -> dict[str, Any]:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadRequest(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise worded(BadRequest, "not UTF-8 text (%(reason)s at byte %(byte)s)", reason=exc.reason,
+                     byte=exc.start) from None
     try:
         request = json.loads(text)
     except RecursionError:
-        raise BadRequest("JSON nested too deep") from None
+        raise worded(BadRequest, "JSON nested too deep") from None
     except ValueError as exc:
-        raise BadRequest(f"not JSON ({exc})") from None
+        raise worded(BadRequest, "not JSON (%(detail)s)", detail=str(exc)) from None
     if not isinstance(request, dict):
-        raise BadRequest("a request is a JSON object")
+        raise worded(BadRequest, "a request is a JSON object")
     return request
 
 
@@ -50,13 +53,14 @@ def seconds_field(value: Any, field: str, least_s: float, most_s: float) -> floa
     else: not a number, a boolean, not finite, or an integer too large for a float (JSON's integers have no
     bound: ``float()`` of one raises OverflowError, which must not reach the serving thread)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadRequest(f"{field} is a number of seconds, not {value!r:.40}")
+        raise worded(BadRequest, "%(field)s is a number of seconds, not %(got)s", field=field, got=f"{value!r:.40}")
     try:
         seconds = float(value)
     except OverflowError:
         seconds = math.inf
     if not (math.isfinite(seconds) and least_s <= seconds <= most_s):
-        raise BadRequest(f"{field} between {least_s:g} and {most_s:g} s, not {value!r:.40}")
+        raise worded(BadRequest, "%(field)s between %(least)s and %(most)s s, not %(got)s", field=field,
+                     least=f"{least_s:g}", most=f"{most_s:g}", got=f"{value!r:.40}")
     return seconds
 
 

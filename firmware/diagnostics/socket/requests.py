@@ -11,6 +11,7 @@ from firmware.diagnostics.socket.peers import refusal
 from firmware.diagnostics.socket.protocol import BadRequest, lease_s, parse_request, reply_timeout_s
 from firmware.diagnostics.socket.subscriptions import Feed
 from firmware.ports.clock import Clock
+from firmware.refusals import answer_of, part, worded_answer
 
 if TYPE_CHECKING:
     from firmware.diagnostics.socket.server import _Connection
@@ -51,8 +52,8 @@ class RequestServing:
             end = conn.inbox.find(b"\n", 0, self.max_line_bytes + 1)
             if end < 0:
                 if len(conn.inbox) > self.max_line_bytes:
-                    self._send(conn, {"ok": False, "error": f"request line longer than {self.max_line_bytes} "
-                                                            f"bytes; closing"})
+                    self._send(conn, worded_answer("request line longer than %(most)s bytes; closing",
+                                                     most=self.max_line_bytes))
                     self._finish(conn)
                 return
             line = bytes(conn.inbox[:end])
@@ -65,17 +66,17 @@ class RequestServing:
             timeout_s = reply_timeout_s(request)
             lease = lease_s(request)
         except BadRequest as exc:
-            self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+            self._send(conn, worded_answer("bad request: %(why)s", why=part(exc)))
             return
         refused = refusal(conn.allowed, request)
         if refused is not None:
-            self._send(conn, {"ok": False, "error": refused})
+            self._send(conn, answer_of(refused))
             return
         if self._subscription_request(conn, request):
             return
         if len(self._queued) >= self.max_queued:
-            self._send(conn, {"ok": False, "error": f"busy: {len(self._queued)} requests wait for the controller's "
-                                                    f"loop; try again later"})
+            self._send(conn, worded_answer("busy: %(count)s requests wait for the controller's loop; try again later",
+                                           count=len(self._queued)))
             return
         request.pop("client_gone", None)
         request["client"] = conn.number
@@ -91,7 +92,7 @@ class RequestServing:
             log.exception("diag socket: posting a request failed")
             conn.waiting = conn.queued = None
             self._queued.discard(number)
-            self._send(conn, {"ok": False, "error": f"the controller cannot take requests: {exc}"})
+            self._send(conn, worded_answer("the controller cannot take requests: %(why)s", why=part(exc)))
 
     def _counted(self, number: int, request: int) -> Callable[[dict[str, Any], Reply], None]:
         """The handler posted to the loop: tells this server the request is run (off the queue), then runs it."""
@@ -136,14 +137,14 @@ class RequestServing:
             log.warning("diag socket: client %d sent nothing for %g s during its held request: stopping "
                         "its test", conn.number, conn.lease_s)
             self._give_up(conn)
-            self._send(conn, {"ok": False, "error": f"stopped: the client sent nothing for "
-                                                    f"{conn.lease_s:g} s (its lease)"})
+            self._send(conn, worded_answer("stopped: the client sent nothing for %(lease)s s (its lease)",
+                                           lease=f"{conn.lease_s:g}"))
             self._next_request(conn)
         elif now >= conn.deadline:
             log.info("diag socket: client %d: no answer within %g s", conn.number, conn.timeout_s)
             self._give_up(conn)
-            self._send(conn, {"ok": False, "error": f"the controller did not answer within "
-                                                    f"{conn.timeout_s:g} s"})
+            self._send(conn, worded_answer("the controller did not answer within %(timeout)s s",
+                                           timeout=f"{conn.timeout_s:g}"))
             self._next_request(conn)
 
     def _give_up(self, conn: _Connection) -> None:

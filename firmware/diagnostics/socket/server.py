@@ -74,6 +74,7 @@ from firmware.diagnostics.socket.protocol import MAX_LINE_BYTES
 from firmware.diagnostics.socket.requests import Reply, RequestServing
 from firmware.diagnostics.socket.subscriptions import HEARTBEAT_S, STALLED_S, Feed
 from firmware.ports.clock import Clock
+from firmware.refusals import worded_answer
 
 __all__ = ["DiagSocketError", "DiagSocketServer"]
 
@@ -258,7 +259,8 @@ class DiagSocketServer(RequestServing, FeedServing):
                 self._pause_accept()
                 return
             if len(self._conns) >= self.max_connections:
-                _refuse(sock, f"too many connections ({self.max_connections} open); try again later")
+                _refuse(sock, worded_answer("too many connections (%(count)s open); try again later",
+                                            count=self.max_connections))
                 continue
             self._short_of_files = False
             self._numbers += 1
@@ -288,7 +290,7 @@ class DiagSocketServer(RequestServing, FeedServing):
             except OSError:
                 pass
             else:
-                _refuse(sock, "the controller is out of file descriptors; try again later")
+                _refuse(sock, worded_answer("the controller is out of file descriptors; try again later"))
                 self._reserve = _spare_descriptor()
                 return self._reserve is not None
             self._reserve = _spare_descriptor()
@@ -316,7 +318,7 @@ class DiagSocketServer(RequestServing, FeedServing):
                 if conn.closing or conn.outbox:        # it does not read what it was sent
                     self._close(conn)
                 else:
-                    self._send(conn, {"ok": False, "error": f"idle for {self.idle_timeout_s:g} s: closing"})
+                    self._send(conn, worded_answer("idle for %(idle)s s: closing", idle=f"{self.idle_timeout_s:g}"))
                     self._finish(conn)
 
     # -- one connection ------------------------------------------------------------------------------
@@ -344,7 +346,7 @@ class DiagSocketServer(RequestServing, FeedServing):
             conn.inbox += data
             if len(conn.inbox) > 2 * self.max_line_bytes:     # lines sent ahead of the answers: bounded too
                 self._give_up(conn)
-                self._send(conn, {"ok": False, "error": "too much sent before the answer; closing"})
+                self._send(conn, worded_answer("too much sent before the answer; closing"))
                 self._finish(conn)
                 return
             self._next_request(conn)
@@ -353,7 +355,7 @@ class DiagSocketServer(RequestServing, FeedServing):
         try:
             text = json.dumps(answer, default=str, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
-            text = json.dumps({"ok": False, "error": f"the answer could not be written: {exc}"})
+            text = json.dumps(worded_answer("the answer could not be written: %(why)s", why=str(exc)))
         conn.outbox += text.encode("utf-8", "replace") + b"\n"
         conn.last_active = self._clock.monotonic_s()
         self._flush(conn)
@@ -417,11 +419,11 @@ class DiagSocketServer(RequestServing, FeedServing):
             pass
 
 
-def _refuse(sock: socket.socket, why: str) -> None:
-    """One error line to a client the server will not serve, then the connection closed."""
+def _refuse(sock: socket.socket, answer: dict[str, Any]) -> None:
+    """One error line to a client the server will not serve (a worded answer), then the connection closed."""
     try:
         sock.setblocking(False)
-        sock.send(json.dumps({"ok": False, "error": why}).encode() + b"\n")
+        sock.send(json.dumps(answer).encode() + b"\n")
     except OSError:
         pass
     finally:

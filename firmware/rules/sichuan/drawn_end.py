@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from firmware.i18n import worded
 from firmware.rules.money import KONG_REASONS, KONG_REFUND, NOT_READY, PIG, ROBBED_KONG, Payment
 from firmware.rules.ruleset import DrawnEnd
 from firmware.rules.win import Meld, Win
@@ -45,8 +46,8 @@ def classify(end: DrawnEnd, value_of: ValueOf, dead_waits: bool) -> tuple[set[in
     for side in sorted(end.still_in):
         standing = end.standing[side]
         if standing is None:
-            raise MissingHand(f"the drawn-end checks (查花猪, 查大叫) need side {side}'s tiles: record its deal and "
-                              f"draws, or show them ('{side} show TILES')")
+            raise worded(MissingHand, "the drawn-end checks (查花猪, 查大叫) need side %(side)s's tiles: record its "
+                         "deal and draws, or show them ('%(side)s show TILES')", side=side)
         void = end.voids[side]
         if void is not None and any(n and k // 9 == void for k, n in standing.items()):
             pigs.add(side)

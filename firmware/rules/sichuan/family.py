@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from firmware.i18n import worded, worded_text
 from firmware.rules.config import RuleSetConfig
 from firmware.rules.hand_record import CLAIMS, Action, BadRecord, Verb
 from firmware.rules.money import (ADDED_KONG, CONCEALED_KONG, FALSE_WIN, KONG_REASONS, KONG_REFUND, KONG_TRANSFER,
@@ -144,7 +145,7 @@ class SichuanRules(RuleSet):
                                       self.cfg.ready_winners_collect or self.cfg.blood_river,
                                       self.cfg.dead_wait_not_ready)
         except MissingHand as exc:
-            raise BadRecord(str(exc)) from None
+            raise worded(BadRecord, exc.template, **exc.values) from None   # (its words: drawn_end.py's)
 
     def ready_value(self, win: Win) -> int | None:
         """What a ready hand winning on ``win``'s tile is worth at the drawn end (None: not a legal win)."""
@@ -155,39 +156,41 @@ class SichuanRules(RuleSet):
     def action_refusal(self, action: Action, facts: Any) -> str | None:
         v, side = action.verb, action.side
         if v is Verb.CHOW:
-            return "四川 has no chows (吃)"
+            return worded_text("四川 has no chows (吃)")
         if side is None:
             return None
         if v in PLAY_VERBS or v is Verb.SWAP:
             over = facts.won if self.play.winners_to_end and len(facts.won) >= self.play.winners_to_end else []
             if over:
-                return f"the hand is over: sides {', '.join(map(str, over))} have won"
+                return worded_text("the hand is over: sides %(sides)s have won", sides=", ".join(map(str, over)))
             if self.play.winners_leave and side in facts.won:
-                return f"side {side} has won and left the hand (血战到底)"
+                return worded_text("side %(side)s has won and left the hand (血战到底)", side=side)
         s = facts.sides[side]
         if v is Verb.SWAP:
             return self._swap_refusal(action, facts)
         if v is Verb.VOID and (s.void is not None or s.discarded):
-            return f"side {side} names its void suit once, before its first discard (定缺)"
+            return worded_text("side %(side)s names its void suit once, before its first discard (定缺)", side=side)
         if s.void is not None and action.tile is not None and action.tile // 9 == s.void \
                 and v in (Verb.PUNG, Verb.KONG, Verb.ADDED_KONG, Verb.CONCEALED_KONG):
-            return f"side {side} may not claim or kong {code(action.tile)} of its void suit (定缺 {SUITS[s.void]})"
+            return worded_text("side %(side)s may not claim or kong %(tile)s of its void suit (定缺 %(suit)s)",
+                               side=side, tile=code(action.tile), suit=SUITS[s.void])
         if v is Verb.DISCARD and self.play.void_first and s.void is not None and s.standing is not None \
                 and action.tile is not None and action.tile // 9 != s.void:
             held = sorted(k for k, n in s.standing.items() if n and k // 9 == s.void)
             if held:
-                return f"side {side} holds {code(held[0])} of its void suit: it discards that suit first (定缺)"
+                return worded_text("side %(side)s holds %(tile)s of its void suit: it discards that suit first (定缺)",
+                                   side=side, tile=code(held[0]))
         return None
 
     def _swap_refusal(self, action: Action, facts: Any) -> str | None:
         side = action.side
         if not self.play.swap_tiles:
-            return "换三张 is off in this rule set"
+            return worded_text("换三张 is off in this rule set")
         if facts.sides[side].swapped or facts.sides[side].discarded or facts.sides[side].void is not None:
-            return f"side {side} passes tiles once, after the deal and before 定缺 (换三张)"
+            return worded_text("side %(side)s passes tiles once, after the deal and before 定缺 (换三张)", side=side)
         tiles = action.hand
         if len(tiles) != self.play.swap_tiles or len({k // 9 for k in tiles}) != 1:
-            return f"换三张 passes {self.play.swap_tiles} tiles of one suit"
+            return worded_text("换三张 passes %(count)s tiles of one suit", count=self.play.swap_tiles)
         return None
 
     # -- the game ------------------------------------------------------------------------------------------
