@@ -69,6 +69,15 @@ def worded_text(template: str, **values: Any) -> WordedText:
     return text
 
 
+def reworded(kind: type[E], exc: BaseException) -> E:
+    """An error of ``kind`` saying what ``exc`` says, its parts kept where :func:`worded` made it."""
+    out = kind(str(exc))
+    template, values = getattr(exc, "template", None), getattr(exc, "values", None)
+    if isinstance(template, str) and isinstance(values, dict):
+        out.template, out.values = template, values       # type: ignore[attr-defined]
+    return out
+
+
 def text_of(exc: BaseException) -> str:
     """An error's message as text (a reason a caller returns rather than raises): its parts kept (a
     :class:`WordedText`) where :func:`worded` made it, else its English."""

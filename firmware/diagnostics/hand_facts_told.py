@@ -57,7 +57,7 @@ def _shown(request: dict[str, Any]) -> dict[int, tuple[int, ...]]:
         try:
             out[int(key)] = tuple(sorted(parse(tiles)))
         except TileError as exc:
-            raise worded(ValueError, "show %(key)s: %(problem)s", key=key, problem=str(exc)) from None
+            raise worded(ValueError, "show %(key)s: %(problem)s", key=key, problem=exc) from None
     return out
 
 

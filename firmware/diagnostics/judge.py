@@ -29,7 +29,7 @@ from typing import Any, Callable
 from firmware.game.hand_in_play import round_wind_of
 from firmware.controller.states import SetLocation, TableState
 from firmware.game.pad import PadRead, meld_tiles, parse_melds, read_pad, standing_from_pad
-from firmware.i18n import worded
+from firmware.i18n import reworded, worded
 from firmware.refusals import answer_of, part, worded_answer
 from firmware.rules.hand_record import WIN_FLAGS, Action, BadRecord, HandRecord, Verb, in_paying_order
 from firmware.rules.money import deltas
@@ -75,7 +75,7 @@ def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None
     try:
         tile = parse_one(str(request.get("tile", "")))
     except TileError as exc:
-        raise worded(BadJudgeRequest, "winning tile: %(problem)s", problem=str(exc)) from None
+        raise worded(BadJudgeRequest, "winning tile: %(problem)s", problem=exc) from None
     if tile >= 34:
         raise worded(BadJudgeRequest, "winning tile: %(tile)s is a flower", tile=code(tile))
     before: list[Action] = []
@@ -91,7 +91,7 @@ def _declaration(session, request: dict[str, Any]) -> tuple[int, int, int | None
             before += parse_melds(text, other)
         own = parse_melds(str(request.get("melds") or ""), side)
     except ValueError as exc:
-        raise BadJudgeRequest(str(exc)) from None
+        raise reworded(BadJudgeRequest, exc) from None
     opened = request.get("open")
     if opened is not None and (not isinstance(opened, list)
                                or any(type(s) is not int or s not in range(SIDES) for s in opened)):
@@ -151,7 +151,7 @@ def _judge_declaration(session, request: dict[str, Any], reply: Reply) -> None:
         try:
             hand = standing_from_pad(read, tile, own)
         except ValueError as exc:
-            reply({"ok": False, "error": str(exc)})
+            reply(answer_of(exc))
             return
         win = Action(Verb.WIN, side, tile, discarder, hand, flags, read.flowers)
         actions = _not_recorded(session, before) + [win]
@@ -447,7 +447,7 @@ def kong(session, request: dict[str, Any], reply: Reply) -> None:
             raise worded(BadJudgeRequest, "say which kong: 'from' SIDE (on that side's discard, 明杠), 'added' (a "
                          "pung made a kong, 加杠) or 'concealed' (暗杠)")
     except TileError as exc:
-        reply(worded_answer("tile: %(problem)s", problem=str(exc)))
+        reply(worded_answer("tile: %(problem)s", problem=part(exc)))
         return
     except BadJudgeRequest as exc:
         reply(answer_of(exc))

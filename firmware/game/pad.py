@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from firmware.i18n import worded_text
+from firmware.i18n import worded, worded_text
 from firmware.reader.driver import ReaderDriver, Reply
 from firmware.reader.messages import InventoryPart
 from firmware.reader.registry import TileRegistry
@@ -75,10 +75,6 @@ def read_pad(reader: ReaderDriver, side: int, registry: TileRegistry, set_id: st
     reader.inventory(PAD_ANTENNA_BASE + side, got)
 
 
-MELD_HELP = ("c123p (a chow), p5m (a pung), k7s (a kong on a discard), a7s (a pung made a kong with a drawn "
-             "tile), K9s (a concealed kong); @SIDE names the side that fed it (default: the one to the left)")
-
-
 def parse_melds(text: str, side: int) -> list[Action]:
     """Sets a referee names, as actions of the hand's record by ``side``: ``c123p`` a chow, ``p5m`` a pung,
     ``k7s`` a kong on a discard, ``a7s`` a pung made a kong with a drawn tile (加杠), ``K9s`` a concealed kong;
@@ -90,12 +86,13 @@ def parse_melds(text: str, side: int) -> list[Action]:
         body, _, fed = token.partition("@")
         kind, tiles = body[:1], body[1:]
         if fed and (fed not in ("0", "1", "2", "3") or int(fed) == side or kind == "K"):
-            raise ValueError(f"meld {token!r}: @SIDE is another side 0..3 (a concealed kong has none)")
+            raise worded(ValueError, "meld %(meld)r: @SIDE is another side 0..3 (a concealed kong has none)",
+                         meld=token)
         feeder = int(fed) if fed else left
         try:
             kinds = parse(tiles)
         except TileError as exc:
-            raise ValueError(f"meld {token!r}: {exc}") from None
+            raise worded(ValueError, "meld %(meld)r: %(problem)s", meld=token, problem=exc) from None
         if kind == "c" and len(kinds) == 3 and sorted(kinds) == [min(kinds), min(kinds) + 1, min(kinds) + 2] \
                 and min(kinds) < 27 and min(kinds) % 9 <= 6:
             actions.append(Action(Verb.CHOW, side, min(kinds), feeder))
@@ -110,7 +107,9 @@ def parse_melds(text: str, side: int) -> list[Action]:
             else:
                 actions.append(Action(Verb.CONCEALED_KONG, side, k))
         else:
-            raise ValueError(f"meld {token!r}: use {MELD_HELP}")
+            raise worded(ValueError, "meld %(meld)r: use c123p (a chow), p5m (a pung), k7s (a kong on a discard), "
+                         "a7s (a pung made a kong with a drawn tile), K9s (a concealed kong); @SIDE names the side "
+                         "that fed it (default: the one to the left)", meld=token)
     return actions
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.i18n import worded, worded_text
+from firmware.i18n import reworded, worded_text
 from firmware.rules.config import RuleSetConfig
 from firmware.rules.hand_record import CLAIMS, Action, BadRecord, Verb
 from firmware.rules.money import (ADDED_KONG, CONCEALED_KONG, FALSE_WIN, KONG_REASONS, KONG_REFUND, KONG_TRANSFER,
@@ -145,7 +145,7 @@ class SichuanRules(RuleSet):
                                       self.cfg.ready_winners_collect or self.cfg.blood_river,
                                       self.cfg.dead_wait_not_ready)
         except MissingHand as exc:
-            raise worded(BadRecord, exc.template, **exc.values) from None   # (its words: drawn_end.py's)
+            raise reworded(BadRecord, exc) from None
 
     def ready_value(self, win: Win) -> int | None:
         """What a ready hand winning on ``win``'s tile is worth at the drawn end (None: not a legal win)."""
