@@ -43,7 +43,7 @@ class Phrase(str):
     error is said; mark its English with ``N_`` where it is written."""
 
 
-def worded(kind: type[E], template: str, **values: Any) -> E:
+def worded(kind: type[E], template: str, /, **values: Any) -> E:
     """An error of ``kind`` whose message is ``template`` (English, a ``%(name)s`` for each value) with ``values``:
     its str() is the English (the log's, a test's); it keeps ``template`` and ``values``, so that a caller with a
     catalogue says it in its language (the command line: ``firmware.cli.error_words``).  ``make i18n`` extracts
@@ -60,7 +60,7 @@ class WordedText(str):
     values: dict[str, Any]
 
 
-def worded_text(template: str, **values: Any) -> WordedText:
+def worded_text(template: str, /, **values: Any) -> WordedText:
     """Text (not an error: a check's detail, its fix) whose English is ``template`` with ``values``, kept in parts
     as :func:`worded` keeps them, so that the command line says it in its language (``said_text``).  ``make i18n``
     extracts the template (``-k worded_text``)."""

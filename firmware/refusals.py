@@ -138,7 +138,7 @@ def _english(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v["error"] if isinstance(v, dict) and "words" in v else v for k, v in params.items()}
 
 
-def worded_answer(template: str, **params: Any) -> dict[str, Any]:
+def worded_answer(template: str, /, **params: Any) -> dict[str, Any]:
     """An answer that is no refusal of the table's rules but a request it cannot take (a diag command's: no hand
     recorded, a side out of range): ``error`` the English, ``words`` its template and ``params`` its values (plain
     JSON, named as a refusal's are), so that where it is shown it is said in that language.  ``make i18n`` extracts

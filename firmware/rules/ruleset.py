@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.hands.analysis import Shape
+from firmware.i18n import worded
 from firmware.rules.config import RuleSetConfig
 from firmware.rules.money import (FALSE_WIN, SEATS, Breakdown, Item, Payment, Reason, one_pays_each,
                                   penalty_reason)
@@ -311,8 +312,11 @@ class RuleSet:
         every other seat, or three times that to the harmed side ``to``.  ValueError for an unknown kind."""
         penalty = self.config.penalties.get(kind)
         if penalty is None:
-            known = ", ".join(self.config.penalties) or "none"
-            raise ValueError(f"rule set {self.name} has no penalty {kind!r} (kinds: {known})")
+            if not self.config.penalties:
+                raise worded(ValueError, "rule set %(rules)s has no penalty %(kind)r (kinds: none)", rules=self.name,
+                             kind=kind)
+            raise worded(ValueError, "rule set %(rules)s has no penalty %(kind)r (kinds: %(kinds)s)", rules=self.name,
+                         kind=kind, kinds=", ".join(self.config.penalties))
         steps = [penalty.each, *penalty.repeat_each]
         nth = repeat - 1 if penalty.first_is_warning else repeat
         if nth < 1:

@@ -14,7 +14,7 @@ from firmware.diagnostics.render import render
 from firmware.reader.registry import TileRegistry
 from firmware.refusals import answer_of, part, worded_answer
 from firmware.rules.hand_record import BadRecord, HandRecord, parse_action
-from firmware.tiles.tile import TileError, parse
+from firmware.tiles.tile import TileError, code, parse
 from tests.firmware.cli.test_cli_languages_commands import HAN
 from tests.firmware.diagnostics.test_diag_socket_hostile import _connect, _lines
 from tests.firmware.diagnostics.test_diag_socket_hostile import table  # noqa: F401 (the served table, a fixture)
@@ -41,7 +41,9 @@ def _both(exc: BaseException) -> tuple[str, str]:
      "FAILED: side 1 claims 5m but side 0 discarded 1m"),
     (["0 deal 12mq"], "失败：第 0 个动作（'0 deal 12mq'）：'12mq' 中有未知的牌代码 'q'",
      "FAILED: action 0 ('0 deal 12mq'): unknown tile code 'q' in '12mq'"),
-], ids=["an action line", "a claim", "a tile inside an action line"])
+    (["0 penalty bogus"], "失败：第 0 个动作：规则 mcr 没有罚分 'bogus'（没有任何种类）",
+     "FAILED: action 0: rule set mcr has no penalty 'bogus' (kinds: none)"),
+], ids=["an action line", "a claim", "a tile inside an action line", "a rule set's penalty"])
 def test_a_bad_record_judged_in_both_languages(actions, chinese, english, tmp_path, capsys):
     record = tmp_path / "hand.json"
     record.write_text(json.dumps({"rules": "mcr", "actions": actions}), encoding="utf-8")
@@ -82,6 +84,9 @@ def test_a_bad_tile_string_in_both_languages(capsys):
     with pytest.raises(TileError) as caught:
         parse("12m3")
     assert _both(caught.value) == ("'12m3' 中有数字没有花色字母", "rank without a suit letter in '12m3'")
+    with pytest.raises(TileError) as caught:
+        code(99)                                     # (a value named as the error's kind is: worded's is positional)
+    assert _both(caught.value) == ("没有牌种 99", "no tile kind 99")
     assert main(["--lang", "zh-CN", "diag", "--sim", "kong", "1", "9x", "--from", "2"]) == 1
     assert capsys.readouterr().out.strip() == "失败：牌：'9x' 中有数字没有花色字母"
     assert main(["--lang", "en", "diag", "--sim", "kong", "1", "9x", "--from", "2"]) == 1
