@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
 from firmware.game.staff import StaffError
+from firmware.i18n import reworded, worded
 from firmware.refusals import Reason, Refusal, answer_of, worded_answer
 from firmware.diagnostics import log_ring
 from firmware.diagnostics.edge_log import EdgeLog
@@ -154,11 +155,11 @@ class DiagCommands:
         components = request.get("components")
         if components is not None and not (isinstance(components, list)
                                            and all(isinstance(n, str) for n in components)):
-            raise BadField(f"components: a list of component names, not {components!r:.60}")
+            raise worded(BadField, "components: a list of component names, not %(got)s", got=f"{components!r:.60}")
         try:
             status = self.session.get_status(components)
         except ValueError as exc:
-            raise BadField(str(exc)) from None
+            raise reworded(BadField, exc) from None
         reply({"ok": True, "status": status, "at_s": round(self.controller.table.loop.now(), 3)})
 
     def _cmd_faults(self, request: dict, reply: Reply) -> None:
@@ -189,7 +190,7 @@ class DiagCommands:
             elif action == "status":
                 answer = staff.status()
             else:
-                raise BadField("session: action is open, close or status")
+                raise worded(BadField, "session: action is open, close or status")
         except StaffError as exc:
             reply(exc.refusal.answer())
             return
@@ -216,14 +217,14 @@ class DiagCommands:
             return
         action, rules, chips = request.get("action"), request.get("rules"), request.get("chips")
         if rules is not None and not isinstance(rules, str):
-            raise BadField("game: rules is a rule set's name")
+            raise worded(BadField, "game: rules is a rule set's name")
         try:
             if action == "start":
                 answer = staff.start_game(rules, chips, _by(request))
             elif action == "end":
                 answer = staff.end_game(_by(request))
             else:
-                raise BadField("game: action is start or end")
+                raise worded(BadField, "game: action is start or end")
         except StaffError as exc:
             reply(exc.refusal.answer())
             return
@@ -239,14 +240,14 @@ class DiagCommands:
             return
         wait_s = request.get("wait_s", 0)
         if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or not 0 <= wait_s <= LOG_WAIT_MAX_S:
-            raise BadField(f"log: wait_s is 0 to {LOG_WAIT_MAX_S:g} seconds")
+            raise worded(BadField, "log: wait_s is 0 to %(most)s seconds", most=f"{LOG_WAIT_MAX_S:g}")
 
         def look() -> dict:
             try:
                 return ring.lines(request.get("level", "INFO"), request.get("text", ""), request.get("after", 0),
                                   request.get("limit", log_ring.MAX_LINES))
             except ValueError as exc:
-                raise BadField(f"log: {exc}") from None
+                raise worded(BadField, "log: %(problem)s", problem=exc) from None
 
         answer = look()
         if answer["lines"] or not wait_s:
@@ -316,7 +317,7 @@ class DiagCommands:
         what = request.get("reset")
         if what is not None:
             if not isinstance(what, str):
-                raise BadField(f"reset: fairness, maintenance or a part, not {what!r:.40}")
+                raise worded(BadField, "reset: fairness, maintenance or a part, not %(got)s", got=f"{what!r:.40}")
             try:
                 watch.reset(what)
             except ValueError as exc:
@@ -389,14 +390,14 @@ class DiagCommands:
     def _cmd_jog(self, request: dict, reply: Reply) -> None:
         mechanism = request.get("mechanism")
         if not isinstance(mechanism, str):
-            raise BadField(f"mechanism: a mechanism's name, not {mechanism!r:.60}")
+            raise worded(BadField, "mechanism: a mechanism's name, not %(got)s", got=f"{mechanism!r:.60}")
         seconds = _seconds(request, "seconds", None)
         to = request.get("to")
         if to is not None and not isinstance(to, str):
-            raise BadField(f"to: up or down, not {to!r:.60}")
+            raise worded(BadField, "to: up or down, not %(got)s", got=f"{to!r:.60}")
         hold = request.get("hold", False)
         if not isinstance(hold, bool):
-            raise BadField(f"hold: true or false, not {hold!r:.60}")
+            raise worded(BadField, "hold: true or false, not %(got)s", got=f"{hold!r:.60}")
         disk = mechanism == self.controller.table.turntable.name
         if disk and hold and seconds is None:
             seconds = DISK_JOG_MAX_S
@@ -512,7 +513,7 @@ def _seconds(request: dict, key: str, default: float | None) -> Any:
     except OverflowError:
         seconds = math.nan
     if not math.isfinite(seconds):
-        raise BadField(f"{key}: a number of seconds, not {value!r:.60}")
+        raise worded(BadField, "%(key)s: a number of seconds, not %(got)s", key=key, got=f"{value!r:.60}")
     return seconds
 
 
@@ -523,6 +524,6 @@ def _whole(request: dict, key: str, default: int) -> int:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         if not (isinstance(value, float) and value.is_integer()):
-            raise BadField(f"{key}: a whole number, not {value!r:.60}")
+            raise worded(BadField, "%(key)s: a whole number, not %(got)s", key=key, got=f"{value!r:.60}")
         value = int(value)
     return value

@@ -138,3 +138,13 @@ def test_the_enrol_hint_in_both_languages():
     assert said_text(hint) == "没有登记任何牌套（牌桌型号的 [reader.registry] 未列出任何牌套）：牌墙只计数，不核验"
     words.use("en")
     assert said_text(hint) == hint
+
+
+def test_a_malformed_request_field_in_both_languages(table):  # noqa: F811 (the fixture)
+    table.serve()
+    answers = [table.ask(request) for request in ({"cmd": "burn-in", "cycles": "many"},
+                                                  {"cmd": "jog", "mechanism": "turntable", "hold": "yes"})]
+    assert [a["error"] for a in answers] == ["cycles: a whole number, not 'many'", "hold: true or false, not 'yes'"]
+    words.use("zh_CN")
+    assert [words.refusal(a) for a in answers] == ["cycles：须为整数，而不是 'many'",
+                                                   "hold：须为 true 或 false，而不是 'yes'"]
