@@ -11,6 +11,7 @@ from firmware.cli import words
 from firmware.cli.error_words import said, said_text
 from firmware.cli.main import main
 from firmware.diagnostics.render import render
+from firmware.i18n import text_of
 from firmware.reader.registry import TileRegistry
 from firmware.refusals import answer_of, part, worded_answer
 from firmware.rules.hand_record import BadRecord, HandRecord, parse_action
@@ -77,6 +78,10 @@ def test_a_reason_inside_an_answer_is_said_in_parts_and_sent_as_plain_json():
     assert words.refusal(answer) == "未记录：第 3 个动作（'1 discard 9f'）：'9f' 中有未知的牌代码 '9f'"
     assert words.refusal(json.loads(json.dumps(answer_of(caught.value)))) == \
         "第 3 个动作（'1 discard 9f'）：'9f' 中有未知的牌代码 '9f'"
+    refused = text_of(caught.value)                  # (the hand in play returns its reason: a text, its parts kept)
+    assert refused == str(caught.value)
+    assert said_text(refused) == "第 3 个动作（'1 discard 9f'）：'9f' 中有未知的牌代码 '9f'"
+    assert words.refusal(worded_answer("not recorded: %(why)s", why=part(refused))) == words.refusal(answer)
 
 
 # -- the tile parser ------------------------------------------------------------------------------------------
