@@ -60,13 +60,9 @@ def said_text(text: str) -> str:
     """A text of the firmware's in this language: one :func:`firmware.i18n.worded_text` made (its template
     translated, its values kept, a ``Phrase`` translated), else the text itself through the catalogue (a constant
     marked ``N_``; any other text is its own)."""
-    template, values = getattr(text, "template", None), getattr(text, "values", None)
-    if isinstance(template, str) and isinstance(values, dict):
-        try:
-            return _(template) % {k: said(v) if isinstance(v, BaseException) else _(v) if isinstance(v, Phrase)
-                                  else said_text(v) if hasattr(v, "template") else v for k, v in values.items()}
-        except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
-            return str(text)
+    worded = _parts_said(text)
+    if worded is not None:
+        return worded
     return _(text) if text else text
 
 
@@ -76,11 +72,27 @@ def said(exc: BaseException) -> str:
     error itself said the same way)."""
     if isinstance(exc, ConfigError) and exc.problems:
         return "\n".join(problem_said(p) for p in exc.problems)
-    template, values = getattr(exc, "template", None), getattr(exc, "values", None)
-    if isinstance(template, str) and isinstance(values, dict):
-        try:
-            return _(template) % {k: said(v) if isinstance(v, BaseException) else _(v) if isinstance(v, Phrase)
-                                  else said_text(v) if hasattr(v, "template") else v for k, v in values.items()}
-        except (KeyError, TypeError, ValueError):            # (a translation that does not fit: the English)
-            return str(exc)
-    return str(exc)
+    worded = _parts_said(exc)
+    return worded if worded is not None else str(exc)
+
+
+def _parts_said(thing: object) -> str | None:
+    """``thing``'s English template translated with each value said in turn, where it carries them (``worded()``,
+    ``worded_text()``); None where it does not; its English where a translation does not fit its values."""
+    template, values = getattr(thing, "template", None), getattr(thing, "values", None)
+    if not (isinstance(template, str) and isinstance(values, dict)):
+        return None
+    try:
+        return _(template) % {k: _value_said(v) for k, v in values.items()}
+    except (KeyError, TypeError, ValueError):
+        return str(thing)
+
+
+def _value_said(value: object) -> object:
+    if isinstance(value, BaseException):
+        return said(value)
+    if isinstance(value, Phrase):
+        return _(value)
+    if hasattr(value, "template"):
+        return said_text(value)          # type: ignore[arg-type]
+    return value

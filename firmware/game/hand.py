@@ -292,9 +292,7 @@ class HandPlay:
         seat = self.seats[side]
         added = any(m.kind is MeldKind.PUNG and m.tile == tile for m in seat.melds)
         if added:
-            # declared first, as at the table: the 加杠 is in the record (and its money paid where the rule set
-            # pays it on the spot) before anyone robs it; the robbing win then takes the tile from the record's
-            # kong, and the rule set's ``robbed_kong_paid`` says whether that money stands
+            # declared first, as at the table, then robbed: the rule set's robbed_kong_paid says if its money stands
             seat.hand.remove(tile)
             self.emit(Action(Verb.ADDED_KONG, side, tile))
             if robbers is not None:
