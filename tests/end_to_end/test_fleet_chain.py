@@ -108,3 +108,69 @@ def test_a_broker_that_cannot_start_fails_the_chain_and_is_never_skipped(monkeyp
     monkeypatch.setenv("CI", ci)
     with pytest.raises(RuntimeError, match="nats-server n1 exited"):
         Chain(tmp_path, SMALL, KEY)
+
+
+class _ScriptedNode:
+    """A cluster node whose ``/healthz`` answers are scripted per start; waiting advances a fake clock."""
+
+    STUCK = "JetStream consumer '$G > $MQTT_rmsgs > $MQTT_rmsgs_fjFyEjc1' is not current"
+
+    def __init__(self, clock: list[float], problem_per_start: list[str]) -> None:
+        import subprocess
+
+        self.name, self.clock, self.problems, self.starts, self.stops = "n1", clock, problem_per_start, 0, 0
+        node = self
+
+        class Proc:
+            def poll(self):
+                return None
+
+            def wait(self, timeout_s):
+                node.clock[0] += timeout_s
+                raise subprocess.TimeoutExpired("nats-server", timeout_s)
+        self.proc = Proc()
+
+    def start(self):
+        self.starts += 1
+
+    def stop(self):
+        self.stops += 1
+
+    def wait_ready(self, deadline):
+        pass
+
+    def health_problem(self) -> str:
+        return self.problems[min(self.starts, len(self.problems)) - 1]
+
+    def log(self) -> str:
+        return ""
+
+
+@pytest.mark.parametrize("problems, starts", [
+    ([_ScriptedNode.STUCK, ""], 2),                                  # stuck once: started again, healthy
+    ([_ScriptedNode.STUCK, _ScriptedNode.STUCK, ""], 3),
+    ([""], 1),
+])
+def test_a_restarted_node_stuck_on_its_retained_messages_consumer_is_started_again(monkeypatch, problems, starts):
+    from tests.support import nats_cluster
+
+    clock = [0.0]
+    monkeypatch.setattr(nats_cluster.time, "monotonic", lambda: clock[0])
+    node = _ScriptedNode(clock, problems)
+    nats_cluster.NatsCluster.restart(object.__new__(nats_cluster.NatsCluster), node)
+    assert (node.starts, node.stops) == (starts, starts - 1)
+
+
+@pytest.mark.parametrize("problem", [_ScriptedNode.STUCK, "JetStream stream '$G > $MQTT_sess' is not current"])
+def test_a_node_never_healthy_fails_at_the_deadline(monkeypatch, problem):
+    """Stuck through every restart, or stuck on anything but the retained-messages consumer: the test fails
+    (with what ``/healthz`` said), it does not wait for ever."""
+    from tests.support import nats_cluster
+
+    clock = [0.0]
+    monkeypatch.setattr(nats_cluster.time, "monotonic", lambda: clock[0])
+    node = _ScriptedNode(clock, [problem])
+    with pytest.raises(RuntimeError, match=r"JetStream not ready \(.*is not current"):
+        nats_cluster.NatsCluster.restart(object.__new__(nats_cluster.NatsCluster), node)
+    expected_starts = nats_cluster.RESTARTS_WHEN_STUCK + 1 if "rmsgs" in problem else 1
+    assert node.starts == expected_starts
