@@ -398,7 +398,7 @@ def test_diag_stop_with_nothing_running(capsys):
 
 def test_an_interrupted_local_test_is_stopped():
     """Ctrl-C (or no answer in time) while ``--direct``/``--sim`` waits: the test stops, motors safe."""
-    from firmware.cli.diag_cmd import _answer
+    from firmware.cli.diag_ask import answer_in_process as _answer
 
     run = SimRun(hands=0, service=True)
     run.loop.run_for(2.0)
