@@ -34,65 +34,32 @@ is answered with the reason like any refusal.
 from __future__ import annotations
 
 import logging
-import math
 import weakref
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from firmware.controller.states import SetLocation, TableState
 from firmware.faults import FaultCode
-from firmware.game.staff import StaffError
 from firmware.i18n import reworded, worded
 from firmware.refusals import Reason, Refusal, answer_of, worded_answer
-from firmware.diagnostics import log_ring
+from firmware.diagnostics import staff_requests, support_requests
 from firmware.diagnostics.edge_log import EdgeLog
 from firmware.diagnostics.hand_facts_told import drawn, void
 from firmware.diagnostics.judge import hand, judge_from_pad, kong, penalty
 from firmware.diagnostics.reader_answers import ask_reader
+from firmware.diagnostics.request_fields import BadField, Reply, seconds_of, whole_of
 from firmware.diagnostics.service_tests import (BURN_IN_CYCLES, DISK_JOG_MAX_S, DISK_JOG_S, GROUP_TESTS,
                                                 LEARN_RUNS, ServiceTests, slower_than_design)
 
 if TYPE_CHECKING:
     from firmware.game.session import TableSession
-    from firmware.game.staff import Staff
 
 log = logging.getLogger(__name__)
 
-Reply = Callable[[dict[str, Any]], None]
 WATCH_MAX_S = 600.0
-LOG_WAIT_MAX_S = 60.0       # a log request waits at most this long for a new line (following live)
-LOG_LOOK_S = 0.5
 COMMANDS = ("state, status, faults, counters, sensors, watch, reader, judge, penalty, kong, void, drawn, hand, ack, "
             "session, players, game, log, bundle, test, warnings, "
             "jog, learn, burn-in, stop")
-
-
-def _by(request: dict) -> str:
-    """Who asked (the web page names its user, the fleet its issuer; else the technician's socket)."""
-    by = request.get("by")
-    return by[:64] if isinstance(by, str) and by.isprintable() and by else "technician"
-
-
-def _versions() -> dict:
-    """The firmware's and its main libraries' versions, the Python and the system."""
-    import platform
-    from importlib import metadata
-
-    import firmware
-
-    out = {"mjtable": firmware.__version__, "python": platform.python_version(), "system": platform.platform()}
-    for package in ("starlette", "uvicorn", "pydantic", "paho-mqtt", "transitions", "gpiozero", "pyserial",
-                    "cryptography"):
-        try:
-            out[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            out[package] = None
-    return out
-
-
-class BadField(ValueError):
-    """A request field of the wrong type: answered with the reason, nothing moves."""
 
 
 @dataclass
@@ -170,123 +137,21 @@ class DiagCommands:
         reply({"ok": True, "faults": rows})
 
     # -- staff: names, games, the table session (开台) -------------------------------------------------------
-    def _staff(self, reply: Reply) -> "Staff | None":
-        staff = self.session.staff
-        if staff is None:
-            reply(Refusal(Reason.NO_DESK).answer())
-        return staff
-
     def _cmd_session(self, request: dict, reply: Reply) -> None:
-        """``{"action": "open", "minutes": N}``, ``{"action": "close"}`` or ``{"action": "status"}`` (default)."""
-        staff = self._staff(reply)
-        if staff is None:
-            return
-        action, by = request.get("action", "status"), _by(request)
-        try:
-            if action == "open":
-                answer = staff.open(request.get("minutes"), by)
-            elif action == "close":
-                answer = staff.close(by)
-            elif action == "status":
-                answer = staff.status()
-            else:
-                raise worded(BadField, "session: action is open, close or status")
-        except StaffError as exc:
-            reply(exc.refusal.answer())
-            return
-        reply({"ok": True, "session": answer, **({"sessions": staff.sessions(10)} if action == "status" else {})})
+        staff_requests.session_request(self.session, request, reply)
 
     def _cmd_players(self, request: dict, reply: Reply) -> None:
-        """The names at the seats: ``{"players": {"E": ..., "S": ..., "W": ..., "N": ...}}`` sets them, ``null``
-        clears them, no field reads them."""
-        staff = self._staff(reply)
-        if staff is None:
-            return
-        if "players" not in request:
-            reply({"ok": True, "players": staff.players})
-            return
-        try:
-            reply({"ok": True, "players": staff.set_players(request["players"], _by(request))})
-        except StaffError as exc:
-            reply(exc.refusal.answer())
+        staff_requests.players_request(self.session, request, reply)
 
     def _cmd_game(self, request: dict, reply: Reply) -> None:
-        """``{"action": "start", "rules": NAME?, "chips": N?}`` or ``{"action": "end"}`` (between hands)."""
-        staff = self._staff(reply)
-        if staff is None:
-            return
-        action, rules, chips = request.get("action"), request.get("rules"), request.get("chips")
-        if rules is not None and not isinstance(rules, str):
-            raise worded(BadField, "game: rules is a rule set's name")
-        try:
-            if action == "start":
-                answer = staff.start_game(rules, chips, _by(request))
-            elif action == "end":
-                answer = staff.end_game(_by(request))
-            else:
-                raise worded(BadField, "game: action is start or end")
-        except StaffError as exc:
-            reply(exc.refusal.answer())
-            return
-        reply({"ok": True, "game": answer})
+        staff_requests.game_request(self.session, request, reply)
 
     # -- technicians: the log and the support bundle ----------------------------------------------------------
     def _cmd_log(self, request: dict, reply: Reply) -> None:
-        """The service's recent log (:mod:`firmware.diagnostics.log_ring`): ``level``, ``text``, ``after``,
-        ``limit``."""
-        ring = log_ring.ring()
-        if ring is None:
-            reply(worded_answer("this process keeps no log for the page (the journal has it: journalctl -u mjtable)"))
-            return
-        wait_s = request.get("wait_s", 0)
-        if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or not 0 <= wait_s <= LOG_WAIT_MAX_S:
-            raise worded(BadField, "log: wait_s is 0 to %(most)s seconds", most=f"{LOG_WAIT_MAX_S:g}")
-
-        def look() -> dict:
-            try:
-                return ring.lines(request.get("level", "INFO"), request.get("text", ""), request.get("after", 0),
-                                  request.get("limit", log_ring.MAX_LINES))
-            except ValueError as exc:
-                raise worded(BadField, "log: %(problem)s", problem=exc) from None
-
-        answer = look()
-        if answer["lines"] or not wait_s:
-            reply({"ok": True, **answer})
-            return
-        loop = self.controller.table.loop
-        deadline = loop.now() + wait_s
-
-        def again() -> None:                # (following live: answered when new lines come, or at the deadline)
-            found = look()
-            if found["lines"] or loop.now() >= deadline:
-                reply({"ok": True, **found})
-            else:
-                loop.call_later(LOG_LOOK_S, again)
-        loop.call_later(LOG_LOOK_S, again)
+        support_requests.log_request(self.controller.table.loop, request, reply)
 
     def _cmd_bundle(self, request: dict, reply: Reply) -> None:
-        """What a support ticket's archive holds, from this table (:mod:`firmware.support_bundle` redacts it and
-        writes it; ``integrity``: check the database here too, for a caller that cannot open it)."""
-        from firmware.support_bundle import integrity_check, redact
-
-        c, session = self.controller, self.session
-        cfg = c.table.cfg
-        files: dict[str, str] = {}
-        if cfg.source is not None:
-            try:
-                files[Path(str(cfg.source)).name] = Path(str(cfg.source)).read_text(encoding="utf-8")[:200_000]
-            except OSError as exc:
-                files[Path(str(cfg.source)).name] = f"(not readable: {exc})"
-        ring = log_ring.ring()
-        staff = session.staff
-        answer = {"ok": True, "versions": _versions(), "database": str(session.store.path),
-                  "config": redact({"table": cfg.model_dump(mode="json"), "rules": session.rules.name}),
-                  "config_files": files, "faults": self._fault_rows(),
-                  "log": ring.lines("DEBUG", "", 0, log_ring.MAX_LINES)["lines"] if ring is not None else [],
-                  "sessions": staff.sessions(50) if staff is not None else [], "status": session.get_status()}
-        if request.get("integrity") and session.store.path != ":memory:":
-            answer["integrity"] = integrity_check(session.store.path)
-        reply(answer)
+        support_requests.bundle_request(self.session, self._fault_rows(), request, reply)
 
     def _fault_rows(self) -> list[dict]:
         rows = self.controller.policy.history()[-500:]
@@ -330,7 +195,7 @@ class DiagCommands:
 
     def _cmd_watch(self, request: dict, reply: Reply) -> None:
         """Every input change over the next ``seconds``, then the inputs as they are."""
-        seconds = _seconds(request, "seconds", 10.0)
+        seconds = seconds_of(request, "seconds", 10.0)
         if not 0 < seconds <= WATCH_MAX_S:
             reply(worded_answer("seconds: watch between 0 and %(max)s s", max=format(WATCH_MAX_S, "g")))
             return
@@ -391,7 +256,7 @@ class DiagCommands:
         mechanism = request.get("mechanism")
         if not isinstance(mechanism, str):
             raise worded(BadField, "mechanism: a mechanism's name, not %(got)s", got=f"{mechanism!r:.60}")
-        seconds = _seconds(request, "seconds", None)
+        seconds = seconds_of(request, "seconds", None)
         to = request.get("to")
         if to is not None and not isinstance(to, str):
             raise worded(BadField, "to: up or down, not %(got)s", got=f"{to!r:.60}")
@@ -411,7 +276,7 @@ class DiagCommands:
                 timer.append(self.tests.disk_timer)
 
     def _cmd_learn(self, request: dict, reply: Reply) -> None:
-        runs = _whole(request, "runs", LEARN_RUNS)
+        runs = whole_of(request, "runs", LEARN_RUNS)
         if not self._may_move(reply):
             return
         mechanisms = self.controller.table.mechanisms()
@@ -425,7 +290,7 @@ class DiagCommands:
         self.tests.learn(self._begin(request, answered, "learn"), runs)
 
     def _cmd_burn_in(self, request: dict, reply: Reply) -> None:
-        cycles = _whole(request, "cycles", BURN_IN_CYCLES)
+        cycles = whole_of(request, "cycles", BURN_IN_CYCLES)
         if self._may_move(reply, disk=True):
             self.tests.burn_in(self._begin(request, reply, "burn-in", DISK_JOG_S), cycles)
 
@@ -501,29 +366,3 @@ class DiagCommands:
             reply(Refusal(Reason.DISK_TIMED, s=f"{wait_s:.1f}").answer())
             return False
         return True
-
-
-def _seconds(request: dict, key: str, default: float | None) -> Any:
-    """A request's number of seconds: finite, or the default when it is not there."""
-    value = request.get(key)
-    if value is None:
-        return default
-    try:
-        seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:
-        seconds = math.nan
-    if not math.isfinite(seconds):
-        raise worded(BadField, "%(key)s: a number of seconds, not %(got)s", key=key, got=f"{value!r:.60}")
-    return seconds
-
-
-def _whole(request: dict, key: str, default: int) -> int:
-    """A request's count: a whole number, or the default when it is not there (the test checks the range)."""
-    value = request.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        if not (isinstance(value, float) and value.is_integer()):
-            raise worded(BadField, "%(key)s: a whole number, not %(got)s", key=key, got=f"{value!r:.60}")
-        value = int(value)
-    return value

@@ -24,7 +24,7 @@ together with the last, in the order the discarder pays them (下家 first,
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from typing import Any
 
 from firmware.game.hand_in_play import round_wind_of
 from firmware.controller.states import SetLocation, TableState
@@ -36,9 +36,9 @@ from firmware.rules.money import deltas
 from firmware.rules.settlement import HandSettlement, WinVerdict, settle_hand
 from firmware.rules.win import MeldKind
 from firmware.tiles.tile import TileError, code, format_tiles, parse_one
+from firmware.diagnostics.request_fields import Reply
 
 SIDES = 4
-Reply = Callable[[dict[str, Any]], None]
 
 
 class BadJudgeRequest(ValueError):

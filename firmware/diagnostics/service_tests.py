@@ -18,10 +18,10 @@ from typing import Any, Callable
 from firmware.diagnostics.service_limits import (BURN_IN_CYCLES, BURN_IN_CYCLES_MAX, DISK_JOG_MAX_S,  # noqa: F401
                                                   DISK_JOG_S, GROUP_TESTS, LEARN_RUNS, LEARN_RUNS_MAX)
 from firmware.mechanisms.center_lift import LiftStop
+from firmware.diagnostics.request_fields import Reply
 
 log = logging.getLogger(__name__)
 
-Reply = Callable[[dict[str, Any]], None]
 Step = Callable[[Reply], None]
 
 
