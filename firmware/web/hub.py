@@ -90,6 +90,18 @@ class Stream:
         return out
 
 
+LINK_WHY = ("connecting", "stale", "refused", "ended", "lost", "unexpected")
+
+
+def link_down(why: str, reason: str, detail: str | None = None) -> dict[str, Any]:
+    """The link as a page gets it when the controller is not answering: ``why`` (one of :data:`LINK_WHY`, which the
+    page words in its language, ``detail`` in it: the seconds, or the controller's or the system's own words),
+    ``reason`` (the same in English, for the log and a script)."""
+    if why not in LINK_WHY:
+        raise ValueError(f"link: why is one of {LINK_WHY}, not {why!r}")
+    return {"up": False, "reason": reason, "why": why, "detail": detail}
+
+
 class Hub:
     def __init__(self, now_s: Callable[[], float], patch_interval_s: float = PATCH_INTERVAL_S,
                  heartbeat_s: float = HEARTBEAT_S, max_streams: int = MAX_STREAMS,
@@ -102,7 +114,7 @@ class Hub:
         self.kept_for_technicians = kept_for_technicians
         self.status: dict[str, dict[str, Any]] | None = None
         self.at_s: float | None = None
-        self.link: dict[str, Any] = {"up": False, "reason": "connecting to the controller"}
+        self.link: dict[str, Any] = link_down("connecting", "connecting to the controller")
         self.streams: set[Stream] = set()
         self.deals: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self.failures = 0
@@ -128,7 +140,7 @@ class Hub:
         if "snapshot" in line:
             self.status = {name: dict(fields) for name, fields in line["snapshot"].items()}
             self.at_s = line.get("at_s")
-            self.link = {"up": True, "reason": None}
+            self.link = {"up": True, "reason": None, "why": None, "detail": None}
             self.failures = 0
             self._remember_deal()
             for stream in self.streams:
@@ -146,19 +158,22 @@ class Hub:
         elif line.get("heartbeat"):
             age = line.get("status_age_s")
             up = age is None or age < STALE_S
-            reason = None if up else f"the controller has not answered for {age:g} s"
-            if up != self.link["up"] or reason != self.link["reason"]:
-                self.link = {"up": up, "reason": reason}
+            link = {"up": True, "reason": None, "why": None, "detail": None} if up else \
+                link_down("stale", f"the controller has not answered for {age:g} s", f"{age:g}")
+            if link != self.link:
+                self.link = link
                 self._to_every_stream({"link": dict(self.link)})
         elif line.get("ok") is False:           # (dropped: the connection ends next, and follow() retries)
-            self.link = {"up": False, "reason": str(line.get("error") or "the controller refused")}
+            error = str(line.get("error") or "")
+            self.link = link_down("refused", error or "the controller refused", error or None)
             self._to_every_stream({"link": dict(self.link)})
 
-    def lost(self, reason: str) -> None:
-        """The subscription ended: say so on every page and try again after a while."""
+    def lost(self, why: str, reason: str, detail: str | None = None) -> None:
+        """The subscription ended (``why``: a key of :data:`LINK_WHY`): say so on every page and try again after a
+        while."""
         now = self.now_s()
         log.log(logging.WARNING if reason != self.link.get("reason") else logging.DEBUG, "controller link: %s", reason)
-        self.link = {"up": False, "reason": reason}
+        self.link = link_down(why, reason, detail)
         self._to_every_stream({"link": dict(self.link)})
         self.retry_at_s = now + RETRY_S[min(self.failures, len(RETRY_S) - 1)]
         self.failures += 1
@@ -232,11 +247,13 @@ async def follow(control: Control, hub: Hub) -> None:
         try:
             async for line in control.subscribe():
                 hub.line(line)
-            reason = "the controller ended the subscription"
         except (ConnectionError, OSError, ValueError) as exc:
-            reason = str(exc) or type(exc).__name__
+            detail = str(exc) or type(exc).__name__
+            hub.lost("lost", detail, detail)
         except Exception as exc:  # noqa: BLE001 - never end silently: the page would say "up" forever
             log.exception("controller link: unexpected error; reconnecting")
-            reason = f"unexpected error: {exc or type(exc).__name__}"
-        hub.lost(reason)
+            detail = str(exc) or type(exc).__name__
+            hub.lost("unexpected", f"unexpected error: {detail}", detail)
+        else:
+            hub.lost("ended", "the controller ended the subscription")
         await hub.retry.wait()

@@ -106,6 +106,13 @@ UNITS = {"fan": N_("Fans"), "point": N_("Points"), "doubling": N_("Doublings"), 
 SCRIPT = {
     "lost": N_("The connection to the table was lost; reconnecting…"),
     "not_answering": N_("The controller is not answering: %(reason)s"),
+    # why (the hub's link: firmware/web/hub.py LINK_WHY), said in the sentence above
+    "link_connecting": N_("connecting to the controller"),
+    "link_stale": N_("it has not answered for %(detail)s s"),
+    "link_refused": N_("it refused the page's subscription (%(detail)s)"),
+    "link_ended": N_("it ended the subscription"),
+    "link_lost": N_("the connection to it was lost (%(detail)s)"),
+    "link_unexpected": N_("unexpected error in the page's server (%(detail)s)"),
     "none": N_("none"), "no_deal": N_("no deal yet"), "not_read": N_("hand %(hand)s: not read (counted walls)"),
     "deal_line": N_("hand %(hand)s, dealer %(dealer)s, dice %(dice)s"),
     "lamps": N_("lamps %(lamps)s"), "on": N_("on"), "off": N_("off"),

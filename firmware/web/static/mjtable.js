@@ -93,7 +93,12 @@
   }
   function showLink() {
     const link = status && status.link;
-    linkBanner(link && !link.up ? fmt(T("not_answering"), { reason: link.reason || "?" }) : "");
+    if (!link || link.up) { linkBanner(""); return; }
+    // (why is worded in the page's language, the seconds or the other side's own words in it; else the English)
+    const why = link.why && W.text && W.text["link_" + link.why];
+    const reason = why ? fmt(why, { detail: link.detail === null || link.detail === undefined ? "?" : link.detail })
+      : link.reason || "?";
+    linkBanner(fmt(T("not_answering"), { reason }));
   }
   function render(patch) {
     if (!status) return;

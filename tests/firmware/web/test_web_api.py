@@ -249,6 +249,7 @@ def test_the_event_stream_snapshot_patches_and_heartbeat(web):
         assert next(lines) == "event: patch"
         link = json.loads(next(lines).removeprefix("data: "))["link"]
         assert not link["up"] and "closed the connection" in link["reason"]
+        assert link["why"] == "lost" and link["detail"] == link["reason"]     # (the page words why; the OS says what)
 
 
 def test_one_login_cannot_hold_every_event_stream(web):
@@ -336,7 +337,53 @@ def test_follow_reconnects_after_any_error_of_the_subscription():
 
     lost, back, following = run_async(scenario())
     assert not lost["up"] and "a bug in the client" in lost["reason"]
-    assert back == {"up": True, "reason": None} and Control.subscriptions == 2
+    assert (lost["why"], lost["detail"]) == ("unexpected", "a bug in the client")
+    assert back == {"up": True, "reason": None, "why": None, "detail": None} and Control.subscriptions == 2
+
+
+def test_each_way_the_link_goes_down_is_named_for_the_page_to_word():
+    """The banner's reason comes as ``why`` (worded by the page in its language) and ``detail`` (the seconds, or
+    the other side's own words); ``reason`` keeps the English for the log and a script."""
+    from firmware.web.hub import STALE_S, Hub, LINK_WHY, follow
+
+    clock = [0.0]
+    hub = Hub(lambda: clock[0])
+    assert (hub.link["up"], hub.link["why"]) == (False, "connecting")
+    hub.line({"ok": True, "snapshot": STATUS, "at_s": 1.0})
+    hub.line({"heartbeat": True, "status_age_s": STALE_S + 2.5})
+    assert (hub.link["why"], hub.link["detail"]) == ("stale", f"{STALE_S + 2.5:g}")
+    assert hub.link["reason"] == f"the controller has not answered for {STALE_S + 2.5:g} s"
+    hub.line({"heartbeat": True, "status_age_s": 0.5})
+    assert hub.link["up"] and hub.link["why"] is None
+    hub.line({"ok": False, "error": "too many subscriptions"})
+    assert (hub.link["why"], hub.link["detail"]) == ("refused", "too many subscriptions")
+
+    class Ends:
+        async def subscribe(self):
+            yield {"ok": True, "snapshot": STATUS, "at_s": 1.0}
+
+    async def ended():
+        following = asyncio.ensure_future(follow(Ends(), hub))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        following.cancel()
+    run_async(ended())
+    assert (hub.link["why"], hub.link["detail"]) == ("ended", None)
+    with pytest.raises(ValueError, match="why is one of"):
+        hub.lost("gremlins", "?")
+    assert set(LINK_WHY) == {"connecting", "stale", "refused", "ended", "lost", "unexpected"}
+
+
+def test_every_link_why_has_the_page_s_words_in_each_language():
+    from firmware.web.hub import LINK_WHY
+    from firmware.web import i18n
+    from firmware.web.i18n import SCRIPT
+
+    for why in LINK_WHY:
+        assert f"link_{why}" in SCRIPT
+    words = i18n.words("zh_CN").script()["text"]
+    assert words["link_stale"] == "已有 %(detail)s 秒没有应答"
+    assert all(words[f"link_{why}"] != SCRIPT[f"link_{why}"] for why in LINK_WHY)       # (translated, not English)
 
 
 async def _answer(held, answer) -> None:
