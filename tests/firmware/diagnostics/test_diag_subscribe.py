@@ -93,7 +93,11 @@ def test_a_snapshot_then_only_changed_fields_that_add_up_to_the_status(served):
             assert fields and all(state[name].get(k) != v for k, v in fields.items()), "a field sent unchanged"
             state[name].update(fields)
     times = [t for t, m in got[1:] if "patch" in m]
-    assert min(b - a for a, b in zip(times, times[1:])) >= 0.2 * 0.9      # capped: never faster than tick_s
+    # capped: never faster than tick_s.  The times are the client's, on arrival: a patch held up on a loaded machine
+    # arrives close to the next one (one short gap, and a long one before it), so the median gap is what is checked
+    # (a server sending at every loop step would give gaps of 0.02 s throughout)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    assert gaps[len(gaps) // 2] >= 0.2 * 0.9, gaps
     assert {name: set(fields) for name, fields in state.items()} == \
         {name: set(fields) for name, fields in first["snapshot"].items()}
 
