@@ -25,6 +25,7 @@ BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_wi
 NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
 CASE_FIELDS = ("id", "rules", "hand", "melds", "win_tile", *BOOL_FIELDS, "kong_discard", "seat_wind", "round_wind",
                "flowers", "discarder", "table", *NOTES)
+_CASE_FIELD_SET = frozenset(CASE_FIELDS)
 MAX_DEPTH = 32                  # nesting of arrays and objects in a line (a case needs 3)
 MAX_INT_DIGITS = 20             # a longer integer is out of range (and Python refuses > 4300 digits)
 MAX_ID = 2**53 - 1              # an integer id must be exact in every JSON reader (I-JSON)
@@ -92,6 +93,10 @@ def nesting(text: str, depth: int = 0) -> tuple[int, int]:
     return depths[-1], max(depths)
 
 
+# json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant), its decoder made once
+_DECODE = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant).decode
+
+
 def load_object(text: str) -> dict[str, Any]:
     """One line as a strict JSON object, or :class:`UnreadableLine` naming the problem: nested more than
     ``MAX_DEPTH`` deep (checked before parsing), not JSON, NaN or Infinity, a number out of range, a string
@@ -100,7 +105,9 @@ def load_object(text: str) -> dict[str, Any]:
         raise UnreadableLine(f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects")
     bad_before = _BAD_NUMBERS[0]
     try:
-        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        if text.startswith("\ufeff"):                  # (as json.loads says it)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        data = _DECODE(text)
     except json.JSONDecodeError as exc:
         hint = f"; {ONE_CASE_PER_LINE}, and this line looks like part of a case spread over several lines" \
             if looks_partial(text, exc) else ""
@@ -212,7 +219,7 @@ def parse_line(line: str) -> tuple[Any, Case]:
 
 def parse_case(data: dict) -> Case:
     case_id = data.get("id")
-    unknown = sorted(k for k in data if k not in CASE_FIELDS)
+    unknown = sorted(k for k in data if k not in _CASE_FIELD_SET) if not data.keys() <= _CASE_FIELD_SET else None
     if unknown:
         near = get_close_matches(unknown[0], CASE_FIELDS, n=1)
         raise CaseError(f"field {show(unknown[0], 30)} is not a case field"
@@ -248,13 +255,15 @@ def parse_case(data: dict) -> Case:
 def _field(data: dict, name: str, kind: type, default: Any = ..., where: str = "") -> Any:
     """``data[name]`` of exactly the JSON type ``kind`` (a bool is not an integer); ``default`` when missing or
     null (no default: an error).  ``where`` prefixes the field's name in messages (``melds[0]``)."""
-    full = f"{where}.{name}" if where else name
-    if name not in data or data[name] is None:
+    value = data.get(name)
+    if value is None:
         if default is ...:
-            raise CaseError(f"missing field '{full}'")
+            raise CaseError(f"missing field '{where}.{name}'" if where else f"missing field '{name}'")
         return default
-    value = data[name]
+    if type(value) is kind:                         # (the common case: exactly the type asked)
+        return value
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        full = f"{where}.{name}" if where else name
         raise CaseError(f"field '{full}' must be {_EXPECTED.get(kind, kind.__name__)}, got {describe(value)}")
     return value
 
@@ -284,11 +293,14 @@ def _wind(data: dict, name: str) -> int:
         raise CaseError(f"field '{name}': {exc}") from None
 
 
+_MELD_FIELDS = frozenset(("kind", "tiles", "from", "concealed", "added"))
+
+
 def _meld(raw: Any, index: int) -> Meld:
     where = f"melds[{index}]"
     if not isinstance(raw, dict):
         raise CaseError(f"{where} must be an object, got {describe(raw)}")
-    unknown = sorted(k for k in raw if k not in ("kind", "tiles", "from", "concealed", "added"))
+    unknown = sorted(k for k in raw if k not in _MELD_FIELDS) if not raw.keys() <= _MELD_FIELDS else None
     if unknown:
         raise CaseError(f"field '{where}.{show(unknown[0], 30)[1:-1]}' is not a meld field (kind, tiles, from, "
                         "concealed, added)")

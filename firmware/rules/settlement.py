@@ -60,9 +60,11 @@ class WinVerdict:
         """Every item the win scored, the situation's included (an item the situation adds again, 红中杠开's second
         杠开, is counted once more)."""
         out: list[Item] = []
+        where: dict[tuple[str, int], int] = {}          # (key, points) -> its place in ``out`` (each once there)
         for i in (list(self.score.items) if self.score is not None else []) + list(self.context_items):
-            same = next((j for j, o in enumerate(out) if (o.key, o.points) == (i.key, i.points)), None)
+            same = where.get((i.key, i.points))
             if same is None:
+                where[i.key, i.points] = len(out)
                 out.append(i)
             else:
                 out[same] = Item(i.key, i.name, i.en, i.points, out[same].count + i.count)
@@ -173,16 +175,19 @@ class Settler:
 
     def _check_tiles(self, action: Action, event: int) -> None:
         """Every tile an action names is one of the rule set's set (锦州 plays no winds, 辽宁 no flowers)."""
+        copies = self.tiles.copies
         kinds = list(action.hand)
         if action.tile is not None:
             kinds += list(action.chow_tiles) if action.verb is Verb.CHOW else [action.tile]
         for kind in kinds:
-            if not self.tiles.copies[kind]:
+            if not copies[kind]:
                 raise worded(BadRecord, "action %(event)s (%(action)s): %(tile)s is not a tile of %(rules)s's "
                              "%(size)s-tile set", event=event, action=action.text(), tile=code(kind),
                              rules=self.rules.title, size=self.tiles.size)
-        flowers = sum(self.tiles.copies[34:])
-        if action.verb is Verb.WIN and (action.flowers or 0) > flowers:
+        if action.verb is not Verb.WIN or not action.flowers:      # (no flowers declared: none too many)
+            return
+        flowers = sum(copies[34:])
+        if action.flowers > flowers:
             if not flowers:
                 raise worded(BadRecord, "action %(event)s (%(action)s): %(rules)s's set has no flowers", event=event,
                              action=action.text(), rules=self.rules.title)
