@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from firmware.rules.frozen import quick_init
 from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
 from firmware.tiles.tile import TileError, parse, parse_one, show
 
@@ -202,6 +203,7 @@ def describe(value: Any) -> str:
     return f"{kind} {text if len(text) <= 40 else text[:40] + f'… ({len(text)} characters)'}"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Case:
     id: Any
@@ -232,7 +234,10 @@ def parse_case(data: dict) -> Case:
             raise CaseError(f"field 'melds': {len(raw_melds)} melds; a hand has at most 4")
         melds = tuple(_meld(m, i) for i, m in enumerate(raw_melds))
         win_tile = _tile(data, "win_tile")
-        flags = {name: _field(data, name, bool, False) for name in BOOL_FIELDS}
+        flags = {}
+        for name in BOOL_FIELDS:
+            value = data.get(name)
+            flags[name] = value if type(value) is bool else _field(data, name, bool, False)
         seat = _wind(data, "seat_wind")
         round_wind = _wind(data, "round_wind")
         flowers = _field(data, "flowers", int, 0)
