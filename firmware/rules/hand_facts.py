@@ -53,7 +53,8 @@ class SideFacts:
     standing: Counter[int] | None = None                   # the side's tiles (None: not known)
     hung: int | None = None                                # 全求独钓: the single tile hung since the fourth claim
     hung_changed: bool = False
-    penalties: Counter[str] = field(default_factory=Counter)
+    penalties: Counter[str] = field(default_factory=lambda: Counter.__new__(Counter))     # (an empty Counter:
+    #                                                      what Counter() makes, without its __init__'s update)
     last_kong: int | None = None                           # the tile of the side's last kong
     last_kong_event: int | None = None                     # ... and the action of the record that made it
     kong_pending: int | None = None                        # a kong of this tile, its replacement not discarded yet
