@@ -299,6 +299,7 @@ def _wind(data: dict, name: str) -> int:
 
 
 _MELD_FIELDS = frozenset(("kind", "tiles", "from", "concealed", "added"))
+_MELD_KINDS = {kind.value: kind for kind in MeldKind}
 
 
 def _meld(raw: Any, index: int) -> Meld:
@@ -310,10 +311,9 @@ def _meld(raw: Any, index: int) -> Meld:
         raise CaseError(f"field '{where}.{show(unknown[0], 30)[1:-1]}' is not a meld field (kind, tiles, from, "
                         "concealed, added)")
     kind_name = _field(raw, "kind", str, where=where)
-    try:
-        kind = MeldKind(kind_name)
-    except ValueError:
-        raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}") from None
+    kind = _MELD_KINDS.get(kind_name)                   # (MeldKind(kind_name), without the enum's call)
+    if kind is None:
+        raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}")
     try:
         tiles = sorted(parse(_field(raw, "tiles", str, where=where)))
     except TileError as exc:
