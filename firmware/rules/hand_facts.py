@@ -26,6 +26,7 @@ from firmware.rules.win import Meld, MeldKind
 from firmware.tiles.tile import code, format_tiles
 
 SIDES = 4
+_WIN = Verb.WIN                 # (bound once: looking an enum member up on its class costs ~0.1 us)
 FLOWER_SETS = (frozenset(range(34, 38)), frozenset(range(38, 42)))    # 春夏秋冬, 梅兰竹菊
 OFFSET_SOURCE = {1: "left", 2: "opposite", 3: "right"}                 # (claimer - feeder) % 4
 
@@ -103,6 +104,8 @@ class HandFacts:
         s = self.sides[side] if side is not None else None
         if v is not Verb.SWAP and self.incoming:
             self._receive()
+        if v is _WIN:                   # (no fact of the hand changes: the settlement takes the win in)
+            return out
         if v is Verb.DEAL:
             assert s is not None
             s.standing = Counter(k for k in action.hand if k < 34)
