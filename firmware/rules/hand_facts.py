@@ -26,6 +26,7 @@ from firmware.rules.win import Meld, MeldKind
 from firmware.tiles.tile import code, format_tiles
 
 SIDES = 4
+_EVERY_SIDE = frozenset(range(SIDES))
 _WIN = Verb.WIN                 # (bound once: looking an enum member up on its class costs ~0.1 us)
 FLOWER_SETS = (frozenset(range(34, 38)), frozenset(range(38, 42)))    # 春夏秋冬, 梅兰竹菊
 OFFSET_SOURCE = {1: "left", 2: "opposite", 3: "right"}                 # (claimer - feeder) % 4
@@ -67,7 +68,7 @@ class SideFacts:
 
     @property
     def opened(self) -> bool:
-        return self.declared_open or any(not m.concealed for m in self.melds)
+        return self.declared_open or bool(self.melds) and any(not m.concealed for m in self.melds)
 
     @property
     def claimed(self) -> list[int]:
@@ -236,7 +237,9 @@ class HandFacts:
 
     def still_in(self, winners_leave: bool) -> frozenset[int]:
         """The sides still in the hand (where winners leave it, those that have not won)."""
-        return frozenset(i for i in range(SIDES) if not (winners_leave and i in self.won))
+        if not (winners_leave and self.won):
+            return _EVERY_SIDE
+        return frozenset(i for i in range(SIDES) if i not in self.won)
 
     def unmake_added_kong(self, side: int, tile: int) -> None:
         """``side``'s 加杠 of ``tile`` was robbed (抢杠和): the kong was never made, the pung stays, the tile is the
@@ -323,7 +326,7 @@ class HandFacts:
     def hung_unchanged(self, side: int, tile: int) -> bool:
         """全求独钓: ``side`` has four claimed sets and waits, since then unchanged, on ``tile``."""
         s = self.sides[side]
-        return len(s.claimed) == 4 and s.hung == tile and not s.hung_changed
+        return s.hung == tile and not s.hung_changed and len(s.claimed) == 4
 
 
 def _tiles(kinds) -> str:

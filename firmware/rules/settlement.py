@@ -406,6 +406,8 @@ class Settler:
 
 def _kong_feeder(side: SideFacts) -> int | None:
     """The side whose discard ``side``'s last kong was made on (点杠), None when that kong was its own (暗杠, 加杠)."""
+    if side.last_kong is None:                      # (no kong made)
+        return None
     for meld, feeder in zip(side.melds, side.feeders):
         if meld.kind is MeldKind.KONG and meld.tile == side.last_kong:
             return feeder if not meld.added else None
