@@ -182,6 +182,8 @@ class Settler:
         kinds = list(action.hand)
         if action.tile is not None:
             kinds += list(action.chow_tiles) if action.verb is Verb.CHOW else [action.tile]
+        if all(map(copies.__getitem__, kinds)):        # (every tile one of the set's: no loop in Python)
+            kinds = []
         for kind in kinds:
             if not copies[kind]:
                 raise worded(BadRecord, "action %(event)s (%(action)s): %(tile)s is not a tile of %(rules)s's "
