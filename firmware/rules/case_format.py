@@ -13,6 +13,7 @@ import json
 import math
 import re
 from difflib import get_close_matches
+from functools import lru_cache
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -300,6 +301,13 @@ def _wind(data: dict, name: str) -> int:
 
 _MELD_FIELDS = frozenset(("kind", "tiles", "from", "concealed", "added"))
 _MELD_KINDS = {kind.value: kind for kind in MeldKind}
+MELD_TEXT_CACHED = 16           # a meld's tile string this short is parsed once (a few hundred name every meld)
+
+
+@lru_cache(maxsize=512)         # (bounded: at most 512 strings of at most MELD_TEXT_CACHED characters)
+def _meld_tiles(text: str) -> tuple[int, ...]:
+    """A meld's tiles, sorted; TileError as :func:`~firmware.tiles.tile.parse` says it (not cached)."""
+    return tuple(sorted(parse(text)))
 
 
 def _meld(raw: Any, index: int) -> Meld:
@@ -314,15 +322,16 @@ def _meld(raw: Any, index: int) -> Meld:
     kind = _MELD_KINDS.get(kind_name)                   # (MeldKind(kind_name), without the enum's call)
     if kind is None:
         raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}")
+    text = _field(raw, "tiles", str, where=where)
     try:
-        tiles = sorted(parse(_field(raw, "tiles", str, where=where)))
+        tiles = _meld_tiles(text) if len(text) <= MELD_TEXT_CACHED else tuple(sorted(parse(text)))
     except TileError as exc:
         raise CaseError(f"field '{where}.tiles': {exc}") from None
     size = 4 if kind is MeldKind.KONG else 3
     if len(tiles) != size:
         raise CaseError(f"{where}: a {kind.value} has {size} tiles, got {len(tiles)}")
     if kind is MeldKind.CHOW:
-        if tiles != [tiles[0], tiles[0] + 1, tiles[0] + 2] or tiles[0] >= 27 or tiles[0] % 9 > 6:
+        if tiles != (tiles[0], tiles[0] + 1, tiles[0] + 2) or tiles[0] >= 27 or tiles[0] % 9 > 6:
             raise CaseError(f"{where}: a chow is three consecutive tiles of one suit")
     elif len(set(tiles)) != 1:
         raise CaseError(f"{where}: a {kind.value} is {size} identical tiles")
