@@ -10,12 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from importlib.metadata import entry_points
 from typing import NoReturn
 
 from firmware import __version__
-from firmware.cli import (argparse_words, config_cmd, deal_cmd, diag_cmd, error_words, fleet_cmd, install_cmd,
-                          reader_sim_cmd, release_cmd, run_cmd, score_cmd, sim_cmd, verify_cmd, web_cmd, words)
+from firmware.cli import argparse_words, error_words, words
 from firmware.cli.words import N_, _
 from firmware.faults import TableError
 
@@ -48,6 +46,12 @@ EPILOG = N_("""examples:
 
 # commands other packages add (their register(sub)), so that the table's firmware never imports them
 COMMANDS_GROUP = "mjtable.commands"
+# the firmware's own commands' modules (in firmware.cli), in the order --help lists them
+COMMAND_MODULES = ("sim_cmd", "config_cmd", "deal_cmd", "diag_cmd", "reader_sim_cmd", "score_cmd", "run_cmd",
+                   "install_cmd", "release_cmd", "web_cmd", "fleet_cmd", "verify_cmd")
+# a command run in a pipeline, whose start-up counts: ``mjtable score ...`` builds its own parser alone, without
+# importing the other commands' modules (the same parser, arguments, help and errors as in the whole)
+ALONE = {"score": "score_cmd"}
 
 
 class CommandLine(argparse.ArgumentParser):
@@ -66,7 +70,8 @@ class CommandLine(argparse.ArgumentParser):
                   + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(alone: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``alone``: one of :data:`ALONE`, the only command registered."""
     parser = CommandLine(prog="mjtable", description=_("Automatic mahjong table firmware."),
                          epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help=_("more log output"))
@@ -76,18 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=_("the language of the messages (default: the environment's, LANGUAGE, LC_ALL, "
                                "LC_MESSAGES or LANG: zh* is Chinese, any other English)"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sim_cmd.register(sub)
-    config_cmd.register(sub)
-    deal_cmd.register(sub)
-    diag_cmd.register(sub)
-    reader_sim_cmd.register(sub)
-    score_cmd.register(sub)
-    run_cmd.register(sub)
-    install_cmd.register(sub)
-    release_cmd.register(sub)
-    web_cmd.register(sub)
-    fleet_cmd.register(sub)
-    verify_cmd.register(sub)
+    for name in (ALONE[alone],) if alone in ALONE else COMMAND_MODULES:
+        __import__(f"firmware.cli.{name}", fromlist=["register"]).register(sub)
+    if alone in ALONE:
+        return parser
     for plugin in entry_points(group=COMMANDS_GROUP):    # e.g. tourney, the hall's side (parlour/)
         try:
             register = plugin.load()
@@ -96,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         register(sub)
     return parser
+
+
+def entry_points(group: str) -> list:
+    """The installed entry points of ``group`` (importlib.metadata imported only when a parser needs them)."""
+    from importlib.metadata import entry_points as installed
+
+    return list(installed(group=group))
 
 
 def _language(value: str) -> str:
@@ -122,15 +126,16 @@ def lang_asked(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    words.use(words.choose(lang_asked(sys.argv[1:] if argv is None else argv)))
+    arguments = sys.argv[1:] if argv is None else argv
+    words.use(words.choose(lang_asked(arguments)))
     with argparse_words.speaking():
-        parser = build_parser()
+        parser = build_parser(arguments[0] if arguments and arguments[0] in ALONE else None)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
     args.own_process = argv is None       # the command line's own process (not a caller in Python, e.g. a test)
-    verbose = args.verbose - 1 if getattr(args, "func", None) is sim_cmd.run else args.verbose   # sim: -v = hands
+    verbose = args.verbose - 1 if args.command == "sim" else args.verbose   # sim: -v = hands
     logging.basicConfig(level=logging.WARNING - 10 * min(max(verbose, 0), 2),
                         format="%(levelname)s %(name)s: %(message)s")
     # the state machine library narrates every callback at INFO and DEBUG: the controller's state changes are

@@ -13,10 +13,12 @@ import json
 import math
 import re
 from difflib import get_close_matches
+from functools import lru_cache
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from firmware.rules.frozen import quick_init
 from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
 from firmware.tiles.tile import TileError, parse, parse_one, show
 
@@ -25,6 +27,7 @@ BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_wi
 NOTES = ("expected", "source", "text", "note")        # fields a known-answer line carries for people, not scored
 CASE_FIELDS = ("id", "rules", "hand", "melds", "win_tile", *BOOL_FIELDS, "kong_discard", "seat_wind", "round_wind",
                "flowers", "discarder", "table", *NOTES)
+_CASE_FIELD_SET = frozenset(CASE_FIELDS)
 MAX_DEPTH = 32                  # nesting of arrays and objects in a line (a case needs 3)
 MAX_INT_DIGITS = 20             # a longer integer is out of range (and Python refuses > 4300 digits)
 MAX_ID = 2**53 - 1              # an integer id must be exact in every JSON reader (I-JSON)
@@ -92,6 +95,10 @@ def nesting(text: str, depth: int = 0) -> tuple[int, int]:
     return depths[-1], max(depths)
 
 
+# json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant), its decoder made once
+_DECODE = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant).decode
+
+
 def load_object(text: str) -> dict[str, Any]:
     """One line as a strict JSON object, or :class:`UnreadableLine` naming the problem: nested more than
     ``MAX_DEPTH`` deep (checked before parsing), not JSON, NaN or Infinity, a number out of range, a string
@@ -100,7 +107,9 @@ def load_object(text: str) -> dict[str, Any]:
         raise UnreadableLine(f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects")
     bad_before = _BAD_NUMBERS[0]
     try:
-        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        if text.startswith("\ufeff"):                  # (as json.loads says it)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        data = _DECODE(text)
     except json.JSONDecodeError as exc:
         hint = f"; {ONE_CASE_PER_LINE}, and this line looks like part of a case spread over several lines" \
             if looks_partial(text, exc) else ""
@@ -195,6 +204,7 @@ def describe(value: Any) -> str:
     return f"{kind} {text if len(text) <= 40 else text[:40] + f'… ({len(text)} characters)'}"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Case:
     id: Any
@@ -212,7 +222,7 @@ def parse_line(line: str) -> tuple[Any, Case]:
 
 def parse_case(data: dict) -> Case:
     case_id = data.get("id")
-    unknown = sorted(k for k in data if k not in CASE_FIELDS)
+    unknown = sorted(k for k in data if k not in _CASE_FIELD_SET) if not data.keys() <= _CASE_FIELD_SET else None
     if unknown:
         near = get_close_matches(unknown[0], CASE_FIELDS, n=1)
         raise CaseError(f"field {show(unknown[0], 30)} is not a case field"
@@ -225,7 +235,10 @@ def parse_case(data: dict) -> Case:
             raise CaseError(f"field 'melds': {len(raw_melds)} melds; a hand has at most 4")
         melds = tuple(_meld(m, i) for i, m in enumerate(raw_melds))
         win_tile = _tile(data, "win_tile")
-        flags = {name: _field(data, name, bool, False) for name in BOOL_FIELDS}
+        flags = {}
+        for name in BOOL_FIELDS:
+            value = data.get(name)
+            flags[name] = value if type(value) is bool else _field(data, name, bool, False)
         seat = _wind(data, "seat_wind")
         round_wind = _wind(data, "round_wind")
         flowers = _field(data, "flowers", int, 0)
@@ -248,13 +261,15 @@ def parse_case(data: dict) -> Case:
 def _field(data: dict, name: str, kind: type, default: Any = ..., where: str = "") -> Any:
     """``data[name]`` of exactly the JSON type ``kind`` (a bool is not an integer); ``default`` when missing or
     null (no default: an error).  ``where`` prefixes the field's name in messages (``melds[0]``)."""
-    full = f"{where}.{name}" if where else name
-    if name not in data or data[name] is None:
+    value = data.get(name)
+    if value is None:
         if default is ...:
-            raise CaseError(f"missing field '{full}'")
+            raise CaseError(f"missing field '{where}.{name}'" if where else f"missing field '{name}'")
         return default
-    value = data[name]
+    if type(value) is kind:                         # (the common case: exactly the type asked)
+        return value
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        full = f"{where}.{name}" if where else name
         raise CaseError(f"field '{full}' must be {_EXPECTED.get(kind, kind.__name__)}, got {describe(value)}")
     return value
 
@@ -284,28 +299,39 @@ def _wind(data: dict, name: str) -> int:
         raise CaseError(f"field '{name}': {exc}") from None
 
 
+_MELD_FIELDS = frozenset(("kind", "tiles", "from", "concealed", "added"))
+_MELD_KINDS = {kind.value: kind for kind in MeldKind}
+MELD_TEXT_CACHED = 16           # a meld's tile string this short is parsed once (a few hundred name every meld)
+
+
+@lru_cache(maxsize=512)         # (bounded: at most 512 strings of at most MELD_TEXT_CACHED characters)
+def _meld_tiles(text: str) -> tuple[int, ...]:
+    """A meld's tiles, sorted; TileError as :func:`~firmware.tiles.tile.parse` says it (not cached)."""
+    return tuple(sorted(parse(text)))
+
+
 def _meld(raw: Any, index: int) -> Meld:
     where = f"melds[{index}]"
     if not isinstance(raw, dict):
         raise CaseError(f"{where} must be an object, got {describe(raw)}")
-    unknown = sorted(k for k in raw if k not in ("kind", "tiles", "from", "concealed", "added"))
+    unknown = sorted(k for k in raw if k not in _MELD_FIELDS) if not raw.keys() <= _MELD_FIELDS else None
     if unknown:
         raise CaseError(f"field '{where}.{show(unknown[0], 30)[1:-1]}' is not a meld field (kind, tiles, from, "
                         "concealed, added)")
     kind_name = _field(raw, "kind", str, where=where)
+    kind = _MELD_KINDS.get(kind_name)                   # (MeldKind(kind_name), without the enum's call)
+    if kind is None:
+        raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}")
+    text = _field(raw, "tiles", str, where=where)
     try:
-        kind = MeldKind(kind_name)
-    except ValueError:
-        raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}") from None
-    try:
-        tiles = sorted(parse(_field(raw, "tiles", str, where=where)))
+        tiles = _meld_tiles(text) if len(text) <= MELD_TEXT_CACHED else tuple(sorted(parse(text)))
     except TileError as exc:
         raise CaseError(f"field '{where}.tiles': {exc}") from None
     size = 4 if kind is MeldKind.KONG else 3
     if len(tiles) != size:
         raise CaseError(f"{where}: a {kind.value} has {size} tiles, got {len(tiles)}")
     if kind is MeldKind.CHOW:
-        if tiles != [tiles[0], tiles[0] + 1, tiles[0] + 2] or tiles[0] >= 27 or tiles[0] % 9 > 6:
+        if tiles != (tiles[0], tiles[0] + 1, tiles[0] + 2) or tiles[0] >= 27 or tiles[0] % 9 > 6:
             raise CaseError(f"{where}: a chow is three consecutive tiles of one suit")
     elif len(set(tiles)) != 1:
         raise CaseError(f"{where}: a {kind.value} is {size} identical tiles")

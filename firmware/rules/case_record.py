@@ -37,8 +37,10 @@ def table_context(data: dict[str, Any]) -> dict[str, Any]:
     """The optional ``"table"`` context of a case, every field of its exact JSON type; CaseError names the
     field at fault."""
     raw = data.get("table")
-    if raw is None:
-        raw = {}
+    if raw is None or type(raw) is dict and not raw:        # (most cases: no context, every field its default)
+        return {"dealer_streak": 0, "long_hair": 0, "open_seats": frozenset(), "open_known": False, "chips": None,
+                "liable": None, "first_discard_followed": False, "dead_hands": [], "melds": {}, "void": {}, "won": [],
+                "options": {}}
     if not isinstance(raw, dict):
         raise CaseError(f"field 'table' must be an object, got {describe(raw)}")
     known = {"dealer_streak", "long_hair", "open_seats", "chips", "liable", "first_discard_followed", "dead_hands",
@@ -99,7 +101,8 @@ def _meld_actions(side: int, melds: tuple[Meld, ...] | list[Meld]) -> list[Actio
         if m.added:
             out += [Action(Verb.PUNG, side, m.tile, feeder), Action(Verb.ADDED_KONG, side, m.tile)]
             continue
-        verb = {MeldKind.CHOW: Verb.CHOW, MeldKind.PUNG: Verb.PUNG, MeldKind.KONG: Verb.KONG}[m.kind]
+        kind = m.kind                   # (compared, not looked up: an enum member's hash is Python code)
+        verb = Verb.CHOW if kind is MeldKind.CHOW else Verb.PUNG if kind is MeldKind.PUNG else Verb.KONG
         out.append(Action(verb, side, m.tile, feeder))
     return out
 
@@ -110,23 +113,36 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
     winner = win.seat_wind
     chips = tuple(table["chips"]) if table["chips"] is not None else None
     record = HandRecord(rules, 0, 0, win.round_wind, table["dealer_streak"], table["long_hair"], chips)
-    record.actions += [Action(Verb.VOID, s, kind=suit) for s, suit in sorted(table["void"].items())]
+    if table["void"]:
+        record.actions += [Action(Verb.VOID, s, kind=suit) for s, suit in sorted(table["void"].items())]
     if winner in table["won"]:
         raise CaseError("field 'table.won': the winner is not among the seats that have won already")
-    record.actions += [Action(Verb.WON, s) for s in sorted(set(table["won"]))]
+    if table["won"]:
+        record.actions += [Action(Verb.WON, s) for s in sorted(set(table["won"]))]
     for side, melds in sorted(table["melds"].items()):
         if side == winner:
             raise CaseError("field 'table.melds': the winner's sets are the case's 'melds'")
         record.actions += _meld_actions(side, melds)
-    record.actions += [Action(Verb.OPENED, s) for s in sorted(table["open_seats"]) if s != winner]
-    record.actions += [Action(Verb.DEAD, s) for s in table["dead_hands"]]
+    if table["open_seats"]:
+        record.actions += [Action(Verb.OPENED, s) for s in sorted(table["open_seats"]) if s != winner]
+    if table["dead_hands"]:
+        record.actions += [Action(Verb.DEAD, s) for s in table["dead_hands"]]
     if table["first_discard_followed"]:
         record.actions.append(Action(Verb.FOLLOW))
     if table["liable"] is not None:
         record.actions.append(Action(Verb.LIABLE, table["liable"]))
     record.actions += _meld_actions(winner, win.melds)
-    flags = {name for name in ("kong_win", "last_tile", "flower_win", "last_of_kind", "first_turn")
-             if getattr(win, name)}
+    flags = set()
+    if win.kong_win:
+        flags.add("kong_win")
+    if win.last_tile:
+        flags.add("last_tile")
+    if win.flower_win:
+        flags.add("flower_win")
+    if win.last_of_kind:
+        flags.add("last_of_kind")
+    if win.first_turn:
+        flags.add("first_turn")
     if case.kong_discard:
         flags.add("kong_discard")
     source = None

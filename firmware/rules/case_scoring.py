@@ -277,6 +277,10 @@ def _write(out: TextIO, answer: dict[str, Any]) -> None:
     out.flush()
 
 
+# json.dumps(answer, ensure_ascii=False, allow_nan=False), its encoder made once rather than once a line
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def to_json(answer: dict[str, Any]) -> str:
     """An answer as one line of strict JSON (no NaN or Infinity, valid UTF-8), whatever it holds."""
     if not valid_id(answer.get("id")):
@@ -285,7 +289,7 @@ def to_json(answer: dict[str, Any]) -> str:
     if isinstance(error, str) and len(error) > MAX_ERROR_CHARS:
         answer = dict(answer, error=error[:MAX_ERROR_CHARS] + f"… ({len(error)} characters)")
     try:
-        text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        text = _ENCODE(answer)
     except (TypeError, ValueError) as exc:
         return json.dumps({"id": None, "error": f"internal error: the answer is not JSON ({type(exc).__name__})"})
     try:

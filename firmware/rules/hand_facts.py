@@ -21,11 +21,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from firmware.i18n import worded
-from firmware.rules.hand_record import CLAIMS, Action, BadRecord, HandRecord, Verb
+from firmware.rules.hand_record import Action, BadRecord, HandRecord, Verb
 from firmware.rules.win import Meld, MeldKind
 from firmware.tiles.tile import code, format_tiles
 
 SIDES = 4
+_EVERY_SIDE = frozenset(range(SIDES))
+_WIN = Verb.WIN                 # (bound once: looking an enum member up on its class costs ~0.1 us)
 FLOWER_SETS = (frozenset(range(34, 38)), frozenset(range(38, 42)))    # 春夏秋冬, 梅兰竹菊
 OFFSET_SOURCE = {1: "left", 2: "opposite", 3: "right"}                 # (claimer - feeder) % 4
 
@@ -53,7 +55,8 @@ class SideFacts:
     standing: Counter[int] | None = None                   # the side's tiles (None: not known)
     hung: int | None = None                                # 全求独钓: the single tile hung since the fourth claim
     hung_changed: bool = False
-    penalties: Counter[str] = field(default_factory=Counter)
+    penalties: Counter[str] = field(default_factory=lambda: Counter.__new__(Counter))     # (an empty Counter:
+    #                                                      what Counter() makes, without its __init__'s update)
     last_kong: int | None = None                           # the tile of the side's last kong
     last_kong_event: int | None = None                     # ... and the action of the record that made it
     kong_pending: int | None = None                        # a kong of this tile, its replacement not discarded yet
@@ -65,7 +68,7 @@ class SideFacts:
 
     @property
     def opened(self) -> bool:
-        return self.declared_open or any(not m.concealed for m in self.melds)
+        return self.declared_open or bool(self.melds) and any(not m.concealed for m in self.melds)
 
     @property
     def claimed(self) -> list[int]:
@@ -102,6 +105,8 @@ class HandFacts:
         s = self.sides[side] if side is not None else None
         if v is not Verb.SWAP and self.incoming:
             self._receive()
+        if v is _WIN:                   # (no fact of the hand changes: the settlement takes the win in)
+            return out
         if v is Verb.DEAL:
             assert s is not None
             s.standing = Counter(k for k in action.hand if k < 34)
@@ -131,7 +136,7 @@ class HandFacts:
             self.discards.append((side, action.tile))
             self.last_discard = (side, action.tile)
             out += self._run(side, action.tile)
-        elif v in CLAIMS:
+        elif v is Verb.CHOW or v is Verb.PUNG or v is Verb.KONG:          # (CLAIMS, without hashing an enum)
             assert s is not None and action.tile is not None and action.source is not None
             self._claim(side, action)
         elif v is Verb.ADDED_KONG:
@@ -232,7 +237,9 @@ class HandFacts:
 
     def still_in(self, winners_leave: bool) -> frozenset[int]:
         """The sides still in the hand (where winners leave it, those that have not won)."""
-        return frozenset(i for i in range(SIDES) if not (winners_leave and i in self.won))
+        if not (winners_leave and self.won):
+            return _EVERY_SIDE
+        return frozenset(i for i in range(SIDES) if i not in self.won)
 
     def unmake_added_kong(self, side: int, tile: int) -> None:
         """``side``'s 加杠 of ``tile`` was robbed (抢杠和): the kong was never made, the pung stays, the tile is the
@@ -319,7 +326,7 @@ class HandFacts:
     def hung_unchanged(self, side: int, tile: int) -> bool:
         """全求独钓: ``side`` has four claimed sets and waits, since then unchanged, on ``tile``."""
         s = self.sides[side]
-        return len(s.claimed) == 4 and s.hung == tile and not s.hung_changed
+        return s.hung == tile and not s.hung_changed and len(s.claimed) == 4
 
 
 def _tiles(kinds) -> str:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.i18n import worded
+from firmware.rules.frozen import quick_init
 from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_tiles, parse, show
 
 SIDES = 4
@@ -118,6 +119,7 @@ class BadRecord(ValueError):
     """A hand's record that cannot be settled; the message names the action at fault."""
 
 
+@quick_init
 @dataclass(frozen=True)
 class Action:
     verb: Verb

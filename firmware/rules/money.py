@@ -14,9 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.rules.frozen import quick_init
+
 SEATS = 4
 
 
+@quick_init
 @dataclass(frozen=True)
 class Item:
     """A fan, extra point or doubling item as scored: ``points`` in the rule set's unit, ``count`` times."""
@@ -31,6 +34,7 @@ class Item:
         return {"name": self.name, "key": self.key, "en": self.en, "points": self.points, "count": self.count}
 
 
+@quick_init
 @dataclass(frozen=True)
 class Reason:
     """Why chips moved: ``key`` is stable ASCII (kept in the database), ``name`` Chinese, ``en`` English."""
@@ -72,6 +76,7 @@ def penalty_reason(kind: str, name: str, en: str) -> Reason:
     return Reason(PENALTY_PREFIX + kind, name, en)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Payment:
     """``payer`` pays ``amount`` (> 0) to ``payee`` because of ``reason``; ``event`` is the index of the

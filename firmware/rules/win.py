@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from firmware.i18n import worded
+from firmware.rules.frozen import quick_init
 from firmware.tiles.tile import SUITED, TileError, code, format_tiles
 
 WIND_CODES = "ESWN"
@@ -25,10 +26,14 @@ class MeldKind(enum.Enum):
     KONG = "kong"
 
 
+_CHOW, _KONG = MeldKind.CHOW, MeldKind.KONG      # (bound once: looking an enum member up on its class costs ~0.1 us)
+
+
 class HandError(ValueError):
     """A win description that cannot be a real hand; the message names the problem."""
 
 
+@quick_init
 @dataclass(frozen=True)
 class Meld:
     kind: MeldKind
@@ -38,19 +43,20 @@ class Meld:
 
     @property
     def concealed(self) -> bool:
-        return self.kind is MeldKind.KONG and self.source is None
+        return self.kind is _KONG and self.source is None
 
     @property
     def tiles(self) -> list[int]:
-        if self.kind is MeldKind.CHOW:
+        if self.kind is _CHOW:
             return [self.tile, self.tile + 1, self.tile + 2]
-        return [self.tile] * (4 if self.kind is MeldKind.KONG else 3)
+        return [self.tile] * (4 if self.kind is _KONG else 3)
 
     def __str__(self) -> str:
         text = format_tiles(self.tiles, sort=False)
         return f"[{text}]" if not self.concealed else f"[{text} concealed]"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Win:
     hand: tuple[int, ...]          # concealed standing tiles, without the winning tile
@@ -82,22 +88,30 @@ class Win:
         if len(self.hand) != expected:
             raise worded(HandError, "%(count)s standing tiles with %(melds)s melds; expected %(expected)s (without the "
                          "winning tile)", count=len(self.hand), melds=len(self.melds), expected=expected)
-        for kind in (*self.hand, self.win_tile):
-            if not 0 <= kind < 34:
-                raise worded(HandError, "%(tile)s cannot be in a hand (flowers are counted, not held)", tile=code(kind))
+        hand = self.hand
+        if hand and not (0 <= min(hand) and max(hand) < 34) or not 0 <= self.win_tile < 34:
+            for kind in (*hand, self.win_tile):         # (the first out of range, in order)
+                if not 0 <= kind < 34:
+                    raise worded(HandError, "%(tile)s cannot be in a hand (flowers are counted, not held)",
+                                 tile=code(kind))
         for meld in self.melds:
-            if meld.kind is MeldKind.CHOW and (meld.tile >= SUITED or meld.tile % 9 > 6):
+            if meld.kind is _CHOW and (meld.tile >= SUITED or meld.tile % 9 > 6):
                 raise worded(HandError, "chow %(meld)s: three consecutive tiles of one suit", meld=str(meld))
         every = [0] * _KINDS
         try:
-            for kind in self.hand:
+            for kind in hand:
                 every[kind] += 1
             every[self.win_tile] += 1
             for meld in self.melds:
-                if meld.tile < 0:
-                    raise IndexError(meld.tile)
-                for kind in meld.tiles:
-                    every[kind] += 1
+                tile = meld.tile
+                if tile < 0:
+                    raise IndexError(tile)
+                if meld.kind is _CHOW:                    # (meld.tiles, counted without making the list)
+                    every[tile] += 1
+                    every[tile + 1] += 1
+                    every[tile + 2] += 1
+                else:
+                    every[tile] += 4 if meld.kind is _KONG else 3
             over = [f"{n} x {code(k)}" for k, n in enumerate(every) if n > 4] if max(every) > 4 else []
         except IndexError:                              # (a meld of no held kind: counted the general way)
             counted = Counter(self.hand)

@@ -99,7 +99,10 @@ def parse(text: str) -> list[int]:
                 raise worded(TileError, "rank without a suit letter in %(text)s", text=show(text))
             if base == FLOWER_BASE and "9" in text[i:j]:
                 raise worded(TileError, "unknown tile code '9f' in %(text)s", text=show(text))
-            kinds.extend(base + ord(d) - 49 for d in text[i:j])
+            if j - i == 1:
+                kinds.append(base + ord(c) - 49)
+            else:
+                kinds += [base + ord(d) - 49 for d in text[i:j]]
             i = j + 1
         elif c in _HONOUR_KIND:
             kinds.append(_HONOUR_KIND[c])
@@ -116,10 +119,16 @@ def parse(text: str) -> list[int]:
 
 
 def parse_one(text: str) -> int:
+    kind = _ONE_CODE.get(text)
+    if kind is not None:                    # (a tile's own code: what parse makes of it)
+        return kind
     kinds = parse(text)
     if len(kinds) != 1:
         raise worded(TileError, "expected one tile, got %(text)s", text=show(text))
     return kinds[0]
+
+
+_ONE_CODE = {code(kind): kind for kind in range(KINDS)}
 
 
 def format_tiles(kinds: list[int] | tuple[int, ...], sort: bool = True) -> str:

@@ -102,6 +102,7 @@ def test_score_imports_the_scorer_and_nothing_of_the_table():
     modules = _imported(["score"], line)
     assert "firmware.rules.mcr.scorer" in modules and "firmware.rules.config" in modules
     assert "firmware.rules.competition.family" not in modules          # (only the family asked for)
+    assert "firmware.cli.sim_cmd" not in modules                      # (its parser alone)
     assert _heavy(modules, ()) == [m for m in _heavy(modules) if m.startswith(("pydantic", "tomllib"))]
 
 
