@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from importlib.metadata import entry_points
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from firmware import __version__
 from firmware.cli import (argparse_words, config_cmd, deal_cmd, diag_cmd, error_words, fleet_cmd, install_cmd,
@@ -50,8 +49,17 @@ EPILOG = N_("""examples:
 COMMANDS_GROUP = "mjtable.commands"
 
 
+def entry_points(group: str) -> Any:
+    """The installed packages' entry points of ``group`` (``importlib.metadata`` loaded only when they are asked
+    for: a command of the table's own does not read every package's metadata)."""
+    from importlib.metadata import entry_points as installed
+    return installed(group=group)
+
+
 class CommandLine(argparse.ArgumentParser):
     """argparse's parser, whose errors are one line naming the argument (subcommands inherit it)."""
+
+    table_commands: frozenset[str] = frozenset()       # the table's own commands (not other packages')
 
     def format_help(self) -> str:
         """argparse's help, each section's heading ending as the language ends it (位置参数：, options:)."""
@@ -66,7 +74,8 @@ class CommandLine(argparse.ArgumentParser):
                   + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(plugins: bool = True) -> CommandLine:
+    """The command line's parser; ``plugins``: with the commands other packages add (``COMMANDS_GROUP``)."""
     parser = CommandLine(prog="mjtable", description=_("Automatic mahjong table firmware."),
                          epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help=_("more log output"))
@@ -88,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     web_cmd.register(sub)
     fleet_cmd.register(sub)
     verify_cmd.register(sub)
-    for plugin in entry_points(group=COMMANDS_GROUP):    # e.g. tourney, the hall's side (parlour/)
+    parser.table_commands = frozenset(sub.choices)
+    for plugin in entry_points(group=COMMANDS_GROUP) if plugins else ():    # e.g. tourney (parlour/)
         try:
             register = plugin.load()
         except ImportError as exc:          # a plugin installed half (or removed): the table's commands go on
@@ -121,10 +131,25 @@ def lang_asked(argv: list[str]) -> str | None:
     return None
 
 
+def command_asked(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option nor ``--lang``'s value); None: none."""
+    after_lang = False
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not after_lang and not arg.startswith("-"):
+            return arg
+        after_lang = arg == "--lang"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     words.use(words.choose(lang_asked(sys.argv[1:] if argv is None else argv)))
     with argparse_words.speaking():
-        parser = build_parser()
+        # the table's own command (``sim``, ``run`` ...): the parser without the other packages' commands
+        parser = build_parser(plugins=False)
+        if command_asked(sys.argv[1:] if argv is None else argv) not in parser.table_commands:
+            parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()
