@@ -167,12 +167,10 @@ def print_table(results: dict) -> None:
 def _curve_worker(hands: int, every: int) -> None:
     import logging
 
-    from firmware.cli.sim_cmd import collect_as_a_run
     from hal.runtime import keep_startup_objects
     from sim.table_run import SimRun
 
     logging.getLogger().setLevel(logging.CRITICAL)
-    collect_as_a_run()
     run = SimRun(rules="mcr", hands=hands, play=True, seed=1)       # (as ``mjtable sim`` builds it)
     keep_startup_objects()
     assert run.game is not None

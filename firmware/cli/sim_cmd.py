@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import logging
 import sys
@@ -161,22 +160,7 @@ def _rfid_report(sim, verification) -> dict:
             "sets_verified": int(verification.may_rise), "sets_rejected": int(not verification.may_rise)}
 
 
-# a run's own process collects its young objects every this many new ones (Python's default is 700): collected
-# every 700, many of a run's short-lived objects are still alive at a collection and are moved on to the older
-# generations, which are then scanned again and again (0.27 s of a 64-hand run went to the collector, 0.11 s
-# now).  Only garbage in reference cycles waits longer to be freed: the memory curve of ``bench simspeed`` keeps
-# its shape (100,000 cost 12 MB more and grew faster).  The service (``mjtable run``) keeps Python's default.
-RUN_YOUNG_OBJECTS = 10_000
-
-
-def collect_as_a_run() -> None:
-    """The garbage collector's young generation as a run's own process has it (``RUN_YOUNG_OBJECTS``)."""
-    gc.set_threshold(RUN_YOUNG_OBJECTS, *gc.get_threshold()[1:])
-
-
 def run_game(args: argparse.Namespace) -> int:
-    if getattr(args, "own_process", False):
-        collect_as_a_run()
     from firmware.root.simulator import SimRun, Stopwatch, parse_fault, parse_shuffle_bias, parse_wear
 
     cfg = _checked_game_args(args)
