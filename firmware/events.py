@@ -48,20 +48,28 @@ class Subscription:
             self._bus = None
 
 
+ROUTES_KEPT = 256      # topics whose subscribers are remembered (the topics are few; bounded all the same)
+
+
 class EventBus:
     def __init__(self, now: Callable[[], float]) -> None:
         self._now = now
         self._subscriptions: list[Subscription] = []
+        # topic -> the subscriptions whose prefix it starts with, in subscription order (forgotten whenever a
+        # subscription comes or goes)
+        self._routes: dict[str, tuple[Subscription, ...]] = {}
 
     def subscribe(self, prefix: str, subscriber: Subscriber) -> Subscription:
         """Receive every event whose topic starts with ``prefix`` ("" = all).  A prefix also matches
         longer topics ("fault" would hear "fault.x"), so topics under another's name carry its data."""
         subscription = Subscription(self, prefix, subscriber)
         self._subscriptions.append(subscription)
+        self._routes = {}
         return subscription
 
     def _remove(self, subscription: Subscription) -> None:
         self._subscriptions = [s for s in self._subscriptions if s is not subscription]
+        self._routes = {}
 
     def __len__(self) -> int:
         """Live subscriptions (a test counts them to prove nothing leaks)."""
@@ -69,7 +77,13 @@ class EventBus:
 
     def publish(self, topic: str, **data: Any) -> Event:
         event = Event(topic, self._now(), data)
-        for subscription in list(self._subscriptions):
-            if subscription.active and topic.startswith(subscription.prefix):
+        route = self._routes.get(topic)
+        if route is None:
+            if len(self._routes) >= ROUTES_KEPT:
+                self._routes = {}
+            route = self._routes[topic] = tuple(s for s in self._subscriptions if topic.startswith(s.prefix))
+        # (the subscriptions as they were at the publish: one made while this event is delivered hears the next)
+        for subscription in route:
+            if subscription.active:
                 subscription.subscriber(event)
         return event

@@ -64,7 +64,8 @@ class Pacer:
                 if now >= deadline:
                     return False
                 slice_end = min(now + SLICE_S, deadline)
-                while not done() and self.loop.step(slice_end):
+                step = self.loop.stepper()
+                while not done() and step(slice_end):
                     pass
                 if done():
                     break

@@ -16,14 +16,13 @@ from __future__ import annotations
 import random
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from firmware.config import TableConfig, default_table_path, load_table_config
 from firmware.controller.controller import Controller
 from firmware.game.session import TableSession
 from firmware.controller.states import TableState
 from firmware.events import Event, EventBus
-from firmware.fleet.table_link import FleetPlug, TableLink
 from firmware.rules.registry import load_ruleset
 from firmware.rules.ruleset import RuleSet
 from firmware.store.score_rows import ScoreRows
@@ -38,6 +37,9 @@ from sim.table_people import TablePeople
 from sim.virtual_loop import ScopedLoop, SimTimeout, VirtualLoop
 from sim.world import TableWorld
 from sim.world_state import WorldRows, read_world_rows, restore_world, restore_world_data, world_file
+
+if TYPE_CHECKING:
+    from firmware.fleet.table_link import FleetPlug, TableLink
 
 
 class SimRun:

@@ -88,11 +88,15 @@ class VirtualLoop:
         Returns the virtual time at which the condition became true.
         """
         deadline = self._now + timeout_s
-        step = self.step if self.pacer is not None else self._step_unpaced
+        step = self.stepper()
         while not done():
             if not step(deadline):
                 self._timed_out(deadline)
         return self._now
+
+    def stepper(self) -> Callable[[float], bool]:
+        """``step`` as a run should call it for now: without a pacer, :meth:`_step_unpaced` (the same steps)."""
+        return self.step if self.pacer is not None else self._step_unpaced
 
     def _step_unpaced(self, deadline_s: float) -> bool:
         """``step`` without a pacer, inlined (``run_callback``'s policy too): the simulator spends its life here.

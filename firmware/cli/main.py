@@ -57,6 +57,8 @@ ALONE = {"score": "score_cmd"}
 class CommandLine(argparse.ArgumentParser):
     """argparse's parser, whose errors are one line naming the argument (subcommands inherit it)."""
 
+    table_commands: frozenset[str] = frozenset()       # the table's own commands (not other packages')
+
     def format_help(self) -> str:
         """argparse's help, each section's heading ending as the language ends it (位置参数：, options:)."""
         text = super().format_help()
@@ -70,8 +72,9 @@ class CommandLine(argparse.ArgumentParser):
                   + "\n")
 
 
-def build_parser(alone: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; ``alone``: one of :data:`ALONE`, the only command registered."""
+def build_parser(alone: str | None = None, plugins: bool = True) -> CommandLine:
+    """The command line's parser; ``alone``: one of :data:`ALONE`, the only command registered; ``plugins``: with
+    the commands other packages add (``COMMANDS_GROUP``)."""
     parser = CommandLine(prog="mjtable", description=_("Automatic mahjong table firmware."),
                          epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help=_("more log output"))
@@ -83,9 +86,10 @@ def build_parser(alone: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in (ALONE[alone],) if alone in ALONE else COMMAND_MODULES:
         __import__(f"firmware.cli.{name}", fromlist=["register"]).register(sub)
+    parser.table_commands = frozenset(sub.choices)
     if alone in ALONE:
         return parser
-    for plugin in entry_points(group=COMMANDS_GROUP):    # e.g. tourney, the hall's side (parlour/)
+    for plugin in entry_points(group=COMMANDS_GROUP) if plugins else ():    # e.g. tourney, the hall's side (parlour/)
         try:
             register = plugin.load()
         except ImportError as exc:          # a plugin installed half (or removed): the table's commands go on
@@ -125,11 +129,29 @@ def lang_asked(argv: list[str]) -> str | None:
     return None
 
 
+def command_asked(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option nor ``--lang``'s value); None: none."""
+    after_lang = False
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not after_lang and not arg.startswith("-"):
+            return arg
+        after_lang = arg == "--lang"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     words.use(words.choose(lang_asked(arguments)))
     with argparse_words.speaking():
-        parser = build_parser(arguments[0] if arguments and arguments[0] in ALONE else None)
+        if arguments and arguments[0] in ALONE:
+            parser = build_parser(arguments[0])
+        else:
+            # the table's own command (``sim``, ``run`` ...): the parser without the other packages' commands
+            parser = build_parser(plugins=False)
+            if command_asked(arguments) not in parser.table_commands:
+                parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

@@ -340,10 +340,28 @@ SERVICE_BAR_UNTIL = N_("service mode: {percentage:3.0f}%|{bar}| {n_fmt}/{total_f
                        "[{elapsed}{postfix}]")
 
 
+class _NoBar:
+    """The bar of a ``--quiet`` run: counts, shows nothing."""
+
+    total = None
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def update(self, n: int) -> None:
+        self.n += n
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace) -> Iterator:
     """A progress bar (stderr) over the hands, or in service mode (no hands) over the simulated seconds, with the
-    live line as its postfix; log lines go above it."""
+    live line as its postfix; log lines go above it.  ``--quiet``: no bar (and tqdm is not loaded)."""
+    if args.quiet:
+        yield _NoBar()
+        return
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
@@ -352,7 +370,7 @@ def _progress(args: argparse.Namespace) -> Iterator:
         options = dict(total=until_s, bar_format=_(SERVICE_BAR_UNTIL) if until_s else _(SERVICE_BAR))
     else:
         options = dict(total=args.hands, unit=_("hand"))
-    with tqdm(disable=args.quiet, dynamic_ncols=True, mininterval=0.2, file=sys.stderr, **options) as bar, \
+    with tqdm(dynamic_ncols=True, mininterval=0.2, file=sys.stderr, **options) as bar, \
             logging_redirect_tqdm():
         yield bar
 

@@ -469,5 +469,5 @@ def caches() -> dict[str, object]:
 
     return {"hands.suit_info": _suit_info, "hands.honour_info": _honour_info, "hands.one_short": gi.one_short,
             "hands.splits": st.splits, "hands.status": st.status, "hands.completers": st.completers,
-            "hands.blocks": st.blocks, "hands.before": _before, "hands.after": _after}
+            "hands.blocks": st.blocks, "hands.reach": st._reach, "hands.before": _before, "hands.after": _after}
 _KNITTED_SETS = tuple(frozenset(tiles) for tiles in sp.KNITTED)

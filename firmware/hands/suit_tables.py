@@ -20,6 +20,8 @@ GroupSplit = tuple[int, tuple[tuple[int, int], ...]]
 CHOW, PUNG = 0, 1
 # Each cache holds at most this many group patterns (a table runs for years; a few MB each).
 CACHE_SIZE = 8192
+# the splits of patterns' tails kept for ``blocks`` (each a set of a few dozen small tuples: about 2 MB full)
+REACH_KEPT = 1024
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -133,41 +135,40 @@ def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tup
 @lru_cache(maxsize=CACHE_SIZE)
 def blocks(pattern: Pattern, suited: bool) -> tuple[tuple[int, int, int], ...]:
     """Pareto set of (sets, partial sets, pair 0/1) a group can be split into, for shanten."""
-    found: set[tuple[int, int, int]] = set()
-    _blocks(list(pattern), 0, 0, 0, 0, suited, found)
+    found = _reach(pattern, suited)
     best = [b for b in found if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in found)]
     return tuple(sorted(best))
 
 
-def _blocks(c: list[int], i: int, m: int, t: int, p: int, suited: bool, found: set) -> None:
+@lru_cache(maxsize=REACH_KEPT)
+def _reach(c: Pattern, suited: bool) -> frozenset[tuple[int, int, int]]:
+    """Every (sets, partial sets, pair 0/1) the counts ``c`` split into, its first tile taken every way in turn
+    (a set of three alike, a chow, the pair, a partial pair, two partial chows, or left alone) and the rest
+    looked up again: the splits of a pattern share their tails, so each tail is split once."""
     n = len(c)
+    i = 0
     while i < n and c[i] == 0:
         i += 1
     if i == n:
-        found.add((m, t, p))
-        return
-    if c[i] >= 3:
-        c[i] -= 3
-        _blocks(c, i, m + 1, t, p, suited, found)
-        c[i] += 3
-    if suited and i + 2 < n and c[i + 1] and c[i + 2]:
-        c[i] -= 1; c[i + 1] -= 1; c[i + 2] -= 1  # noqa: E702
-        _blocks(c, i, m + 1, t, p, suited, found)
-        c[i] += 1; c[i + 1] += 1; c[i + 2] += 1  # noqa: E702
-    if c[i] >= 2:
-        c[i] -= 2
-        if p == 0:
-            _blocks(c, i, m, t, 1, suited, found)
-        _blocks(c, i, m, t + 1, p, suited, found)
-        c[i] += 2
-    if suited and i + 1 < n and c[i + 1]:
-        c[i] -= 1; c[i + 1] -= 1  # noqa: E702
-        _blocks(c, i, m, t + 1, p, suited, found)
-        c[i] += 1; c[i + 1] += 1  # noqa: E702
-    if suited and i + 2 < n and c[i + 2]:
-        c[i] -= 1; c[i + 2] -= 1  # noqa: E702
-        _blocks(c, i, m, t + 1, p, suited, found)
-        c[i] += 1; c[i + 2] += 1  # noqa: E702
-    c[i] -= 1
-    _blocks(c, i, m, t, p, suited, found)
-    c[i] += 1
+        return _NOTHING
+    if i:
+        return _reach(c[i:], suited)
+    a, b, d = c[0], c[1] if n > 1 else 0, c[2] if n > 2 else 0
+    out: set[tuple[int, int, int]] = set()
+    if a >= 3:
+        out.update([(m + 1, t, p) for m, t, p in _reach((a - 3,) + c[1:], suited)])
+    if suited and b and d:
+        out.update([(m + 1, t, p) for m, t, p in _reach((a - 1, b - 1, d - 1) + c[3:], suited)])
+    if a >= 2:
+        rest = _reach((a - 2,) + c[1:], suited)
+        out.update([(m, t, 1) for m, t, p in rest if p == 0])
+        out.update([(m, t + 1, p) for m, t, p in rest])
+    if suited and b:
+        out.update([(m, t + 1, p) for m, t, p in _reach((a - 1, b - 1) + c[2:], suited)])
+    if suited and d:
+        out.update([(m, t + 1, p) for m, t, p in _reach((a - 1, b, d - 1) + c[3:], suited)])
+    out.update(_reach((a - 1,) + c[1:], suited))
+    return frozenset(out)
+
+
+_NOTHING = frozenset({(0, 0, 0)})

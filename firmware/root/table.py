@@ -30,14 +30,13 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from firmware.config import TableConfig
 from firmware.controller.controller import Controller
 from firmware.controller.record import TableRecord
 from firmware.events import EventBus
 from firmware.faults import TableError
-from firmware.fleet.table_link import FleetPlug, TableLink
 from firmware.game.hand_in_play import HandInPlay
 from firmware.game.scoreboard import Scoreboard
 from firmware.game.session import TableSession
@@ -51,6 +50,9 @@ from firmware.rules.registry import load_ruleset
 from firmware.store.staff_rows import StaffRows
 from firmware.store.table_store import StorageError, TableStore, open_table_store
 from firmware.table import Table
+
+if TYPE_CHECKING:
+    from firmware.fleet.table_link import FleetPlug, TableLink
 
 log = logging.getLogger(__name__)
 
@@ -220,11 +222,18 @@ def _wire(cfg: TableConfig, rules: RuleSet, registry: TileRegistry, backend: Har
     session = TableSession(Controller(table, record, hand, registry, rules, controller_rng), hand, scoreboard)
     hand.rounds.switch_rules = hand.staff.switch_rules = session.switch_rules
     try:
-        link = TableLink(session, cfg, fleet) if fleet is not None and cfg.fleet is not None else None
+        link = _link(session, cfg, fleet) if fleet is not None and cfg.fleet is not None else None
     except BaseException:
         store.close()
         raise
     return WiredTable(cfg, loop, bus, backend, table, store, session, link)
+
+
+def _link(session: TableSession, cfg: TableConfig, fleet: FleetPlug) -> TableLink:
+    """The fleet's link of a table with a ``[fleet]`` section (imported here: a table without one, and the
+    simulator, never load the broker's client and the commands' signatures)."""
+    from firmware.fleet.table_link import TableLink
+    return TableLink(session, cfg, fleet)
 
 
 def _staff_rules(store: TableStore, rules: RuleSet) -> RuleSet:

@@ -100,6 +100,10 @@ class Deal:
     rules: DealRules
     kongs: int = 0
     taken: set[Position] = field(default_factory=set)
+    # where the first position not taken may be, in ``live`` and in ``tail`` (a position once taken stays taken,
+    # so the first one not taken only moves on: a draw looks from here, not from the start)
+    _live_from: int = field(default=0, repr=False, compare=False)
+    _tail_from: int = field(default=0, repr=False, compare=False)
 
     def hand_tiles(self, wall: Wall, side: int) -> list[int | None]:
         return [wall[p] for p in self.hands[side]]
@@ -113,7 +117,8 @@ class Deal:
         """The next live draw, or None when the hand is drawn out (荒牌 / 黄庄)."""
         if self.remaining() == 0:
             return None
-        position = next(p for p in self.live if p not in self.taken)
+        self._live_from = _first_not_taken(self.live, self.taken, self._live_from)
+        position = self.live[self._live_from]
         self.taken.add(position)
         return position
 
@@ -126,9 +131,19 @@ class Deal:
             self.kongs += 1
         if len(self.taken) >= len(self.live):
             return None
-        position = next(p for p in self.tail if p not in self.taken)
+        self._tail_from = _first_not_taken(self.tail, self.taken, self._tail_from)
+        position = self.tail[self._tail_from]
         self.taken.add(position)
         return position
+
+
+def _first_not_taken(positions: list[Position], taken: set[Position], start: int) -> int:
+    """The index of the first of ``positions`` from ``start`` on that is not ``taken`` (every one before ``start``
+    is); StopIteration when all are, as ``next`` over them would raise."""
+    for i in range(start, len(positions)):
+        if positions[i] not in taken:
+            return i
+    raise StopIteration
 
 
 def deal(wall: Wall, rules: DealRules, dice: tuple[int, ...], dealer_side: int) -> Deal:
