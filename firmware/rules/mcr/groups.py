@@ -16,7 +16,8 @@ from functools import lru_cache
 
 from firmware.hands import group_info as gi
 from firmware.hands.suit_tables import CHOW as SPLIT_CHOW
-from firmware.hands.suit_tables import all_splits
+from firmware.hands.suit_tables import all_splits, packed
+from firmware.hands.suit_tables import status as complete_status
 from firmware.rules.mcr.tiles import BAMBOO, CHARACTERS, CODE, DOTS, GREEN, REVERSIBLE, WINDS, is_honor
 
 # Per kind, a bit mask of what the tile-wide fans ask of it; a hand ORs (any tile) and ANDs (every tile) them.
@@ -42,15 +43,16 @@ CHOW_PROPS = tuple((PROPS[k] | PROPS[k + 1] | PROPS[k + 2], PROPS[k] & PROPS[k +
 # A reading of one group: (pair code, 0 for none; its chows' middle codes, sorted; its pungs' codes, sorted;
 # its sets as ints ordered like their tiles (first code x 2, + 1 for a chow), for ordering readings)
 Reading = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-# (summary, readings, kinds held four times, any-tile properties, every-tile properties)
-GroupEntry = tuple[int, tuple[Reading, ...], int, int, int]
+# (summary, readings, kinds held four times, any-tile properties, every-tile properties, the suit's pattern
+# packed as :func:`firmware.hands.suit_tables.packed` reads it (0 for the honours))
+GroupEntry = tuple[int, tuple[Reading, ...], int, int, int, int]
 
 
 def _make_entry(group: int, pattern: tuple[int, ...]) -> GroupEntry:
     suited = group < 3
     base = group * 9
-    split = all_splits(pattern, suited)
-    status = (2 if sum(pattern) % 3 == 2 else 1) if split else 0
+    status = complete_status(pattern, suited)
+    split = all_splits(pattern, suited) if status else ()
     info = gi.suited_info(pattern, status) if suited else gi.honours_info(pattern, status)
     any_bits, every_bits = 0, ALL_BITS
     for r, n in enumerate(pattern):
@@ -63,7 +65,7 @@ def _make_entry(group: int, pattern: tuple[int, ...]) -> GroupEntry:
         readings.append((CODE[base + pair] if pair >= 0 else 0, tuple(sorted(c + 1 for c, chow in codes if chow)),
                          tuple(sorted(c for c, chow in codes if not chow)),
                          tuple(c * 2 + chow for c, chow in codes)))
-    return info, tuple(readings), pattern.count(4), any_bits, every_bits
+    return info, tuple(readings), pattern.count(4), any_bits, every_bits, packed(pattern) if suited else 0
 
 
 EMPTY: tuple[GroupEntry, ...] = tuple(_make_entry(g, (0,) * (9 if g < 3 else 7)) for g in range(4))

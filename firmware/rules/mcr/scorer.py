@@ -24,6 +24,7 @@ from itertools import compress, product
 
 from firmware.hands import group_info as gi
 from firmware.hands.analysis import MCR_SHAPES, Shape, group_summary, wait_kinds_with_held, win_shapes
+from firmware.hands.suit_tables import complete_patterns
 from firmware.rules.mcr import special
 from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
 from firmware.rules.mcr.fans import FanIndex as I
@@ -159,7 +160,8 @@ def _score_hand(key: HandKey) -> tuple[bool, tuple[tuple[Fan, int], ...], int, s
     tile_fans = _tile_fans_of(any_bits & _LOW_BITS | _RANKS_CANON[any_bits >> RANK_SHIFT], every_bits & _EVERY_BITS)
     facts = HandFacts(CODE[w], bool(self_drawn), base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs),
                       kong_families(melded_kongs, kongs - melded_kongs),
-                      lambda: _unique_wait_known(tiles, w, fixed_cnt, infos), WINDS[seat_wind], WINDS[round_wind])
+                      lambda: _unique_wait_regular(tiles, w, held, fixed_cnt, infos, (e0, e1, e2, e3)),
+                      WINDS[seat_wind], WINDS[round_wind])
     best = _best_regular(None, False, (e0[1], e1[1], e2[1], e3[1]), meld_chows, meld_pungs, w, facts)
     return _NOT_A_WIN if best is None else _result(best)
 
@@ -388,6 +390,7 @@ _FLAG_FANS = tuple(_flag_fans(bool(i & 1), bool(i & 2), bool(i & 4), bool(i & 8)
 _LOW_BITS = (1 << RANK_SHIFT) - 1
 _EVERY_BITS = HONOR | WIND | DRAGON | TERMINAL | TERM_OR_HONOR | REVERSIBLE_BIT | GREEN_BIT
 _BYTE = tuple(bytes((k,)) for k in range(34))
+_WEIGHTS = tuple(16 ** r for r in range(9))          # a rank's weight in a packed suit pattern
 
 
 def _ranks_class(ranks: set[int]) -> int:
@@ -464,6 +467,30 @@ def _unique_wait(counts: list[int], win: int, declared: int) -> bool:
         return len(wait_kinds_with_held(counts, declared)) == 1
     finally:
         counts[win] += 1
+
+
+def _unique_wait_regular(tiles: bytes, w: int, held: int, declared: int, infos: tuple[int, int, int, int],
+                         entries: tuple[GroupEntry, ...]) -> bool:
+    """``_unique_wait`` of a regular hand (every group complete): with the winning tile's suit less that
+    tile unable to be complete, only that suit can take a tile, so the hand waits on that tile alone when no
+    other rank completes the suit (the table of complete patterns says).  Otherwise (the honours, a second
+    pair, six pairs that may wait as seven pairs): :func:`_unique_wait_known`."""
+    g = w // 9 if w < 27 else 3
+    if g == 3 or declared == 0 and (sum(infos) >> gi.PAIRS_SHIFT & 127) - (held % 2 == 0) == 6:
+        return _unique_wait_known(tiles, w, declared, infos)
+    rank = w - g * 9
+    key = entries[g][5] - _WEIGHTS[rank]
+    sets_only, with_pair = complete_patterns()
+    if infos[g] & 3 == 2:
+        table = with_pair
+    elif key in with_pair:
+        return _unique_wait_known(tiles, w, declared, infos)
+    else:
+        table = sets_only
+    for r, weight in enumerate(_WEIGHTS):
+        if r != rank and key + weight in table:
+            return False
+    return True
 
 
 def _unique_wait_known(tiles: bytes, win: int, declared: int, infos: tuple[int, int, int, int]) -> bool:
