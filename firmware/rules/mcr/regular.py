@@ -37,7 +37,8 @@ class HandFacts:
     self_drawn: bool
     base: list[int]                # the table every reading starts from (:func:`base_table`)
     kong_family: tuple             # the kong and concealed-pung fans by concealed pungs (:func:`kong_families`)
-    unique_wait_check: Callable[[], bool]   # does the hand less its winning tile wait on that tile alone?
+    unique_wait_check: Callable[..., bool]  # does the hand less its winning tile wait on that tile alone?
+    wait_args: tuple                        # ... asked with these arguments
     seat_wind: int                 # codes
     round_wind: int
     _unique_wait: bool | None = None
@@ -45,7 +46,7 @@ class HandFacts:
     def unique_wait(self) -> bool:
         """Computed once, and only when a reading could score a wait."""
         if self._unique_wait is None:
-            self._unique_wait = self.unique_wait_check()
+            self._unique_wait = self.unique_wait_check(*self.wait_args)
         return self._unique_wait
 
 

@@ -71,6 +71,11 @@ class MCRScore:
 HANDS_KEPT = 2048
 _MELD_CODE = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
 _NOT_A_WIN = (False, (), 0, "not a winning shape")
+# The (kind, tile, concealed) of every meld and the (fan, count) of every fan up to 8, made once and shared by
+# every key and result that holds them: fewer objects for the garbage collector to walk (bounded by design).
+_MELD_KEYS = tuple((kind, tile, concealed) for kind in (CHOW, PUNG, KONG) for tile in range(34)
+                   for concealed in (False, True))
+_FAN_COUNTS = tuple(tuple((fan, n) for n in range(9)) for fan in FANS)
 _FLOWERS = Fan.FLOWER_TILES
 
 
@@ -104,7 +109,9 @@ def hand_key(win: Win) -> HandKey:
         mk = []
         for m in melds:
             k = code[m.kind]
-            mk.append((k, m.tile, k == kong and m.source is None))
+            concealed = k == kong and m.source is None
+            tile = m.tile
+            mk.append(_MELD_KEYS[(k * 34 + tile) * 2 + concealed] if 0 <= tile < 34 else (k, tile, concealed))
         meld_key = tuple(mk)
     else:
         meld_key = ()
@@ -160,7 +167,7 @@ def _score_hand(key: HandKey) -> tuple[bool, tuple[tuple[Fan, int], ...], int, s
     tile_fans = _tile_fans_of(any_bits & _LOW_BITS | _RANKS_CANON[any_bits >> RANK_SHIFT], every_bits & _EVERY_BITS)
     facts = HandFacts(CODE[w], bool(self_drawn), base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs),
                       kong_families(melded_kongs, kongs - melded_kongs),
-                      lambda: _unique_wait_regular(tiles, w, held, fixed_cnt, infos, (e0, e1, e2, e3)),
+                      _unique_wait_regular, (tiles, w, held, fixed_cnt, infos, (e0, e1, e2, e3)),
                       WINDS[seat_wind], WINDS[round_wind])
     best = _best_regular(None, False, (e0[1], e1[1], e2[1], e3[1]), meld_chows, meld_pungs, w, facts)
     return _NOT_A_WIN if best is None else _result(best)
@@ -252,7 +259,7 @@ def _score_special(key: HandKey, tiles: bytes,
         melded_kongs = sum(1 for kind, _, concealed in melds if kind == KONG and not concealed)
         base = base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs)
         facts = HandFacts(CODE[w], bool(self_drawn), base, kong_families(melded_kongs, kongs - melded_kongs),
-                          lambda: _unique_wait_known(tiles, w, fixed_cnt, infos), WINDS[seat_wind], WINDS[round_wind])
+                          _unique_wait_known, (tiles, w, fixed_cnt, infos), WINDS[seat_wind], WINDS[round_wind])
         best = _best_regular(best, seven, tuple(e[1] for e in entries), meld_chows, meld_pungs, w, facts)
     if best is None:
         return _NOT_A_WIN
@@ -358,7 +365,7 @@ def _result(best: list[int]) -> tuple[bool, tuple[tuple[Fan, int], ...], int, st
     points = 0
     for i in compress(_FAN_INDICES, best):
         n = best[i]
-        fans.append((FANS[i], n))
+        fans.append(_FAN_COUNTS[i][n] if n < 9 else (FANS[i], n))
         points += POINTS[i] * n
     return True, tuple(fans), points, ""
 
