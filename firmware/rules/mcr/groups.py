@@ -61,10 +61,16 @@ def _make_entry(group: int, pattern: tuple[int, ...]) -> GroupEntry:
             every_bits &= PROPS[base + r]
     readings = []
     for pair, sets in split:
-        codes = [(CODE[base + r], kind == SPLIT_CHOW) for kind, r in sets]
-        readings.append((CODE[base + pair] if pair >= 0 else 0, tuple(sorted(c + 1 for c, chow in codes if chow)),
-                         tuple(sorted(c for c, chow in codes if not chow)),
-                         tuple(c * 2 + chow for c, chow in codes)))
+        chows, pungs, order = [], [], []
+        for kind, r in sets:            # (sets come by their lowest rank: each list is sorted)
+            c = CODE[base + r]
+            if kind == SPLIT_CHOW:
+                chows.append(c + 1)
+                order.append(c * 2 + 1)
+            else:
+                pungs.append(c)
+                order.append(c * 2)
+        readings.append((CODE[base + pair] if pair >= 0 else 0, tuple(chows), tuple(pungs), tuple(order)))
     return info, tuple(readings), pattern.count(4), any_bits, every_bits, packed(pattern) if suited else 0
 
 
