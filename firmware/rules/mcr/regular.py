@@ -95,7 +95,7 @@ def score_reading(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int, con
             t[fan] = n
         if len(pungs) == 4 and not t[I.FOUR_KONGS] and not t[I.FOUR_CONCEALED_PUNGS]:
             t[I.ALL_PUNGS] = 1
-    _combination_into(chows, pungs, pair, t)
+    winds = _combination_into(chows, pungs, pair, t)
     if t[I.QUADRUPLE_CHOW]:
         t[I.TILE_HOG] = 0
     win = facts.win
@@ -109,10 +109,9 @@ def score_reading(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int, con
         # on a unique wait: 边张 if the tile ends a concealed chow, else 嵌张 if it is one's middle, else 单钓
         t[I.EDGE_WAIT if edge else I.CLOSED_WAIT if closed else I.SINGLE_WAIT] = 1
     final_adjust(t)
-    if not t[I.BIG_FOUR_WINDS]:
-        for tile in pungs:
-            if E <= tile <= N:
-                wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
+    if winds and not t[I.BIG_FOUR_WINDS]:
+        for tile in winds:
+            wind_pungs(tile, facts.round_wind, facts.seat_wind, t)
     if not any(t):
         t[I.CHICKEN_HAND] = 1
     return t
@@ -123,12 +122,12 @@ def total(t: list[int]) -> int:
     return sum(map(mul, POINTS, t))
 
 
-def _combination_into(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int, t: list[int]) -> None:
+def _combination_into(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int, t: list[int]) -> tuple[int, ...]:
     """The fans that follow from which sets and pair a reading has, whoever melded them: the pungs of
     terminals, honours and dragons, the chow and pung combinations (with 不拆移 and 套算一次), what the
     pair makes of them (平和, 小三元, 小四喜), and what every set shares (全带幺, 全带五, 全双刻).
     The chows' fans and the pungs' are each kept by their sets alone (few hands share all their sets,
-    many share their chows or their pungs)."""
+    many share their chows or their pungs).  Returns the wind pungs (for 圈风刻 and 门风刻)."""
     traits = _PUNG_TRAIT[pair]
     n_chows = len(chows)
     if n_chows:
@@ -139,18 +138,24 @@ def _combination_into(chows: tuple[int, ...], pungs: tuple[int, ...], pair: int,
             traits += trait
             for fan, n in fans:
                 t[fan] = n
+        if n_chows == 4 and pair < 0x40:
+            t[I.ALL_CHOWS] = 1              # 平和 needs a suited pair
     if pungs:
-        fans, trait = _pung_part(pungs)
+        fans, trait, winds, honour_pair = _pung_part(pungs)
         traits += trait
         for fan, n in fans:
             t[fan] = n
-    _pair(pair, n_chows, t)
+        if honour_pair and pair > 0x40:
+            _pair(pair, t)
+    else:
+        winds = ()
     if traits & 15 == 5:
         t[I.OUTSIDE_HAND] = 1
     elif traits >> 4 & 15 == 5:
         t[I.ALL_FIVE] = 1
     elif traits >> 8 == 5:
         t[I.ALL_EVEN_PUNGS] = 1
+    return winds
 
 
 def _terminal_chows(chows: tuple[int, ...], pair: int, t: list[int]) -> bool:
@@ -200,9 +205,10 @@ def _chow_part(chows: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], int
 
 
 @lru_cache(maxsize=PUNGS_KEPT)
-def _pung_part(pungs: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], int]:
+def _pung_part(pungs: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], int, tuple[int, ...], bool]:
     """The fans of a reading's pungs and kongs (sorted codes): pungs of terminals, honours and dragons, the pung
-    combinations; and their traits (:func:`_trait`)."""
+    combinations; their traits (:func:`_trait`); the wind pungs; and whether an honour pair changes the fans
+    (双箭刻 or 三风刻: :func:`_pair`)."""
     t = [0] * FAN_COUNT
     for tile in pungs:
         if tile >= C:
@@ -216,7 +222,8 @@ def _pung_part(pungs: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], int
         fam.score_three_pungs((pungs[0], pungs[1], pungs[2]), t)
     elif n == 2:
         fam.score_two_pungs(pungs[0], pungs[1], t)
-    return tuple((fan, k) for fan, k in enumerate(t) if k), sum(_PUNG_TRAIT[p] for p in pungs)
+    return (tuple((fan, k) for fan, k in enumerate(t) if k), sum(_PUNG_TRAIT[p] for p in pungs),
+            tuple(p for p in pungs if E <= p <= N), bool(t[I.TWO_DRAGONS_PUNGS] or t[I.BIG_THREE_WINDS]))
 
 
 def _three_suited_terminal_chows(chows: list[int], pair: int) -> bool:
@@ -236,12 +243,9 @@ def _pure_terminal_chows(chows: list[int], pair: int) -> bool:
     return sorted(chows) == [base | 2, base | 2, base | 8, base | 8]
 
 
-def _pair(pair: int, n_chows: int, t: list[int]) -> None:
-    """平和 needs a suited pair; a dragon pair turns 双箭刻 into 小三元, a wind pair 三风刻 into 小四喜."""
-    if n_chows == 4:
-        if is_numbered(pair):
-            t[I.ALL_CHOWS] = 1
-        return
+def _pair(pair: int, t: list[int]) -> None:
+    """An honour pair with fewer than four chows: a dragon pair turns 双箭刻 into 小三元, a wind pair 三风刻
+    into 小四喜."""
     if t[I.TWO_DRAGONS_PUNGS]:
         if is_dragon(pair):
             t[I.LITTLE_THREE_DRAGONS] = 1
