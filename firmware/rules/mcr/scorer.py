@@ -28,11 +28,10 @@ from firmware.hands.suit_tables import complete_patterns
 from firmware.rules.mcr import special
 from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
 from firmware.rules.mcr.fans import FanIndex as I
-from firmware.rules.mcr.groups import (ALL_BITS, CHOW_PROPS, DRAGON, EMPTY, GREEN_BIT, HONOR, PROPS, RANK_SHIFT,
-                                       REVERSIBLE_BIT, SUIT_BIT, TERM_OR_HONOR, TERMINAL, WIND, GroupEntry,
-                                       group_entry)
+from firmware.rules.mcr.groups import (ALL_BITS, CHOW_PROPS, EMPTY, PROPS, GroupEntry, group_entry,
+                                       hand_tile_fans, tile_fans_of)
 from firmware.rules.mcr.regular import CHOW, KONG, PUNG, HandFacts, base_table, kong_families, score_reading, total
-from firmware.rules.mcr.tiles import CODE, HONORS, WINDS
+from firmware.rules.mcr.tiles import CODE, WINDS
 from firmware.rules.win import MeldKind, Win
 
 MINIMUM = 8
@@ -164,7 +163,7 @@ def _score_hand(key: HandKey) -> tuple[bool, tuple[tuple[Fan, int], ...], int, s
             if nine is not None:
                 return _result(nine)
     flag_fans = _FLAG_FANS[_flag_index(flag_bits, held, in_melds, kongs)]
-    tile_fans = _tile_fans_of(any_bits & _LOW_BITS | _RANKS_CANON[any_bits >> RANK_SHIFT], every_bits & _EVERY_BITS)
+    tile_fans = hand_tile_fans(any_bits, every_bits)
     facts = HandFacts(CODE[w], bool(self_drawn), base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs),
                       kong_families(melded_kongs, kongs - melded_kongs),
                       _unique_wait_regular, (tiles, w, held, fixed_cnt, infos, (e0, e1, e2, e3)),
@@ -247,7 +246,7 @@ def _score_special(key: HandKey, tiles: bytes,
         some, every = CHOW_PROPS[k] if kind == CHOW else (PROPS[k], PROPS[k])
         any_bits |= some
         every_bits &= every
-    tile_fans = _tile_fans_of(any_bits & _LOW_BITS | _RANKS_CANON[any_bits >> RANK_SHIFT], every_bits & _EVERY_BITS)
+    tile_fans = hand_tile_fans(any_bits, every_bits)
     fours = merged.count(4)
     best = _best_special(shapes, counts, merged, melds, w, self_drawn, seat_wind, round_wind, flag_fans, tile_fans,
                          fours)
@@ -394,73 +393,8 @@ def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: 
 # indexed by self-drawn | last of its kind << 1 | kong win << 2 | last tile << 3
 _FLAG_FANS = tuple(_flag_fans(bool(i & 1), bool(i & 2), bool(i & 4), bool(i & 8)) for i in range(16))
 
-_LOW_BITS = (1 << RANK_SHIFT) - 1
-_EVERY_BITS = HONOR | WIND | DRAGON | TERMINAL | TERM_OR_HONOR | REVERSIBLE_BIT | GREEN_BIT
 _BYTE = tuple(bytes((k,)) for k in range(34))
 _WEIGHTS = tuple(16 ** r for r in range(9))          # a rank's weight in a packed suit pattern
-
-
-def _ranks_class(ranks: set[int]) -> int:
-    """The rank bits of a representative of ``ranks``'s class for the rank fans (全大 ... 全小)."""
-    if not ranks:
-        return 0
-    if ranks <= {1, 2, 3, 4}:
-        one = {4} if 4 in ranks else {1}
-    elif ranks <= {6, 7, 8, 9}:
-        one = {6} if 6 in ranks else {9}
-    elif ranks <= {4, 5, 6}:
-        one = {5}
-    else:
-        one = {1, 9}
-    return sum(1 << (RANK_SHIFT + r) for r in one)
-
-
-_RANKS_CANON = tuple(_ranks_class({r for r in range(1, 10) if bits >> r & 1}) for bits in range(1 << 10))
-# (the OR and the AND of the tiles' masks, cut to the bits the fans read: at most a few hundred keys)
-TILE_FANS_KEPT = 1024
-
-
-@lru_cache(maxsize=TILE_FANS_KEPT)
-def _tile_fans_of(any_bits: int, every_bits: int) -> tuple[tuple[Fan, int], ...]:
-    """Fans of the hand's tiles as a whole (suits, terminals and honours, ranks), from the OR and
-    the AND of its tiles' property masks."""
-    t = [0] * FAN_COUNT
-    suits = {s for s, bit in SUIT_BIT.items() if any_bits & bit} | ({HONORS} if any_bits & HONOR else set())
-    if HONORS not in suits:
-        t[Fan.NO_HONORS] = 1
-    missing = 3 - len(suits - {HONORS})
-    t[Fan.ONE_VOIDED_SUIT] = missing
-    if missing == 2:
-        t[Fan.ONE_VOIDED_SUIT] = 0
-        if t[Fan.NO_HONORS]:
-            t[Fan.FULL_FLUSH] = 1
-            t[Fan.NO_HONORS] = 0
-        else:
-            t[Fan.HALF_FLUSH] = 1
-    if len(suits) == 4 and any_bits & WIND and any_bits & DRAGON:
-        t[Fan.ALL_TYPES] = 1
-    if not any_bits & TERM_OR_HONOR:
-        t[Fan.ALL_SIMPLES] = 1
-    if every_bits & REVERSIBLE_BIT:
-        t[Fan.REVERSIBLE_TILES] = 1
-    if every_bits & GREEN_BIT:
-        t[Fan.ALL_GREEN] = 1
-    if not t[Fan.ALL_SIMPLES]:
-        if every_bits & HONOR:
-            t[Fan.ALL_HONORS] = 1
-        elif every_bits & TERMINAL:
-            t[Fan.ALL_TERMINALS] = 1
-        elif every_bits & TERM_OR_HONOR:
-            t[Fan.ALL_TERMINALS_AND_HONORS] = 1
-    if HONORS not in suits:
-        ranks = {r for r in range(1, 10) if any_bits >> (RANK_SHIFT + r) & 1}
-        if ranks <= {1, 2, 3, 4}:
-            t[Fan.LOWER_FOUR if 4 in ranks else Fan.LOWER_TILES] = 1
-        elif ranks <= {6, 7, 8, 9}:
-            t[Fan.UPPER_FOUR if 6 in ranks else Fan.UPPER_TILES] = 1
-        elif ranks <= {4, 5, 6}:
-            t[Fan.MIDDLE_TILES] = 1
-    return tuple((FANS[i], n) for i, n in enumerate(t) if n)
 
 
 _SPECIAL_FLAGS = gi.EVEN | gi.ORPHANS | gi.SINGLES
@@ -516,5 +450,5 @@ def caches() -> dict[str, object]:
     """The scorer's bounded caches by name (each has ``cache_info`` and ``cache_clear``), for the benchmark."""
     from firmware.rules.mcr.regular import _chow_part, _pung_part
 
-    return {"mcr.hands": _score_key, "mcr.groups": group_entry, "mcr.tile_fans": _tile_fans_of,
+    return {"mcr.hands": _score_key, "mcr.groups": group_entry, "mcr.tile_fans": tile_fans_of,
             "mcr.chows": _chow_part, "mcr.pungs": _pung_part}
