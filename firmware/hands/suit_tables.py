@@ -82,7 +82,7 @@ _STEPS = tuple(3 << 4 * r for r in range(9)) + tuple(0x111 << 4 * r for r in ran
 @lru_cache(maxsize=1)
 def complete_patterns() -> tuple[frozenset[int], frozenset[int]]:
     """The packed suit patterns (at most 14 tiles, five of a rank) that split into sets only, and into sets
-    and one pair: 3,346 and 26,213 of them, made once (about 25 ms; bounded by design, about 2 MB)."""
+    and one pair: 3,346 and 26,213 of them, made once (13-25 ms here; bounded by design, 2.2 MB)."""
     level = sets_only = {0}
     for _ in range(4):
         level = {y for x in level for step in _STEPS if not ((y := x + step) + _PLUS_TWO) & _ABOVE_FIVE}
