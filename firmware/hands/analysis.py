@@ -118,6 +118,11 @@ def group_summaries(counts: list[int]) -> tuple[int, int, int, int]:
     return _infos(counts)
 
 
+def group_summary(pattern: tuple[int, ...]) -> int:
+    """The packed summary of one group: a suit's nine counts, or the seven honours' (kept like a hand's)."""
+    return _suit_info(pattern) if len(pattern) == 9 else _honour_info(pattern)
+
+
 def win_shapes(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_SHAPES,
                infos: tuple[int, int, int, int] | None = None) -> list[Shape]:
     """The shapes this hand completes (empty: not a win); ``infos`` if already known."""
@@ -468,6 +473,6 @@ def caches() -> dict[str, object]:
     from firmware.hands import suit_tables as st
 
     return {"hands.suit_info": _suit_info, "hands.honour_info": _honour_info, "hands.one_short": gi.one_short,
-            "hands.splits": st.splits, "hands.status": st.status, "hands.completers": st.completers,
+            "hands.splits": st.splits, "hands.completers": st.completers,
             "hands.blocks": st.blocks, "hands.reach": st._reach, "hands.before": _before, "hands.after": _after}
 _KNITTED_SETS = tuple(frozenset(tiles) for tiles in sp.KNITTED)

@@ -37,14 +37,23 @@ RUN_ANY = KNIT_ANY | 7 << NEAR_SHIFT            # some run held or one short
 _RUNS = tuple(frozenset((s, s + 3, s + 6)) for s in range(3))
 
 
-def suited_info(pattern: tuple[int, ...]) -> int:
-    """The packed summary of one suit's nine counts."""
-    info = _common(pattern, suited=True)
-    held = [r for r in range(9) if pattern[r]]
-    held_set = frozenset(held)
-    if held_set == {0, 8}:
-        info |= ORPHANS
-    if all(b - a >= 3 for a, b in zip(held, held[1:])):
+def suited_info(pattern: tuple[int, ...], known_status: int | None = None) -> int:
+    """The packed summary of one suit's nine counts (``known_status``: its completion status, if known)."""
+    held = 0
+    for r, n in enumerate(pattern):
+        if n:
+            held |= 1 << r
+    return _common(pattern, True, known_status) | held_bits(held) | (pattern[0] + pattern[8]) << ORPHAN_TILES_SHIFT
+
+
+@lru_cache(maxsize=512)
+def held_bits(held: int) -> int:
+    """The bits of a suit's summary that depend only on which ranks it holds (bit r: rank r + 1 held):
+    十三幺 part, spaced, and the knitted runs held, one short, and containing all.  (512 masks: bounded.)"""
+    ranks = [r for r in range(9) if held >> r & 1]
+    held_set = frozenset(ranks)
+    info = ORPHANS if held_set == {0, 8} else 0
+    if all(b - a >= 3 for a, b in zip(ranks, ranks[1:])):
         info |= SPACED
     for s, run in enumerate(_RUNS):
         inside = len(run & held_set)
@@ -54,25 +63,29 @@ def suited_info(pattern: tuple[int, ...]) -> int:
             info |= 1 << (NEAR_SHIFT + s)
         if held_set <= run:
             info |= 1 << (SUB_SHIFT + s)
-    info |= (pattern[0] + pattern[8]) << ORPHAN_TILES_SHIFT
     return info
 
 
-def honours_info(pattern: tuple[int, ...]) -> int:
-    """The packed summary of the seven honour counts."""
-    info = _common(pattern, suited=False) | SPACED
+def honours_info(pattern: tuple[int, ...], known_status: int | None = None) -> int:
+    """The packed summary of the seven honour counts (``known_status``: its completion status, if known)."""
+    info = _common(pattern, False, known_status) | SPACED
     if all(pattern):
         info |= ORPHANS
     return info | sum(pattern) << ORPHAN_TILES_SHIFT
 
 
-def _common(pattern: tuple[int, ...], suited: bool) -> int:
-    info = status(pattern, suited)
-    if all(c % 2 == 0 for c in pattern):
+def _common(pattern: tuple[int, ...], suited: bool, known_status: int | None) -> int:
+    info = status(pattern, suited) if known_status is None else known_status
+    odd = big = pairs = 0
+    for c in pattern:
+        odd |= c & 1
+        big |= c > 1
+        pairs += c >> 1
+    if not odd:
         info |= EVEN
-    if all(c <= 1 for c in pattern):
+    if not big:
         info |= SINGLES
-    return info | sum(pattern) << TOTAL_SHIFT | sum(c // 2 for c in pattern) << PAIRS_SHIFT
+    return info | sum(pattern) << TOTAL_SHIFT | pairs << PAIRS_SHIFT
 
 
 # The six knitted arrangements, as (start rank of suit 0, of suit 1, of suit 2),

@@ -12,6 +12,7 @@ chows disabled.
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import mul
 
 Pattern = tuple[int, ...]
 # A decomposition of one group: (pair rank or -1, ((kind, rank), ...)) with kind 0 = chow, 1 = pung.
@@ -24,9 +25,9 @@ CACHE_SIZE = 8192
 REACH_KEPT = 1024
 
 
-@lru_cache(maxsize=CACHE_SIZE)
-def splits(pattern: Pattern, suited: bool) -> tuple[GroupSplit, ...]:
-    """Every way to split ``pattern`` into sets and at most one pair (all tiles used)."""
+def all_splits(pattern: Pattern, suited: bool) -> tuple[GroupSplit, ...]:
+    """Every way to split ``pattern`` into sets and at most one pair (all tiles used), sorted; none when
+    it cannot be split (so its status is 0 exactly when there is none).  Not cached: :func:`splits` is."""
     out: list[GroupSplit] = []
     total = sum(pattern)
     if total % 3 == 1:
@@ -34,6 +35,9 @@ def splits(pattern: Pattern, suited: bool) -> tuple[GroupSplit, ...]:
     want_pair = total % 3 == 2
     _split(list(pattern), 0, want_pair, -1, [], suited, out)
     return tuple(sorted(set(out)))
+
+
+splits = lru_cache(maxsize=CACHE_SIZE)(all_splits)
 
 
 def _split(counts: list[int], start: int, want_pair: bool, pair: int, sets: list[tuple[int, int]],
@@ -68,7 +72,32 @@ def _split(counts: list[int], start: int, want_pair: bool, pair: int, sets: list
         counts[i + 2] += 1
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+# A suit pattern packed into an int, four bits a rank (rank r's count times 16 ** r): the complete patterns
+# of at most 14 tiles with at most five of a rank (five: the MCR 独听 test grows a held four) are few enough to
+# be listed once, so that whether a pattern is complete is one set look-up.
+_WEIGHTS = tuple(16 ** r for r in range(9))
+_ABOVE_FIVE = 0x888888888          # a rank over five, once 2 is added to every rank
+_PLUS_TWO = 0x222222222
+_STEPS = tuple(3 << 4 * r for r in range(9)) + tuple(0x111 << 4 * r for r in range(7))     # pungs, chows
+
+
+@lru_cache(maxsize=1)
+def complete_patterns() -> tuple[frozenset[int], frozenset[int]]:
+    """The packed suit patterns (at most 14 tiles, five of a rank) that split into sets only, and into sets
+    and one pair: 3,346 and 26,213 of them, made once (13-25 ms here; bounded by design, 2.2 MB)."""
+    level = sets_only = {0}
+    for _ in range(4):
+        level = {y for x in level for step in _STEPS if not ((y := x + step) + _PLUS_TWO) & _ABOVE_FIVE}
+        sets_only = sets_only | level
+    with_pair = {y for x in sets_only for r in range(9) if not ((y := x + (2 << 4 * r)) + _PLUS_TWO) & _ABOVE_FIVE}
+    return frozenset(sets_only), frozenset(with_pair)
+
+
+def packed(pattern: Pattern) -> int:
+    """A suit pattern as the int :func:`complete_patterns` lists (four bits a rank)."""
+    return sum(map(mul, pattern, _WEIGHTS))
+
+
 def status(pattern: Pattern, suited: bool) -> int:
     """0: not complete; 1: sets only; 2: sets plus one pair."""
     total = sum(pattern)
@@ -82,6 +111,11 @@ def status(pattern: Pattern, suited: bool) -> int:
             return 1 if all(c in (0, 3) for c in pattern) else 0
         twos = sum(1 for c in pattern if c == 2)
         return 2 if twos == 1 and all(c in (0, 2, 3) for c in pattern) else 0
+    if total <= 14:
+        key = packed(pattern)
+        if not (key + _PLUS_TWO) & _ABOVE_FIVE:
+            sets_only, with_pair = complete_patterns()
+            return (1 if key in sets_only else 0) if r == 0 else (2 if key in with_pair else 0)
     if _complete(list(pattern), r == 2):
         return 1 if r == 0 else 2
     return 0
@@ -120,8 +154,21 @@ def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tup
     A rank already held four times is skipped, unless ``fifth`` (the MCR 独听
     test counts such a wait)."""
     to_sets, to_pair = [], []
+    limit = 5 if fifth else 4
+    total = sum(pattern) + 1
+    if total % 3 == 1:
+        return (), ()
+    if suited and total <= 14:
+        key = packed(pattern)
+        if not (key + _PLUS_TWO) & _ABOVE_FIVE:         # (a rank grown to six is never complete: skipped)
+            table = complete_patterns()[0 if total % 3 == 0 else 1]
+            found = to_sets if total % 3 == 0 else to_pair
+            for r in range(9):
+                if pattern[r] < limit and key + _WEIGHTS[r] in table:
+                    found.append(r)
+            return tuple(to_sets), tuple(to_pair)
     for r in range(len(pattern)):
-        if pattern[r] >= (5 if fifth else 4):
+        if pattern[r] >= limit:
             continue
         grown = pattern[:r] + (pattern[r] + 1,) + pattern[r + 1:]
         s = status(grown, suited)

@@ -17,19 +17,21 @@ Flowers are added last: they count towards the total but not towards the
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import compress
+from itertools import compress, product
 
 from firmware.hands import group_info as gi
-from firmware.hands.analysis import MCR_SHAPES, Shape, wait_kinds_with_held, win_shapes
-from firmware.hands.suit_tables import PUNG as SPLIT_PUNG
-from firmware.hands.suit_tables import splits
+from firmware.hands.analysis import MCR_SHAPES, Shape, group_summary, wait_kinds_with_held, win_shapes
+from firmware.hands.suit_tables import complete_patterns
 from firmware.rules.mcr import special
 from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
 from firmware.rules.mcr.fans import FanIndex as I
-from firmware.rules.mcr.regular import CHOW, KONG, PAIR, PUNG, HandFacts, Pack, score_division, total
-from firmware.rules.mcr.tiles import BAMBOO, CHARACTERS, CODE, DOTS, GREEN, HONORS, REVERSIBLE, WINDS, is_honor
+from firmware.rules.mcr.groups import (ALL_BITS, CHOW_PROPS, EMPTY, PROPS, GroupEntry, group_entry,
+                                       hand_tile_fans, tile_fans_of)
+from firmware.rules.mcr.regular import CHOW, KONG, PUNG, HandFacts, base_table, kong_families, score_reading, total
+from firmware.rules.mcr.tiles import CODE, WINDS
 from firmware.rules.win import MeldKind, Win
 
 MINIMUM = 8
@@ -68,6 +70,11 @@ class MCRScore:
 HANDS_KEPT = 2048
 _MELD_CODE = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
 _NOT_A_WIN = (False, (), 0, "not a winning shape")
+# The (kind, tile, concealed) of every meld and the (fan, count) of every fan up to 8, made once and shared by
+# every key and result that holds them: fewer objects for the garbage collector to walk (bounded by design).
+_MELD_KEYS = tuple((kind, tile, concealed) for kind in (CHOW, PUNG, KONG) for tile in range(34)
+                   for concealed in (False, True))
+_FAN_COUNTS = tuple(tuple((fan, n) for n in range(9)) for fan in FANS)
 _FLOWERS = Fan.FLOWER_TILES
 
 
@@ -101,7 +108,9 @@ def hand_key(win: Win) -> HandKey:
         mk = []
         for m in melds:
             k = code[m.kind]
-            mk.append((k, m.tile, k == kong and m.source is None))
+            concealed = k == kong and m.source is None
+            tile = m.tile
+            mk.append(_MELD_KEYS[(k * 34 + tile) * 2 + concealed] if 0 <= tile < 34 else (k, tile, concealed))
         meld_key = tuple(mk)
     else:
         meld_key = ()
@@ -113,32 +122,144 @@ def hand_key(win: Win) -> HandKey:
 def _score_hand(key: HandKey) -> tuple[bool, tuple[tuple[Fan, int], ...], int, str]:
     """(win, fans in rule-book order, total, reason) of a hand by its key, flowers apart.
 
-    The steps: the tiles counted; the way-of-winning flags corrected by them; each group of the
-    hand looked up, with the fans of its tiles as a whole; the shapes it may make; the best
-    special reading, then (none, or seven pairs) the best regular one; the fans listed."""
+    The steps: the standing tiles sorted with the winning tile, and cut into their groups (each suit, the
+    honours), each group looked up (:mod:`~firmware.rules.mcr.groups`); the way-of-winning flags corrected
+    by the tiles; the shapes the groups allow (special shapes: :func:`_score_special`); the fans of the
+    tiles as a whole; the best regular reading; the fans listed."""
+    hand, melds, w, flag_bits, seat_wind, round_wind = key
+    i = bisect_left(hand, w)
+    tiles = hand[:i] + _BYTE[w] + hand[i:]
+    a = bisect_left(tiles, 9)
+    b = bisect_left(tiles, 18, a)
+    c = bisect_left(tiles, 27, b)
+    entry = group_entry
+    e0 = entry(tiles[:a]) if a else EMPTY[0]
+    e1 = entry(tiles[a:b]) if b > a else EMPTY[1]
+    e2 = entry(tiles[b:c]) if c > b else EMPTY[2]
+    e3 = entry(tiles[c:]) if len(tiles) > c else EMPTY[3]
+    infos = (e0[0], e1[0], e2[0], e3[0])
+    fixed_cnt = len(melds)
+    if fixed_cnt <= 1 and (infos[0] & infos[1] & infos[2] & infos[3] & _SPECIAL_FLAGS or infos[0] & gi.KNIT_ANY
+                           and infos[1] & gi.KNIT_ANY and infos[2] & gi.KNIT_ANY):
+        return _score_special(key, tiles, (e0, e1, e2, e3))
+    if (infos[0] & 3) * (infos[1] & 3) * (infos[2] & 3) * (infos[3] & 3) != 2:
+        return _NOT_A_WIN
+    self_drawn = flag_bits & 1
+    held = tiles.count(w)
+    any_bits = e0[3] | e1[3] | e2[3] | e3[3]
+    every_bits = e0[4] & e1[4] & e2[4] & e3[4]
+    fours = e0[2] + e1[2] + e2[2] + e3[2]
+    if melds:
+        in_melds, kongs, melded, melded_kongs, meld_fours, meld_any, meld_every, meld_chows, meld_pungs = \
+            _meld_facts(melds, tiles, w)
+        any_bits |= meld_any
+        every_bits &= meld_every
+        fours += meld_fours
+    else:
+        in_melds = kongs = melded = melded_kongs = 0
+        meld_chows = meld_pungs = ()
+        if a == 14 or b - a == 14 or c - b == 14:
+            nine = special.nine_gates(_counts(tiles), w, _FLAG_FANS[_flag_index(flag_bits, held, in_melds, kongs)])
+            if nine is not None:
+                return _result(nine)
+    flag_fans = _FLAG_FANS[_flag_index(flag_bits, held, in_melds, kongs)]
+    tile_fans = hand_tile_fans(any_bits, every_bits)
+    facts = HandFacts(CODE[w], bool(self_drawn), base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs),
+                      kong_families(melded_kongs, kongs - melded_kongs),
+                      _unique_wait_regular, (tiles, w, held, fixed_cnt, infos, (e0, e1, e2, e3)),
+                      WINDS[seat_wind], WINDS[round_wind])
+    best = _best_regular(None, False, (e0[1], e1[1], e2[1], e3[1]), meld_chows, meld_pungs, w, facts)
+    return _NOT_A_WIN if best is None else _result(best)
+
+
+def _flag_index(flag_bits: int, held: int, in_melds: int, kongs: int) -> int:
+    """The way-of-winning flags as the tiles prove them (an index of :data:`_FLAG_FANS`): a winning tile
+    also standing cannot be 和绝张, one whose melded pung shows the other three is; 杠上开花 needs a kong,
+    抢杠和 a tile seen nowhere else.  ``held``: copies of the winning tile standing, itself included."""
+    self_drawn = flag_bits & 1
+    last_of_kind = flag_bits & 2 and held == 1 or in_melds == 3
+    kong_win = flag_bits & 4 and (kongs > 0 if self_drawn else in_melds == 0 and held == 1)
+    return self_drawn | bool(last_of_kind) << 1 | bool(kong_win) << 2 | (flag_bits & 8)
+
+
+def _meld_facts(melds: tuple[tuple[int, int, bool], ...], tiles: bytes,
+                w: int) -> tuple[int, int, int, int, int, int, int, tuple[int, ...], tuple[int, ...]]:
+    """What the melds add: copies of the winning tile in them, kongs, melds not concealed kongs, melded
+    kongs, kinds they bring to four copies, the OR and AND of their tiles' property masks, and their
+    chows' middle codes and their pungs' and kongs' codes."""
+    kongs = melded = melded_kongs = 0
+    any_bits, every_bits = 0, ALL_BITS
+    chows: list[int] = []
+    pungs: list[int] = []
+    added = {}
+    for kind, k, concealed in melds:
+        if kind == CHOW:
+            some, every = CHOW_PROPS[k]
+            chows.append(CODE[k] + 1)
+            for kk in (k, k + 1, k + 2):
+                added[kk] = added.get(kk, 0) + 1
+            melded += 1
+        else:
+            some = every = PROPS[k]
+            pungs.append(CODE[k])
+            added[k] = added.get(k, 0) + (3 if kind == PUNG else 4)
+            if kind == KONG:
+                kongs += 1
+                if not concealed:
+                    melded_kongs += 1
+            if not concealed:
+                melded += 1
+        any_bits |= some
+        every_bits &= every
+    fours = 0
+    for k, n in added.items():
+        if n + tiles.count(k) == 4:
+            fours += 1
+    return (added.get(w, 0), kongs, melded, melded_kongs, fours, any_bits, every_bits, tuple(chows), tuple(pungs))
+
+
+def _counts(tiles: bytes) -> list[int]:
+    counts = [0] * 34
+    for kind in tiles:
+        counts[kind] += 1
+    return counts
+
+
+def _score_special(key: HandKey, tiles: bytes,
+                   entries: tuple[GroupEntry, ...]) -> tuple[bool, tuple[tuple[Fan, int], ...], int, str]:
+    """A hand whose groups allow a special shape (seven pairs, 全不靠 / 七星不靠, 十三幺, 组合龙): the best
+    special reading, then (none, or seven pairs) the best regular one."""
     hand, melds, w, flag_bits, seat_wind, round_wind = key
     counts, merged, in_melds, kongs = _tile_counts(hand, melds, w)
     self_drawn = flag_bits & 1
-    # the way-of-winning flags as the tiles prove them: a winning tile also standing cannot be 和绝张, one whose
-    # melded pung shows the other three is; 杠上开花 needs a kong, 抢杠和 a tile seen nowhere else
-    last_of_kind = flag_bits & 2 and counts[w] == 1 or in_melds == 3
-    kong_win = flag_bits & 4 and (kongs > 0 if self_drawn else in_melds == 0 and counts[w] == 1)
-    flag_fans = _FLAG_FANS[self_drawn | bool(last_of_kind) << 1 | bool(kong_win) << 2 | (flag_bits & 8)]
-    e0, e1, e2, e3, tile_fans = _groups(counts, melds)
-    infos = (e0[0], e1[0], e2[0], e3[0])
+    flag_fans = _FLAG_FANS[_flag_index(flag_bits, counts[w], in_melds, kongs)]
+    infos = tuple(e[0] for e in entries)
     fixed_cnt = len(melds)
-    shapes = _shapes(counts, fixed_cnt, infos)
+    shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES, infos)
     if not shapes:
         return _NOT_A_WIN
+    any_bits, every_bits = 0, ALL_BITS
+    for e in entries:
+        any_bits |= e[3]
+        every_bits &= e[4]
+    for kind, k, _ in melds:
+        some, every = CHOW_PROPS[k] if kind == CHOW else (PROPS[k], PROPS[k])
+        any_bits |= some
+        every_bits &= every
+    tile_fans = hand_tile_fans(any_bits, every_bits)
     fours = merged.count(4)
     best = _best_special(shapes, counts, merged, melds, w, self_drawn, seat_wind, round_wind, flag_fans, tile_fans,
                          fours)
     seven = best is not None and best[I.SEVEN_PAIRS] == 1
     if (best is None or seven) and _STANDARD_SHAPE in shapes:
-        facts = HandFacts(CODE[w], bool(self_drawn), flag_fans, tile_fans, fours, kongs,
-                          lambda: _unique_wait_known(counts, w, fixed_cnt, infos),
-                          WINDS[seat_wind], WINDS[round_wind])
-        best = _best_regular(best, seven, _divisions(e0[1], e1[1], e2[1], e3[1]), melds, facts)
+        meld_chows = tuple(CODE[k] + 1 for kind, k, _ in melds if kind == CHOW)
+        meld_pungs = tuple(CODE[k] for kind, k, _ in melds if kind != CHOW)
+        melded = sum(1 for kind, _, concealed in melds if not concealed)
+        melded_kongs = sum(1 for kind, _, concealed in melds if kind == KONG and not concealed)
+        base = base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs)
+        facts = HandFacts(CODE[w], bool(self_drawn), base, kong_families(melded_kongs, kongs - melded_kongs),
+                          _unique_wait_known, (tiles, w, fixed_cnt, infos), WINDS[seat_wind], WINDS[round_wind])
+        best = _best_regular(best, seven, tuple(e[1] for e in entries), meld_chows, meld_pungs, w, facts)
     if best is None:
         return _NOT_A_WIN
     return _result(best)
@@ -169,39 +290,6 @@ def _tile_counts(hand: bytes, melds: tuple[tuple[int, int, bool], ...],
     return counts, merged, merged[w] - counts[w], kongs
 
 
-def _groups(counts: list[int], melds: tuple[tuple[int, int, bool], ...]) -> tuple[GroupEntry, GroupEntry, GroupEntry,
-                                                                                GroupEntry, FanCounts]:
-    """One look-up per group (each suit, the honours): its summary, its readings, its tiles' properties;
-    and the fans of the hand's tiles as a whole, the melds' tiles included."""
-    entry = _group_entry
-    e0 = entry(0, tuple(counts[0:9]))
-    e1 = entry(1, tuple(counts[9:18]))
-    e2 = entry(2, tuple(counts[18:27]))
-    e3 = entry(3, tuple(counts[27:34]))
-    any_bits = e0[2] | e1[2] | e2[2] | e3[2]
-    every_bits = e0[3] & e1[3] & e2[3] & e3[3]
-    for kind, k, _ in melds:
-        if kind == CHOW:
-            some, every = _CHOW_PROPS[k]
-        else:
-            some = every = _PROPS[k]
-        any_bits |= some
-        every_bits &= every
-    # (the masks cut to what the tile-wide fans read, so that few keys cover every hand)
-    return e0, e1, e2, e3, _tile_fans_of(any_bits & _LOW_BITS | _RANKS_CANON[any_bits >> _RANK_SHIFT],
-                                         every_bits & _EVERY_BITS)
-
-
-def _shapes(counts: list[int], fixed_cnt: int, infos: tuple[int, int, int, int]) -> list[Shape]:
-    """The shapes the hand may make.  Special shapes need a concealed hand (组合龙: at most one meld) and
-    groups that allow one; otherwise only the regular shape, when the groups' sizes make four sets and a pair."""
-    a, b, c, h = infos
-    if fixed_cnt <= 1 and (a & b & c & h & _SPECIAL_FLAGS
-                           or a & gi.KNIT_ANY and b & gi.KNIT_ANY and c & gi.KNIT_ANY):
-        return win_shapes(counts, fixed_cnt, MCR_SHAPES, infos)
-    return _STANDARD if (a & 3) * (b & 3) * (c & 3) * (h & 3) == 2 else _NONE
-
-
 def _best_special(shapes: list[Shape], counts: list[int], merged: list[int], melds: tuple[tuple[int, int, bool], ...],
                   w: int, self_drawn: int, seat_wind: int, round_wind: int, flag_fans: FanCounts, tile_fans: FanCounts,
                   fours: int) -> list[int] | None:
@@ -223,19 +311,45 @@ def _best_special(shapes: list[Shape], counts: list[int], merged: list[int], mel
     return best
 
 
-def _best_regular(best: list[int] | None, seven: bool, divisions: list[list[Pack]],
-                  melds: tuple[tuple[int, int, bool], ...], facts: HandFacts) -> list[int] | None:
+def _best_regular(best: list[int] | None, seven: bool, readings: tuple, meld_chows: tuple[int, ...],
+                  meld_pungs: tuple[int, ...], w: int, facts: HandFacts) -> list[int] | None:
     """The fan table of the highest-scoring regular reading (就高不就低), each scored by
-    :func:`~firmware.rules.mcr.regular.score_division`; ``best`` (seven pairs', or None) unless one beats it.
-    On a tie the first reading wins, except that one with 一色三同顺 or 三同刻, or any over seven pairs
-    (``seven``), is preferred."""
-    fixed_cnt = len(melds)
-    fixed = [_code_pack(kind, k, concealed) for kind, k, concealed in melds]
-    if len(divisions) == 1 and best is None:
-        return score_division(fixed + divisions[0], fixed_cnt, facts)
+    :func:`~firmware.rules.mcr.regular.score_reading`; ``best`` (seven pairs', or None) unless one beats it.
+    ``readings``: each group's readings (:mod:`~firmware.rules.mcr.groups`).  Readings come in the order of
+    their sorted sets (pung before chow at a tile); on a tie the first wins, except that one with 一色三同顺
+    or 三同刻, or any over seven pairs (``seven``), is preferred (the reference tables do the same)."""
+    r0, r1, r2, r3 = readings
+    if len(r0) == len(r1) == len(r2) == len(r3) == 1:
+        divisions = [(r0[0], r1[0], r2[0], r3[0])]
+    else:
+        divisions = [parts for parts in product(r0, r1, r2, r3)
+                     if (parts[0][0] > 0) + (parts[1][0] > 0) + (parts[2][0] > 0) + (parts[3][0] > 0) == 1]
+        if len(divisions) > 1:
+            divisions.sort(key=lambda parts: sorted(parts[0][3] + parts[1][3] + parts[2][3] + parts[3][3]))
+    g = w // 9 if w < 27 else 3
+    wc = facts.win
+    discard = not facts.self_drawn
+    only = len(divisions) == 1 and best is None
     best_total = total(best) if best is not None else 0
-    for division in divisions:
-        table = score_division(fixed + division, fixed_cnt, facts)
+    for parts in divisions:
+        p0, p1, p2, p3 = parts
+        if (p0[0] > 0) + (p1[0] > 0) + (p2[0] > 0) + (p3[0] > 0) != 1:
+            continue
+        chows = p0[1] + p2[1] + p1[1]           # (codes run characters, bamboo, dots, honours: sorted)
+        pungs = p0[2] + p2[2] + p1[2] + p3[2]
+        concealed = len(pungs)
+        if meld_chows:
+            chows = tuple(sorted(chows + meld_chows))
+        if meld_pungs:
+            pungs = tuple(sorted(pungs + meld_pungs))
+        own = parts[g]
+        win_chows = own[1]
+        # on a discard, a pung completed by the winning tile is melded, unless the tile may be read into a chow
+        if discard and wc in own[2] and not any(m - 1 <= wc <= m + 1 for m in win_chows):
+            concealed -= 1
+        table = score_reading(chows, pungs, p0[0] | p1[0] | p2[0] | p3[0], concealed, win_chows, facts)
+        if only:
+            return table
         points = total(table)
         if points > best_total or (points == best_total and best is not None and (
                 table[I.PURE_TRIPLE_CHOW] or table[I.TRIPLE_PUNG] or seven)):
@@ -250,7 +364,7 @@ def _result(best: list[int]) -> tuple[bool, tuple[tuple[Fan, int], ...], int, st
     points = 0
     for i in compress(_FAN_INDICES, best):
         n = best[i]
-        fans.append((FANS[i], n))
+        fans.append(_FAN_COUNTS[i][n] if n < 9 else (FANS[i], n))
         points += POINTS[i] * n
     return True, tuple(fans), points, ""
 
@@ -279,117 +393,11 @@ def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: 
 # indexed by self-drawn | last of its kind << 1 | kong win << 2 | last tile << 3
 _FLAG_FANS = tuple(_flag_fans(bool(i & 1), bool(i & 2), bool(i & 4), bool(i & 8)) for i in range(16))
 
-# Per kind, a bit mask of what the tile-wide fans ask of it; a hand ORs (any tile) and ANDs (every tile) them.
-_HONOR, _WIND, _DRAGON, _TERMINAL, _TERM_OR_HONOR, _REVERSIBLE, _GREEN = (1 << i for i in range(7))
-_SUIT_BIT = {CHARACTERS: 1 << 7, BAMBOO: 1 << 8, DOTS: 1 << 9}
-_RANK_SHIFT = 10
+_BYTE = tuple(bytes((k,)) for k in range(34))
+_WEIGHTS = tuple(16 ** r for r in range(9))          # a rank's weight in a packed suit pattern
 
 
-def _properties(c: int) -> int:
-    bits = (_REVERSIBLE if c in REVERSIBLE else 0) | (_GREEN if c in GREEN else 0)
-    if is_honor(c):
-        return bits | _HONOR | _TERM_OR_HONOR | (_WIND if c in WINDS else _DRAGON)
-    bits |= _SUIT_BIT[c >> 4] | 1 << (_RANK_SHIFT + (c & 15))
-    return bits | (_TERMINAL | _TERM_OR_HONOR if c & 15 in (1, 9) else 0)
-
-
-_PROPS: tuple[int, ...] = tuple(_properties(CODE[k]) for k in range(34))
-_ALL_BITS = (1 << 20) - 1
-# a chow's three tiles: (OR, AND) of their masks, by its lowest kind
-_CHOW_PROPS = tuple((_PROPS[k] | _PROPS[k + 1] | _PROPS[k + 2], _PROPS[k] & _PROPS[k + 1] & _PROPS[k + 2])
-                    if k < 27 and k % 9 < 7 else (0, _ALL_BITS) for k in range(34))
-_LOW_BITS = (1 << _RANK_SHIFT) - 1
-_EVERY_BITS = _HONOR | _WIND | _DRAGON | _TERMINAL | _TERM_OR_HONOR | _REVERSIBLE | _GREEN
-
-
-def _ranks_class(ranks: set[int]) -> int:
-    """The rank bits of a representative of ``ranks``'s class for the rank fans (全大 ... 全小)."""
-    if not ranks:
-        return 0
-    if ranks <= {1, 2, 3, 4}:
-        one = {4} if 4 in ranks else {1}
-    elif ranks <= {6, 7, 8, 9}:
-        one = {6} if 6 in ranks else {9}
-    elif ranks <= {4, 5, 6}:
-        one = {5}
-    else:
-        one = {1, 9}
-    return sum(1 << (_RANK_SHIFT + r) for r in one)
-
-
-_RANKS_CANON = tuple(_ranks_class({r for r in range(1, 10) if bits >> r & 1}) for bits in range(1 << 10))
-# (the OR and the AND of the tiles' masks, cut to the bits the fans read: at most a few hundred keys)
-TILE_FANS_KEPT = 1024
-
-
-@lru_cache(maxsize=TILE_FANS_KEPT)
-def _tile_fans_of(any_bits: int, every_bits: int) -> tuple[tuple[Fan, int], ...]:
-    """Fans of the hand's tiles as a whole (suits, terminals and honours, ranks), from the OR and
-    the AND of its tiles' property masks."""
-    t = [0] * FAN_COUNT
-    suits = {s for s, bit in _SUIT_BIT.items() if any_bits & bit} | ({HONORS} if any_bits & _HONOR else set())
-    if HONORS not in suits:
-        t[Fan.NO_HONORS] = 1
-    missing = 3 - len(suits - {HONORS})
-    t[Fan.ONE_VOIDED_SUIT] = missing
-    if missing == 2:
-        t[Fan.ONE_VOIDED_SUIT] = 0
-        if t[Fan.NO_HONORS]:
-            t[Fan.FULL_FLUSH] = 1
-            t[Fan.NO_HONORS] = 0
-        else:
-            t[Fan.HALF_FLUSH] = 1
-    if len(suits) == 4 and any_bits & _WIND and any_bits & _DRAGON:
-        t[Fan.ALL_TYPES] = 1
-    if not any_bits & _TERM_OR_HONOR:
-        t[Fan.ALL_SIMPLES] = 1
-    if every_bits & _REVERSIBLE:
-        t[Fan.REVERSIBLE_TILES] = 1
-    if every_bits & _GREEN:
-        t[Fan.ALL_GREEN] = 1
-    if not t[Fan.ALL_SIMPLES]:
-        if every_bits & _HONOR:
-            t[Fan.ALL_HONORS] = 1
-        elif every_bits & _TERMINAL:
-            t[Fan.ALL_TERMINALS] = 1
-        elif every_bits & _TERM_OR_HONOR:
-            t[Fan.ALL_TERMINALS_AND_HONORS] = 1
-    if HONORS not in suits:
-        ranks = {r for r in range(1, 10) if any_bits >> (_RANK_SHIFT + r) & 1}
-        if ranks <= {1, 2, 3, 4}:
-            t[Fan.LOWER_FOUR if 4 in ranks else Fan.LOWER_TILES] = 1
-        elif ranks <= {6, 7, 8, 9}:
-            t[Fan.UPPER_FOUR if 6 in ranks else Fan.UPPER_TILES] = 1
-        elif ranks <= {4, 5, 6}:
-            t[Fan.MIDDLE_TILES] = 1
-    return tuple((FANS[i], n) for i, n in enumerate(t) if n)
-
-
-GroupEntry = tuple[int, list, int, int]      # (summary, readings, any-tile properties, every-tile properties)
 _SPECIAL_FLAGS = gi.EVEN | gi.ORPHANS | gi.SINGLES
-# Group patterns (a suit's nine counts or the seven honours) kept with what the scorer asks of them: an LRU
-# sized by the scoring benchmark (bench/scoring.py prints its hit rate and memory; ~0.4 KB an entry).
-GROUPS_KEPT = 16384
-
-
-@lru_cache(maxsize=GROUPS_KEPT)
-def _group_entry(group: int, pattern: tuple[int, ...]) -> GroupEntry:
-    """A group's summary (:mod:`firmware.hands.group_info`), its readings, and the OR and AND of its tiles' masks."""
-    info = gi.suited_info(pattern) if group < 3 else gi.honours_info(pattern)
-    any_bits, every_bits = 0, _ALL_BITS
-    for r, n in enumerate(pattern):
-        if n:
-            any_bits |= _PROPS[group * 9 + r]
-            every_bits &= _PROPS[group * 9 + r]
-    return info, _group_readings(group, pattern), any_bits, every_bits
-
-
-def _tile_fans(merged: list[int]) -> tuple[tuple[Fan, int], ...]:
-    any_bits, every_bits = 0, _ALL_BITS
-    for p in compress(_PROPS, merged):
-        any_bits |= p
-        every_bits &= p
-    return _tile_fans_of(any_bits, every_bits)
 
 
 def _unique_wait(counts: list[int], win: int, declared: int) -> bool:
@@ -402,66 +410,37 @@ def _unique_wait(counts: list[int], win: int, declared: int) -> bool:
         counts[win] += 1
 
 
-def _unique_wait_known(counts: list[int], win: int, declared: int, infos: tuple[int, int, int, int]) -> bool:
-    """``_unique_wait`` reusing the hand's group summaries: only the winning tile's group changes."""
-    g = win // 9 if win < 27 else 3
-    lo, hi = g * 9, (g * 9 + 9 if g < 3 else 34)
-    counts[win] -= 1
-    try:
-        key = tuple(counts[lo:hi])
-        entry = _group_entry(g, key)
-        changed = infos[:g] + (entry[0],) + infos[g + 1:]
-        return len(wait_kinds_with_held(counts, declared, changed)) == 1
-    finally:
-        counts[win] += 1
-
-
-def _divisions(g0: list, g1: list, g2: list, g3: list) -> list[list[Pack]]:
-    """Every regular reading of the standing tiles: its sets, the pair last.
-
-    Several readings come in the order of their sorted sets (pung before chow at a tile),
-    so that equal-scoring readings resolve as in the reference tables."""
-    if len(g0) == len(g1) == len(g2) == len(g3) == 1:
-        a, b, c, d = g0[0], g1[0], g2[0], g3[0]
-        pairs = [r[0] for r in (a, b, c, d) if r[0] is not None]
-        if len(pairs) != 1:
-            return []
-        return [[*a[2], *b[2], *c[2], *d[2], (PAIR, pairs[0], False)]]
+def _unique_wait_regular(tiles: bytes, w: int, held: int, declared: int, infos: tuple[int, int, int, int],
+                         entries: tuple[GroupEntry, ...]) -> bool:
+    """``_unique_wait`` of a regular hand (every group complete): with the winning tile's suit less that
+    tile unable to be complete, only that suit can take a tile, so the hand waits on that tile alone when no
+    other rank completes the suit (the table of complete patterns says).  Otherwise (the honours, a second
+    pair, six pairs that may wait as seven pairs): :func:`_unique_wait_known`."""
+    g = w // 9 if w < 27 else 3
+    if g == 3 or declared == 0 and (sum(infos) >> gi.PAIRS_SHIFT & 127) - (held % 2 == 0) == 6:
+        return _unique_wait_known(tiles, w, declared, infos)
+    rank = w - g * 9
+    key = entries[g][5] - _WEIGHTS[rank]
+    sets_only, with_pair = complete_patterns()
+    if infos[g] & 3 == 2:
+        table = with_pair
+    elif key in with_pair:
+        return _unique_wait_known(tiles, w, declared, infos)
     else:
-        readings = [(a, b, c, d) for a in g0 for b in g1 for c in g2 for d in g3]
-    out = []
-    for parts in readings:
-        pairs = [r[0] for r in parts if r[0] is not None]
-        if len(pairs) != 1:
-            continue
-        out.append((parts, [p for r in parts for p in r[2]] + [(PAIR, pairs[0], False)]))
-    if len(out) > 1:
-        out.sort(key=lambda item: sorted(t for r in item[0] for t in r[1]))
-    return [packs for _, packs in out]
+        table = sets_only
+    for r, weight in enumerate(_WEIGHTS):
+        if r != rank and key + weight in table:
+            return False
+    return True
 
 
-GroupReading = tuple[int | None, tuple[tuple[int, int, int], ...], tuple[Pack, ...]]
-
-
-def _group_readings(group: int, pattern: tuple[int, ...]) -> list[GroupReading]:
-    """One group's readings as (pair code or None, sets as code triples, sets as packs) (kept with the group's
-    entry)."""
-    base = group * 9
-    readings = []
-    for pair, sets in splits(pattern, group < 3):
-        triples = tuple((CODE[base + r],) * 3 if kind == SPLIT_PUNG else (CODE[base + r], CODE[base + r] + 1,
-                                                                           CODE[base + r] + 2)
-                        for kind, r in sets)
-        packs = tuple((CHOW, t[1], False) if t[0] != t[1] else (PUNG, t[0], False) for t in triples)
-        readings.append((None if pair < 0 else CODE[base + pair], triples, packs))
-    return readings
-
-
-def _code_pack(kind: int, tile: int, concealed: bool) -> Pack:
-    """A meld (kind, tile, concealed) as a pack of tile codes (a chow by its middle tile)."""
-    if kind == CHOW:
-        return (CHOW, CODE[tile] + 1, True)
-    return (kind, CODE[tile], not concealed)
+def _unique_wait_known(tiles: bytes, win: int, declared: int, infos: tuple[int, int, int, int]) -> bool:
+    """``_unique_wait`` reusing the hand's group summaries: only the winning tile's group changes."""
+    counts = _counts(tiles)
+    counts[win] -= 1
+    g = win // 9 if win < 27 else 3
+    changed = infos[:g] + (group_summary(tuple(counts[g * 9:g * 9 + 9])),) + infos[g + 1:]
+    return len(wait_kinds_with_held(counts, declared, changed)) == 1
 
 
 _score_key = lru_cache(maxsize=HANDS_KEPT)(_score_hand)
@@ -469,7 +448,7 @@ _score_key = lru_cache(maxsize=HANDS_KEPT)(_score_hand)
 
 def caches() -> dict[str, object]:
     """The scorer's bounded caches by name (each has ``cache_info`` and ``cache_clear``), for the benchmark."""
-    from firmware.rules.mcr.regular import _combination
+    from firmware.rules.mcr.regular import _chow_part, _pung_part
 
-    return {"mcr.hands": _score_key, "mcr.groups": _group_entry, "mcr.tile_fans": _tile_fans_of,
-            "mcr.combinations": _combination}
+    return {"mcr.hands": _score_key, "mcr.groups": group_entry, "mcr.tile_fans": tile_fans_of,
+            "mcr.chows": _chow_part, "mcr.pungs": _pung_part}
