@@ -64,6 +64,9 @@ class GameRunner:
         self.winners_per_hand: Counter[int] = Counter()     # hands by how many sides won them (四川: up to three)
         self.false_wins = 0
         self.refused = 0                                     # actions the referee refused (a bug: must stay 0)
+        # the first refusal (hand, seq, action, why): the players stop there (sending a refused action again would
+        # be refused again, for ever) and the run ends, failed
+        self.refusal: dict[str, Any] | None = None
         self.games_ended: list[dict] = []
 
     def use_rules(self, rules) -> None:
@@ -102,9 +105,25 @@ class GameRunner:
         session = self.run.session
         assert session is not None
         why = session.hand.take(hand, action, seq)
-        if why is not None and not session.scoreboard.recorded(hand):
-            self.refused += 1
-            log.error("hand %d: the referee refused %s: %s", hand, action.text(), why)
+        if why is None or session.scoreboard.recorded(hand):
+            return
+        if session.hand.hand != hand:
+            # (the table is not at this hand yet: booting, or restoring it after a power cut; sent again when it is)
+            log.debug("hand %d: action %d waits: %s", hand, seq, why)
+            return
+        self._refused(hand, seq, action, str(why))
+
+    def _refused(self, hand: int, seq: int, action: Action, why: str) -> None:
+        """The table's referee refused what the players did: the simulated players and the referee disagree on the
+        rules (a bug of one of them).  Said once; the players stop and the run ends (not completed)."""
+        self.refused += 1
+        if self.refusal is not None:
+            return
+        self.refusal = {"hand": hand, "seq": seq, "action": action.text(), "why": why}
+        log.error("hand %d: the referee refused action %d, %s: %s; the players stop (a bug: the players and the "
+                  "referee disagree)", hand, seq, action.text(), why)
+        self.play = None
+        self.run.players.finished = True
 
     def _in_step(self) -> bool:
         """Whether the table's referee has every action so far (if not, what it lacks is sent again)."""
@@ -112,6 +131,8 @@ class GameRunner:
         if session is None or session.hand.hand != self.hand_no:
             return False
         taken = session.hand.referee.last_seq
+        if self.refusal is not None:
+            return False
         for seq in range(taken + 1, len(self._sent) + 1):
             self._send(seq, self._sent[seq - 1])
         return taken >= len(self._sent)

@@ -44,6 +44,9 @@ def build_report(run, rules: str, hands_requested: int, wall_s: float) -> dict[s
         "hands_won": game.hands_won if game is not None else 0,
         "hands_drawn": game.drawn if game is not None else 0,
         "false_wins": game.false_wins if game is not None else 0,
+        # actions the table's referee refused (a bug: the players stopped at the first, named here)
+        "refused_actions": game.refused if game is not None else 0,
+        "refusal": game.refusal if game is not None else None,
         # hands by how many sides won them: 0 to 3 where the rest play on after a win (四川)
         "winners_per_hand": {str(n): c for n, c in sorted(game.winners_per_hand.items())} if game is not None else {},
         "wins": list(wins),                                 # (the most recent ones, at most sim.game_runner.WINS_KEPT)
@@ -181,6 +184,9 @@ def hands_line(report: dict[str, Any], tr: Translations = ENGLISH) -> str:
     line += _(", %(won)s won, %(drawn)s drawn") % {"won": report["hands_won"], "drawn": report["hands_drawn"]}
     if report["false_wins"]:
         line += ngettext(", %(n)s false win", ", %(n)s false wins", report["false_wins"]) % {"n": report["false_wins"]}
+    if report.get("refused_actions"):
+        line += ngettext(", %(n)s action refused by the table's referee", ", %(n)s actions refused by the table's "
+                         "referee", report["refused_actions"]) % {"n": report["refused_actions"]}
     return line
 
 

@@ -284,13 +284,18 @@ def _told(args: argparse.Namespace, report: dict, hands: list, results: dict, co
     if not completed:
         print("mjtable sim: " + _("the run did not complete (the table is: %(state)s)")
               % {"state": words.state(report["final_state"])}, file=sys.stderr)
+    refusal = report.get("refusal")
+    if refusal:
+        print("mjtable sim: " + _("BUG: the table's referee refused hand %(hand)s's action %(seq)s (%(action)s): "
+                                  "%(why)s; the players stopped there")
+              % refusal, file=sys.stderr)
     if not report["chips_conserved"]:
         print("mjtable sim: " + _("INVARIANT BROKEN: the stored payments and chips do not add up"), file=sys.stderr)
     unsafe = any(report["motor_s_under_interlock"].values())
     if unsafe:
         print("mjtable sim: " + _("INVARIANT BROKEN: a motor ran while an interlock was active"), file=sys.stderr)
     latched = report["final_state"] == "latched"
-    return 1 if latched or not completed or not report["chips_conserved"] or unsafe else 0
+    return 1 if latched or not completed or refusal or not report["chips_conserved"] or unsafe else 0
 
 
 def _interrupted(*_: object) -> None:

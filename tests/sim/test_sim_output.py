@@ -195,3 +195,40 @@ def test_a_hand_laid_on_a_seat_pad_is_in_the_pads_inventory_until_the_table_is_c
 def test_world_files_are_ignored_by_git():
     ignored = (Path(__file__).parents[2] / ".gitignore").read_text().split()
     assert "*.world.json" in ignored
+
+
+def test_an_action_the_referee_refuses_stops_the_players_and_fails_the_run(monkeypatch, tmp_path, capsys, caplog):
+    """The simulated players and the table's referee disagreeing (a bug of one of them): the refused action is said
+    once, the players stop there instead of sending it again for ever, the report names it and the run fails."""
+    import json
+    import logging
+
+    from firmware.cli.main import main
+    from firmware.game.hand_in_play import HandInPlay
+    from firmware.rules.hand_record import BadRecord
+
+    take = HandInPlay.take
+    refused: list[tuple[int, int]] = []
+
+    def referee_with_a_bug(self, hand, action, seq=None):
+        if hand == 1 and seq == 7:
+            refused.append((hand, seq))
+            try:
+                raise BadRecord("a rule this referee has wrong")
+            except BadRecord as exc:
+                from firmware.i18n import text_of
+                return text_of(exc)
+        return take(self, hand, action, seq)
+    monkeypatch.setattr(HandInPlay, "take", referee_with_a_bug)
+    report_file = tmp_path / "report.json"
+    with caplog.at_level(logging.ERROR, logger="sim.game_runner"):
+        code = main(["sim", "--hands", "2", "--seed", "1", "--report", str(report_file)])
+    err = capsys.readouterr().err
+    report = json.loads(report_file.read_text())
+    assert code == 1
+    assert refused == [(1, 7)]                                       # sent once: never again
+    assert report["refused_actions"] == 1 and report["refusal"]["hand"] == 1 and report["refusal"]["seq"] == 7
+    assert "a rule this referee has wrong" in report["refusal"]["why"]
+    assert "BUG: the table's referee refused hand 1's action 7" in err
+    assert len([r for r in caplog.records if "the referee refused" in r.getMessage()]) == 1
+    assert report["hands_played"] == 0
