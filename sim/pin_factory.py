@@ -10,7 +10,10 @@ gpiozero's mock machinery is done here in one step each way (the same checks,
 the same record of states, the same ``when_changed`` call into the device
 that the HAL created): a level driven on an input, a state written to an
 output, a state read.  The devices (``DigitalInputDevice`` ...) and the HAL
-above them run unchanged.
+above them run unchanged, but for the device's two ``threading.Event`` s
+(active, inactive), set and cleared on every edge for a thread that would
+wait: on a simulated pin each is a :class:`LoopEvent`, the same flag without
+the lock and condition (nothing can wait for a level on virtual time).
 """
 
 from __future__ import annotations
@@ -27,6 +30,39 @@ OutputListener = Callable[[float], None]
 STATES_KEPT = 32          # recent level changes kept per pin
 _RISING = frozenset({"both", "rising"})
 _FALLING = frozenset({"both", "falling"})
+
+
+class LoopEvent:
+    """``threading.Event``'s flag for a device on a simulated pin: its level changes on the virtual loop, so no
+    thread may wait for it (a wait that would block says so)."""
+
+    __slots__ = ("_flag",)
+
+    def __init__(self, flag: bool = False) -> None:
+        self._flag = flag
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def set(self) -> None:
+        self._flag = True
+
+    def clear(self) -> None:
+        self._flag = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self._flag or timeout == 0:
+            return self._flag
+        raise RuntimeError("a simulated pin changes on the virtual loop: no thread can wait for its level")
+
+
+def _loop_events(device: object) -> None:
+    """A device that listens to a simulated pin: its active/inactive events as :class:`LoopEvent` s (the flags
+    as they are)."""
+    for name in ("_active_event", "_inactive_event"):
+        event = getattr(device, name, None)
+        if event is not None and not isinstance(event, LoopEvent):
+            setattr(device, name, LoopEvent(event.is_set()))
 
 
 class SimPin(MockPWMPin):
@@ -63,6 +99,11 @@ class SimPin(MockPWMPin):
         self._change_state(float(value))
 
     state = property(_get_state, _set_state, doc=MockPWMPin.state.__doc__)
+
+    def _set_when_changed(self, value) -> None:
+        super()._set_when_changed(value)
+        if value is not None:
+            _loop_events(getattr(value, "__self__", None))
 
     def clear_states(self) -> None:
         self._last_change = self.factory.ticks()

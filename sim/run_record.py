@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
+from typing import Iterator
 
 from firmware.events import Event
 
@@ -57,9 +58,35 @@ class Tally:
 WARNINGS_KEPT = 100     # per kind (a chart or part warns once a boot)
 
 
+class RecentEvents:
+    """The last ``EVENTS_KEPT`` events, read back as :class:`Event` s in order.
+
+    Each is kept as ``(topic, at_s, keys, values)``, tuples of its data's keys and values: the garbage
+    collector stops tracking a tuple that holds only strings, numbers and such tuples, so a full collection
+    does not walk the tens of thousands of events kept (an ``Event``, or any tuple holding a dict, stays
+    tracked for life).  Reading one back makes a new ``Event`` with an equal data dict.
+    """
+
+    __slots__ = ("_kept",)
+
+    def __init__(self, maxlen: int = EVENTS_KEPT) -> None:
+        self._kept: deque[tuple[str, float, tuple, tuple]] = deque(maxlen=maxlen)
+
+    def append(self, event: Event) -> None:
+        data = event.data
+        self._kept.append((event.topic, event.at_s, tuple(data), tuple(data.values())))
+
+    def __iter__(self) -> Iterator[Event]:
+        for topic, at_s, keys, values in self._kept:
+            yield Event(topic, at_s, dict(zip(keys, values)))
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
 class RunRecord:
     def __init__(self) -> None:
-        self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
+        self.events = RecentEvents()
         self.faults: deque = deque(maxlen=FAULTS_KEPT)
         self.stack_s = Tally()
         self.waits_s = Tally()

@@ -49,9 +49,10 @@ COMMANDS_GROUP = "mjtable.commands"
 # the firmware's own commands' modules (in firmware.cli), in the order --help lists them
 COMMAND_MODULES = ("sim_cmd", "config_cmd", "deal_cmd", "diag_cmd", "reader_sim_cmd", "score_cmd", "run_cmd",
                    "install_cmd", "release_cmd", "web_cmd", "fleet_cmd", "verify_cmd")
-# a command run in a pipeline, whose start-up counts: ``mjtable score ...`` builds its own parser alone, without
-# importing the other commands' modules (the same parser, arguments, help and errors as in the whole)
-ALONE = {"score": "score_cmd"}
+# commands whose start-up counts, ``mjtable score ...`` (run in a pipeline) and ``mjtable sim ...`` (its CPU per
+# simulated second counts the start-up): each builds its own parser alone, without importing the other commands'
+# modules (the same parser, arguments, help and errors as in the whole)
+ALONE = {"score": "score_cmd", "sim": "sim_cmd"}
 
 
 class CommandLine(argparse.ArgumentParser):

@@ -6,23 +6,20 @@ hypergeometric, and the covariance of two kinds comes from the bivariate
 hypergeometric; both are summed exactly.  Neighbours in a wall: every
 neighbouring pair of positions holds an ordered pair of distinct tiles
 drawn uniformly, so the mean is exact (matching ordered pairs over
-``N(N-1)``, times the neighbouring positions); the variance, which depends
-on overlapping neighbours, is estimated once per composition by a seeded
-simulation of uniform shuffles (deterministic, a bounded cache).
+``N(N-1)``, times the neighbouring positions); so is the variance, from the
+covariances of two neighbouring pairs: sharing a tile (three distinct tiles,
+the shared one matching both others) or not (four distinct tiles, two
+matching pairs), counted over the tile counts (a bounded cache).
 """
 
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 from functools import lru_cache
 
-from firmware.fairness.patterns import HAND_TILES, Pattern, count_neighbours, neighbours_match
+from firmware.fairness.patterns import HAND_TILES, Pattern, neighbours_match
 from firmware.tiles.tile import FLOWER_BASE
-
-VARIANCE_SHUFFLES = 3000
-
 
 @dataclass(frozen=True)
 class Moments:
@@ -54,26 +51,31 @@ def hand_pairs(copies: tuple[int, ...], hand: int = HAND_TILES) -> Moments:
 
 @lru_cache(maxsize=16)
 def wall_neighbours(pattern: Pattern, kinds: tuple[int, ...], side_lengths: tuple[int, ...]) -> Moments:
-    """Neighbours matching ``pattern`` along walls of ``side_lengths`` laid from the tiles ``kinds`` (sorted)."""
+    """Neighbours matching ``pattern`` along walls of ``side_lengths`` laid from the tiles ``kinds`` (sorted).
+
+    With ``I_s`` a neighbouring pair of positions matching and ``d(t)`` the tiles other than ``t`` that
+    match it, over the ``N`` tiles: ``P(I_s) = M / N(N-1)`` with ``M = sum d(t)``; two pairs sharing a
+    position both match with ``sum d(t)(d(t)-1) / N(N-1)(N-2)``, two disjoint ones with
+    ``(M^2 - 4 sum d(t)^2 + 2M) / N(N-1)(N-2)(N-3)`` (the matching pairs less those meeting the first)."""
     n = len(kinds)
     counts: dict[int, int] = {}
     for kind in kinds:
         counts[kind] = counts.get(kind, 0) + 1
-    matching = sum(ca * (cb - (a == b)) for a, ca in counts.items() for b, cb in counts.items()
-                   if neighbours_match(pattern, a, b))
+    others = {a: sum(cb for b, cb in counts.items() if neighbours_match(pattern, a, b))
+              - neighbours_match(pattern, a, a) for a in counts}                 # d(t) for a tile of kind a
+    matching = sum(ca * others[a] for a, ca in counts.items())
     slots = sum(max(0, length - 1) for length in side_lengths)
-    mean = slots * matching / (n * (n - 1)) if n > 1 else 0.0
-    rng = random.Random(f"mjtable-fairness-null:{pattern.value}:{n}:{side_lengths}")
-    tiles = list(kinds)
-    total = total_sq = 0.0
-    for _ in range(VARIANCE_SHUFFLES):
-        rng.shuffle(tiles)
-        seqs, at = [], 0
-        for length in side_lengths:
-            seqs.append(tiles[at:at + length])
-            at += length
-        x = count_neighbours(pattern, seqs)
-        total += x
-        total_sq += x * x
-    var = total_sq / VARIANCE_SHUFFLES - (total / VARIANCE_SHUFFLES) ** 2
-    return Moments(mean, math.sqrt(max(var, 1e-9)))
+    if n < 2 or not slots:
+        return Moments(0.0, math.sqrt(1e-9))
+    p = matching / (n * (n - 1))
+    sharing = sum(2 * max(0, length - 2) for length in side_lengths)    # ordered pairs of pairs sharing a tile
+    disjoint = slots * (slots - 1) - sharing
+    var = slots * p * (1 - p)
+    if sharing:
+        both = sum(ca * others[a] * (others[a] - 1) for a, ca in counts.items()) / (n * (n - 1) * (n - 2))
+        var += sharing * (both - p * p)
+    if disjoint:
+        squares = sum(ca * others[a] ** 2 for a, ca in counts.items())
+        both = (matching * matching - 4 * squares + 2 * matching) / (n * (n - 1) * (n - 2) * (n - 3))
+        var += disjoint * (both - p * p)
+    return Moments(slots * p, math.sqrt(max(var, 1e-9)))

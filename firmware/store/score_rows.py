@@ -173,6 +173,7 @@ class ScoreRows:
     def record_result(self, game: int, hand: int, dealer: int, winners: list[int], drawn: bool, items: list[dict],
                       note: str, round_wind: int, record: str) -> bool:
         """A hand's result row (with its record as JSON), in the caller's batch.  False: recorded before."""
+        self.store.unscored_hand = None
         cur = self.store.write(
             "INSERT OR IGNORE INTO hand_results (hand, game, dealer, winners, drawn, fans, note, round_wind, record) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (hand, game, dealer, json.dumps(winners), int(drawn),
@@ -181,7 +182,14 @@ class ScoreRows:
         return cur.rowcount > 0
 
     def has_result(self, hand: int) -> bool:
-        return bool(self.store.read("SELECT 1 FROM hand_results WHERE hand = ?", (hand,)))
+        """Whether ``hand`` has its result row (a hand found without one is remembered until a result is
+        written: see ``TableStore.unscored_hand``)."""
+        if hand == self.store.unscored_hand:
+            return False
+        if self.store.read("SELECT 1 FROM hand_results WHERE hand = ?", (hand,)):
+            return True
+        self.store.unscored_hand = hand
+        return False
 
     def payments_of(self, hand: int) -> list[dict[str, Any]]:
         """Every payment of ``hand``, in the order written."""

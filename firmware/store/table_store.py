@@ -66,6 +66,10 @@ class TableStore:
         self.before_commit: list[Callable[[sqlite3.Connection], None]] = []   # more rows in every transaction
         self.failing = False
         self.keep_events = False       # a table with a [fleet] section keeps its events in the outbox
+        # the hand last found with no result row (ScoreRows.has_result, asked at every action): this process
+        # is the table's one writer and results are written only through ScoreRows.record_result, which
+        # forgets it before writing (a rolled-back result is then read again)
+        self.unscored_hand: int | None = None
         self._depth = 0
         if self.path != ":memory:":
             _check_header(Path(self.path))

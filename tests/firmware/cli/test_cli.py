@@ -1,5 +1,7 @@
 """The command line as a whole: every subcommand listed with examples, bad input is a clear error, never a traceback."""
 
+import argparse
+
 import pytest
 
 from firmware.cli.main import build_parser, main
@@ -117,3 +119,14 @@ def test_a_command_plugin_that_cannot_be_imported_leaves_the_tables_commands_wor
     parser = cli_main.build_parser()
     assert "sim" in parser.format_help() and "broken" not in parser.format_help()
     assert "mjtable broken is not available" in caplog.text
+
+
+def test_sim_alone_has_the_whole_command_lines_sim():
+    """``mjtable sim`` builds its parser alone (its start-up counts): the same arguments and help as in the whole."""
+    from firmware.cli import main as cli_main
+
+    def sim_help(parser) -> str:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return sub.choices["sim"].format_help()
+
+    assert sim_help(cli_main.build_parser("sim")) == sim_help(cli_main.build_parser(plugins=False))
