@@ -21,6 +21,8 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode      # as
 _ITEM_TEXT: dict[int, tuple[Item, str]] = {}
 _REASON_TEXT: dict[int, tuple[Reason, str]] = {}
 _WIND_KEYS = [_ENCODE(w) + ": " for w in WIND_CODES]
+_PAIRS = [[f'{{"payer": {_ENCODE(a)}, "payee": {_ENCODE(b)}, "amount": ' for b in WIND_CODES] for a in WIND_CODES]
+_UNIT_TEXT: dict[str, str] = {}         # a rule set's unit (fan, point, doubling) as JSON
 _BOOL = {True: "true", False: "false"}
 
 
@@ -53,9 +55,17 @@ def _money(p: Payment) -> str:
         if len(_REASON_TEXT) >= MAX_FRAGMENTS:
             _REASON_TEXT.clear()
         _REASON_TEXT[id(reason)] = (reason, why)
-    held = ', "held": true' if p.held else ""
-    return (f'{{"payer": {_ENCODE(WIND_CODES[p.payer])}, "payee": {_ENCODE(WIND_CODES[p.payee])}, '
-            f'"amount": {_number(p.amount)}, {why}, "event": {_number(p.event)}{held}}}')
+    held = ', "held": true}' if p.held else "}"
+    return f'{_PAIRS[p.payer][p.payee]}{_number(p.amount)}, {why}, "event": {_number(p.event)}{held}'
+
+
+def _unit(unit: Any) -> str:
+    text = _UNIT_TEXT.get(unit) if type(unit) is str else None
+    if text is None:
+        text = _ENCODE(unit)
+        if type(unit) is str and len(_UNIT_TEXT) < MAX_FRAGMENTS:
+            _UNIT_TEXT[unit] = text
+    return text
 
 
 def case_json(case: Case, verdict: WinVerdict, payments: list[Payment], wants: bool) -> str | None:
@@ -65,8 +75,8 @@ def case_json(case: Case, verdict: WinVerdict, payments: list[Payment], wants: b
     try:
         text = _text(case, verdict, payments, wants)
         text.encode("utf-8")
-    except (TypeError, ValueError):             # (a lone surrogate, a value the encoder refuses: as to_json)
-        return None
+    except (TypeError, ValueError, IndexError):     # (a lone surrogate, a value the encoder refuses, a seat
+        return None                                 # out of range: as outcome_answer and to_json say it)
     if "\x85" in text or "\u2028" in text or "\u2029" in text:
         return None
     return text
@@ -82,7 +92,7 @@ def _text(case: Case, verdict: WinVerdict, payments: list[Payment], wants: bool)
         total = verdict.total
         parts += [', "win": true, "total": ', _number(total), ', "total_without_flowers": ',
                   _number(score.total_without_flowers + (total - score.total)), ', "meets_minimum": ',
-                  _truth(score.legal), ', "unit": ', _ENCODE(score.unit), ', "fans": [',
+                  _truth(score.legal), ', "unit": ', _unit(score.unit), ', "fans": [',
                   ", ".join(map(_item, verdict.items)), "]"]
         if not verdict.legal:
             parts += [', "reason": ', _ENCODE(verdict.reason)]

@@ -27,6 +27,7 @@ from firmware.rules.money import SEATS, Payment, deltas
 from firmware.rules.ruleset import RuleSet, WinSituation
 from firmware.rules.settlement import WinVerdict, settle_hand
 from firmware.rules.win import WIND_CODES, Meld, MeldKind
+from firmware.tiles.sets import TileSet
 
 OFFSET = {"left": 1, "opposite": 2, "right": 3}        # the feeder relative to the claimer, as in Meld.source
 MAX_DEALER_STREAK = 1000
@@ -210,6 +211,24 @@ def outcome_answer(case: Case, verdict: WinVerdict, payments: list[Payment], wan
     return out
 
 
+_ROOM: dict[int, tuple[TileSet, int]] = {}      # by the set's id (the entry holds the set): a few sets at most
+MAX_ROOM_ENTRIES = 16
+
+
+def _flower_room(tiles: TileSet) -> int:
+    """The flowers a win may declare in ``tiles`` with no tile of the record refused (at most 8, the most a Win
+    holds); -1 when some kind of the 34 is not in the set (a case is then settled the record's way)."""
+    kept = _ROOM.get(id(tiles))
+    if kept is not None and kept[0] is tiles:
+        return kept[1]
+    copies = tiles.copies
+    room = min(8, sum(copies[34:])) if all(copies[:34]) else -1
+    if len(_ROOM) >= MAX_ROOM_ENTRIES:
+        _ROOM.clear()
+    _ROOM[id(tiles)] = (tiles, room)
+    return room
+
+
 def plain_settlement(case: Case, ruleset: RuleSet, table: dict[str, Any]) -> tuple[WinVerdict, list[Payment]] | None:
     """(the win's verdict, the hand's payments) as ``settle_hand`` gives them for the case's record, without the
     record, when nothing but the win can pay or refuse: a rule set of plain settlement (``RuleSet``), a table
@@ -224,8 +243,7 @@ def plain_settlement(case: Case, ruleset: RuleSet, table: dict[str, Any]) -> tup
             or table["won"] or table["melds"] or table["open_seats"] or table["dead_hands"] \
             or table["first_discard_followed"] or table["liable"] is not None:
         return None
-    copies = ruleset.tiles.copies
-    if win.flowers > min(8, sum(copies[34:])) or not all(copies[:34]):
+    if win.flowers > _flower_room(ruleset.tiles):
         return None
     side = win.seat_wind
     source = None
