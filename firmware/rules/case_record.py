@@ -23,10 +23,11 @@ from typing import Any
 
 from firmware.rules.case_format import Case, CaseError, _integer, _meld, _winds, describe
 from firmware.rules.hand_record import Action, HandRecord, Verb
-from firmware.rules.money import SEATS, deltas
-from firmware.rules.ruleset import RuleSet
-from firmware.rules.settlement import settle_hand
+from firmware.rules.money import SEATS, Payment, deltas
+from firmware.rules.ruleset import RuleSet, WinSituation
+from firmware.rules.settlement import WinVerdict, settle_hand
 from firmware.rules.win import WIND_CODES, Meld, MeldKind
+from firmware.tiles.sets import TileSet
 
 OFFSET = {"left": 1, "opposite": 2, "right": 3}        # the feeder relative to the claimer, as in Meld.source
 MAX_DEALER_STREAK = 1000
@@ -153,9 +154,10 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
     return record
 
 
-def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
-    """The answer to one case (ValueError: the case cannot be settled as given, e.g. context missing)."""
-    wants = "discarder" in data
+def case_outcome(case: Case, ruleset: RuleSet, table: dict[str, Any],
+                 wants: bool) -> tuple[WinVerdict, list[Payment]]:
+    """(the win's verdict, the hand's payments) of one case (CaseError: it cannot be settled as given, e.g.
+    context missing); ``wants``: the case asks for payments."""
     try:
         ruleset = ruleset.with_options(table["options"])
     except ValueError as exc:
@@ -167,8 +169,23 @@ def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[
         raise CaseError(f"rule set {ruleset.name}: payments depend on which other seats were closed; give "
                         "'table.open_seats' (the seat winds that chowed, punged or exposed a kong; [] for none) or "
                         "'table.melds'")
-    settled = settle_hand(ruleset, case_record(case, ruleset.name, table))
-    verdict = settled.verdicts[-1]
+    plain = plain_settlement(case, ruleset, table)
+    if plain is not None:
+        verdict, payments = plain
+    else:
+        settled = settle_hand(ruleset, case_record(case, ruleset.name, table))
+        verdict, payments = settled.verdicts[-1], settled.payments
+    return verdict, payments
+
+
+def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one case (ValueError: the case cannot be settled as given, e.g. context missing)."""
+    wants = "discarder" in data
+    return outcome_answer(case, *case_outcome(case, ruleset, table, wants), wants)
+
+
+def outcome_answer(case: Case, verdict: WinVerdict, payments: list[Payment], wants: bool) -> dict[str, Any]:
+    """The answer to a case settled (``firmware.rules.case_json`` writes the same as JSON text)."""
     score = verdict.score
     assert score is not None
     if not score.shape:
@@ -183,15 +200,83 @@ def case_result(case: Case, ruleset: RuleSet, data: dict[str, Any], table: dict[
             if score.legal:
                 out["refused"] = verdict.reason
     if wants:
-        out["payments"] = {WIND_CODES[s]: d for s, d in enumerate(deltas(settled.payments, include_held=True))}
+        out["payments"] = {WIND_CODES[s]: d for s, d in enumerate(deltas(payments, include_held=True))}
         out["money"] = [dict(p.to_json(), payer=WIND_CODES[p.payer], payee=WIND_CODES[p.payee])
-                        for p in settled.payments]
+                        for p in payments]
         if verdict.breakdown:
             out["breakdown"] = {WIND_CODES[b.payer]: {"amount": b.amount, "items": [i.to_json() for i in b.items]}
                                 for b in verdict.breakdown}
         if verdict.liable is not None:
             out["liable"] = WIND_CODES[verdict.liable]
     return out
+
+
+_ROOM: dict[int, tuple[TileSet, int]] = {}      # by the set's id (the entry holds the set): a few sets at most
+MAX_ROOM_ENTRIES = 16
+
+
+def _flower_room(tiles: TileSet) -> int:
+    """The flowers a win may declare in ``tiles`` with no tile of the record refused (at most 8, the most a Win
+    holds); -1 when some kind of the 34 is not in the set (a case is then settled the record's way)."""
+    kept = _ROOM.get(id(tiles))
+    if kept is not None and kept[0] is tiles:
+        return kept[1]
+    copies = tiles.copies
+    room = min(8, sum(copies[34:])) if all(copies[:34]) else -1
+    if len(_ROOM) >= MAX_ROOM_ENTRIES:
+        _ROOM.clear()
+    _ROOM[id(tiles)] = (tiles, room)
+    return room
+
+
+def plain_settlement(case: Case, ruleset: RuleSet, table: dict[str, Any]) -> tuple[WinVerdict, list[Payment]] | None:
+    """(the win's verdict, the hand's payments) as ``settle_hand`` gives them for the case's record, without the
+    record, when nothing but the win can pay or refuse: a rule set of plain settlement (``RuleSet``), a table
+    that says nothing of the other seats, no chips, a flower count the set holds; None otherwise.
+
+    The record would hold the winner's sets (nothing paid, nothing refused: none but the winner's, no
+    discard before them) and the win, the case's own win (the same tiles, sets, flags and winds), its
+    number the count of those sets' actions.  tests/firmware/rules/test_plain_settlement.py compares the
+    two ways on every case of tests/data and thousands of generated ones."""
+    win = case.win
+    if not ruleset.plain_settlement or ruleset.play.plays_on or table["chips"] is not None or table["void"] \
+            or table["won"] or table["melds"] or table["open_seats"] or table["dead_hands"] \
+            or table["first_discard_followed"] or table["liable"] is not None:
+        return None
+    if win.flowers > _flower_room(ruleset.tiles):
+        return None
+    side = win.seat_wind
+    source = None
+    if not win.self_drawn:
+        source = case.discarder if case.discarder is not None else (side - 1) % SEATS
+        if source == side:
+            return None
+    event = 0                                   # (the win's action: after its sets', a 加杠 two actions)
+    for m in win.melds:
+        event += 2 if m.added and not m.concealed else 1
+    robbed = source is not None and win.kong_win
+    situation = WinSituation(side, source, 0, robbed=robbed, kong_discard=source is not None and not robbed
+                             and case.kong_discard, streak=table["dealer_streak"], long_hair=table["long_hair"],
+                             event=event)
+    verdict = WinVerdict(side, win.win_tile, source, False, win=win, event=event)
+    score = verdict.score = ruleset.score(win)
+    if not score.legal:
+        verdict.reason = score.reason or "not a legal win"
+        verdict.payments = list(ruleset.false_win_payments(side, situation))
+        return verdict, list(verdict.payments)
+    refused = ruleset.refusal(score, situation)
+    money = ruleset.win_payments(win, score, situation) if refused is None else None
+    if refused is not None or money is None:
+        verdict.reason = refused or "refused"
+        verdict.payments = list(ruleset.refused_win_payments(win, score, situation))
+        return verdict, list(verdict.payments)
+    verdict.legal = True
+    verdict.liable = money.liable
+    verdict.breakdown = money.breakdown
+    verdict.context_items = money.context_items
+    verdict.transferred = money.transferred
+    verdict.payments = list(money.payments)
+    return verdict, list(verdict.payments)
 
 
 def record_result(case_id: Any, ruleset: RuleSet, record: HandRecord) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
 from firmware.rules.case_format import (MAX_DEPTH, NOTES, ONE_CASE_PER_LINE, CaseError, UnreadableLine, describe,
                                         id_problem, load_object, nesting, parse_case, valid_id)
-from firmware.rules.case_record import case_result, record_result, table_context
+from firmware.rules.case_json import case_json
+from firmware.rules.case_record import case_outcome, case_result, outcome_answer, record_result, table_context
 from firmware.rules.hand_record import BadRecord, HandRecord
 from firmware.rules.names import DEFAULT, RULE_NAMES
 from firmware.rules.registry import load_ruleset
@@ -211,8 +212,8 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
                 answer, verdict = {"id": None, "error": f"not UTF-8: byte 0x{item[exc.start]:02x} at byte "
                                                         f"{exc.start + 1} of the line"}, UNREADABLE
             else:
-                answer, verdict = _answer(text, rules)
-        write(to_json(answer) + "\n")
+                answer, verdict = _answer(text, rules, True)
+        write((answer if type(answer) is str else to_json(answer)) + "\n")
         if flush is not None:
             flush()
         summary.answered += 1
@@ -333,11 +334,14 @@ def _record_answer(case_id: Any, data: dict[str, Any], default_rules: str | None
 
 def score_line(line: str, default_rules: str | None = None) -> dict[str, Any]:
     """The answer to one line: a result, or ``{"id", "error"}``; never raises."""
-    return _answer(line, default_rules)[0]
+    answer = _answer(line, default_rules)[0]
+    assert not isinstance(answer, str)
+    return answer
 
 
-def _answer(line: str, default_rules: str | None) -> tuple[dict[str, Any], str]:
-    """(answer, verdict): SCORED, INVALID (a JSON object that is not a valid case), UNREADABLE or INTERNAL."""
+def _answer(line: str, default_rules: str | None, as_text: bool = False) -> tuple[dict[str, Any] | str, str]:
+    """(answer, verdict): SCORED, INVALID (a JSON object that is not a valid case), UNREADABLE or INTERNAL;
+    ``as_text``: a scored case's answer may be given as its JSON text already (``to_json``'s)."""
     case_id = None
     try:
         try:
@@ -363,7 +367,12 @@ def _answer(line: str, default_rules: str | None) -> tuple[dict[str, Any], str]:
             return {"id": case_id, "error": f"rules {show(rules)} cannot be scored yet; scorers: "
                                             f"{', '.join(RULE_NAMES)}"}, INVALID
         try:
-            return case_result(case, load_ruleset(rules), data, table), SCORED
+            if not as_text:
+                return case_result(case, load_ruleset(rules), data, table), SCORED
+            wants = "discarder" in data
+            verdict, payments = case_outcome(case, load_ruleset(rules), table, wants)
+            text = case_json(case, verdict, payments, wants)
+            return (text if text is not None else outcome_answer(case, verdict, payments, wants)), SCORED
         except (CaseError, BadRecord) as exc:
             return {"id": case_id, "error": str(exc)}, INVALID
     except Exception as exc:                                # a bug of ours: this line's answer, not a crash

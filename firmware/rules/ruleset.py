@@ -173,6 +173,11 @@ class RuleSet:
     play = PlayRules()
     needs_open_seats = False           # does what a payer pays depend on whether that payer had opened?
     robbed_kong_paid = True            # does a 加杠 robbed by a win (抢杠和) keep its kong money?
+    # a plain settlement: a win's money (win_payments, false_win_payments, refused_win_payments, refusal) reads
+    # only the situation's winner, discarder and event, no kong or other on-the-spot money is paid, and play
+    # does not go on after a win; a case of the winner's sets alone may then be settled without the record
+    # (firmware.rules.case_record), the same payments as settle_hand's
+    plain_settlement = False
     aims = Aims()
 
     def __init__(self, config: RuleSetConfig) -> None:

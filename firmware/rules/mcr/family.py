@@ -30,6 +30,8 @@ def _item(fan: Fan, n: int) -> Item:
 
 
 class MCRRules(RuleSet):
+    plain_settlement = True            # (its money below reads the winner, the discarder and the event alone)
+
     def score(self, win: Win) -> Score:
         s = score(win)
         items = [_ITEMS.get((fan, n)) or _item(fan, n) for fan, n in s.fans]
