@@ -115,10 +115,11 @@ class _ScriptedNode:
 
     STUCK = "JetStream consumer '$G > $MQTT_rmsgs > $MQTT_rmsgs_fjFyEjc1' is not current"
 
-    def __init__(self, clock: list[float], problem_per_start: list[str]) -> None:
+    def __init__(self, clock: list[float], problem_per_start: list[str], current: bool = False) -> None:
         import subprocess
 
         self.name, self.clock, self.problems, self.starts, self.stops = "n1", clock, problem_per_start, 0, 0
+        self.current = current
         node = self
 
         class Proc:
@@ -142,6 +143,9 @@ class _ScriptedNode:
     def health_problem(self) -> str:
         return self.problems[min(self.starts, len(self.problems)) - 1]
 
+    def server_current(self) -> bool:
+        return self.current
+
     def log(self) -> str:
         return ""
 
@@ -161,16 +165,61 @@ def test_a_restarted_node_stuck_on_its_retained_messages_consumer_is_started_aga
     assert (node.starts, node.stops) == (starts, starts - 1)
 
 
-@pytest.mark.parametrize("problem", [_ScriptedNode.STUCK, "JetStream stream '$G > $MQTT_sess' is not current"])
-def test_a_node_never_healthy_fails_at_the_deadline(monkeypatch, problem):
-    """Stuck through every restart, or stuck on anything but the retained-messages consumer: the test fails
-    (with what ``/healthz`` said), it does not wait for ever."""
+@pytest.mark.parametrize("problem, current, failure", [
+    (_ScriptedNode.STUCK, False, "stuck on its retained-messages consumer and not current"),
+    ("JetStream stream '$G > $MQTT_sess' is not current", True, r"JetStream not ready \(.*is not current"),
+])
+def test_a_node_never_healthy_fails(monkeypatch, problem, current, failure):
+    """Stuck through every restart on its retained-messages consumer while the server is not current with the
+    cluster either, or stuck on anything else: the test fails (with what ``/healthz`` said), it does not wait for
+    ever."""
     from tests.support import nats_cluster
 
     clock = [0.0]
     monkeypatch.setattr(nats_cluster.time, "monotonic", lambda: clock[0])
-    node = _ScriptedNode(clock, [problem])
-    with pytest.raises(RuntimeError, match=r"JetStream not ready \(.*is not current"):
+    node = _ScriptedNode(clock, [problem], current=current)
+    with pytest.raises(RuntimeError, match=failure):
         nats_cluster.NatsCluster.restart(object.__new__(nats_cluster.NatsCluster), node)
     expected_starts = nats_cluster.RESTARTS_WHEN_STUCK + 1 if "rmsgs" in problem else 1
     assert node.starts == expected_starts
+
+
+def test_a_node_stuck_only_on_its_retained_messages_consumer_but_current_is_back(monkeypatch):
+    from tests.support import nats_cluster
+
+    clock = [0.0]
+    monkeypatch.setattr(nats_cluster.time, "monotonic", lambda: clock[0])
+    node = _ScriptedNode(clock, [_ScriptedNode.STUCK], current=True)
+    nats_cluster.NatsCluster.restart(object.__new__(nats_cluster.NatsCluster), node)
+    assert (node.starts, node.stops) == (nats_cluster.RESTARTS_WHEN_STUCK + 1, nats_cluster.RESTARTS_WHEN_STUCK)
+
+
+def test_healthz_s_refusal_is_read_as_its_error_text():
+    """``/healthz`` answers 503 with JSON whose ``>`` is written ``\\u003e``: the problem is its ``error``, as said."""
+    import http.server
+    import threading
+
+    from tests.support.nats_cluster import RETAINED_CONSUMER, NatsNode
+
+    body = (b'{"status":"unavailable","error":"JetStream consumer \'$G \\u003e $MQTT_rmsgs \\u003e '
+            b'$MQTT_rmsgs_fjFyEjc1\' is not current"}')
+
+    class Unavailable(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(503)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.HTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        node = object.__new__(NatsNode)
+        node.monitor_port = server.server_address[1]
+        problem = node.health_problem()
+        assert RETAINED_CONSUMER in problem and problem.endswith("is not current") and not node.server_current()
+    finally:
+        server.shutdown()
+        server.server_close()
