@@ -27,7 +27,11 @@ its minutes, hands and how it ended; :mod:`firmware.game.staff`).  Version
 7 keeps committed walls (:mod:`firmware.store.seal_rows`): each stacked
 set's seal (its commitment and preimage, rewritten with its wall) and each
 hand's (appended at the deal: the commitment, the preimage revealed when
-the hand ends, how its dice were thrown).  A
+the hand ends, how its dice were thrown).  Version 8 indexes a game's
+hand results and payments by game: the dealer rotation and the held
+payments are read for the game in play at every hand's result, and without
+the index each read scanned every hand the table had ever played (a table
+with a year of hands spent milliseconds a hand on it, growing).  A
 migration runs inside the transaction that sets the new version, so a power
 cut during an upgrade leaves the old file as it was.
 A file from a newer release is never opened for writing: the caller moves
@@ -43,7 +47,7 @@ from typing import Callable
 from firmware.store.records import RecordError
 from firmware.store.outbox import OUTBOX_SCHEMA, OUTBOX_TABLES
 
-CURRENT = 7
+CURRENT = 8
 
 SCHEMA_1 = """
 CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -121,6 +125,13 @@ CREATE TABLE table_sessions (id INTEGER PRIMARY KEY, opened_s REAL NOT NULL, min
     reason TEXT, ended_by TEXT)
 """
 
+# What version 8 changes: the game in play's results and payments found by its number (the dealer rotation at each
+# hand's end, the held payments), not by a scan of every hand the table has played.
+SCHEMA_8_CHANGES = """
+CREATE INDEX hand_results_by_game ON hand_results (game, hand);
+CREATE INDEX payments_by_game ON payments (game, held, hand)
+"""
+
 # What version 7 changes: committed walls (firmware/tiles/fair_walls.py).  ``wall_seals``: the seal of each stacked
 # set's walls (one row per set, rewritten with its ``walls`` row when the set is stacked again); ``hand_seals``: the
 # seal a hand was dealt from, appended once at its deal, with how its dice were thrown (``physical``/``electronic``).
@@ -162,6 +173,12 @@ def create(db: sqlite3.Connection) -> None:
     _migrate_4_to_5(db)
     _migrate_5_to_6(db)
     _migrate_6_to_7(db)
+    _migrate_7_to_8(db)
+
+
+def _migrate_7_to_8(db: sqlite3.Connection) -> None:
+    """The indexes by game (built from the rows there are: a few milliseconds for a year of hands)."""
+    run_script(db, SCHEMA_8_CHANGES)
 
 
 def _migrate_6_to_7(db: sqlite3.Connection) -> None:
@@ -372,4 +389,4 @@ def read_wall(stacks: int, tiles_per_side: int, faces: bytes) -> list:
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2,
                                                                2: _migrate_2_to_3, 3: _migrate_3_to_4,
                                                                4: _migrate_4_to_5, 5: _migrate_5_to_6,
-                                                               6: _migrate_6_to_7}
+                                                               6: _migrate_6_to_7, 7: _migrate_7_to_8}

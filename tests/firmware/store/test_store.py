@@ -110,6 +110,21 @@ def test_the_end_of_a_hand_reads_the_games_deal_only_where_games_end_by_rounds(t
     store.close()
 
 
+@pytest.mark.parametrize("made", ["new", "first release, migrated"])
+def test_the_game_in_play_is_read_by_its_number_not_by_a_scan_of_every_hand(tmp_path, made):
+    """The dealer rotation and the held payments are read at every hand's end: by the game's index, so that a table
+    with years of hands does not scan them all each hand (it did: milliseconds a hand, growing)."""
+    store = TableStore(tmp_path / "t.db" if made == "new" else _copy_schema0(tmp_path))
+    plans = []
+    for sql, args in (("SELECT dealer FROM hand_results WHERE game = ? ORDER BY hand", (1,)),
+                      ("SELECT payee, sum(amount) FROM payments WHERE game = ? AND held = ? GROUP BY payee", (1, 0)),
+                      ("SELECT count(*) FROM hand_results WHERE game = ?", (1,))):
+        plans.append(" ".join(row[-1] for row in store._db.execute(f"EXPLAIN QUERY PLAN {sql}", args)))
+    assert all("USING" in plan and "INDEX" in plan and "SCAN hand_results" not in plan
+               and "SCAN payments" not in plan for plan in plans), plans
+    store.close()
+
+
 def test_the_first_release_database_loads_after_every_migration(tmp_path):
     path = _copy_schema0(tmp_path)
     store = TableStore(path)
