@@ -39,6 +39,7 @@ RUN_CYCLES = 8_192
 RUN_EVERY = 512
 RUN_PROJECTED = 100_000
 RUN_FLAT_MB = 2.0               # growth projected over 100,000 cycles that still counts as flat
+RUN_CPU_FLAT = 1.15             # CPU per cycle, last quarter over first: above this it grows with the history
 
 
 def _scale() -> float:
@@ -129,9 +130,16 @@ def run_path(cycles: int = RUN_CYCLES, every: int = RUN_EVERY) -> dict:
         sxx = sum((s["cycles"] - mx) ** 2 for s in later)
         grow = sum((s["cycles"] - mx) * (s["rss_mb"] - my) for s in later) / sxx if sxx else 0.0
     projected = None if grow is None else grow * RUN_PROJECTED
+    # the CPU a cycle costs, the last quarter of the samples over the first after warm-up: a per-cycle read of
+    # something that grows with the table's history (a scan of every hand played) shows as a rising ratio
+    quarter = max(1, len(later) // 4)
+    cpu_growth = (round(sum(s["ms_per_cycle"] for s in later[-quarter:]) / sum(s["ms_per_cycle"]
+                                                                               for s in later[:quarter]), 2)
+                  if len(later) >= 2 else None)
     return {"samples": samples, "mb_per_cycle": None if grow is None else round(grow, 6),
             "projected_mb_100k": None if projected is None else round(projected, 1), "flat_mb": RUN_FLAT_MB,
-            "flat": projected is not None and projected <= RUN_FLAT_MB}
+            "flat": projected is not None and projected <= RUN_FLAT_MB, "cpu_growth": cpu_growth,
+            "cpu_flat": cpu_growth is not None and cpu_growth <= RUN_CPU_FLAT}
 
 
 def run() -> dict:
@@ -157,7 +165,9 @@ def print_table(results: dict) -> None:
     print(f"run path (the service with the simulated table, no players, virtual time): "
           f"{r['samples'][-1]['cycles'] if r['samples'] else 0} hand cycles, {r['mb_per_cycle']} MB per cycle from "
           f"the second sample, {r['projected_mb_100k']} MB over {RUN_PROJECTED:,} cycles "
-          f"({'flat' if r['flat'] else 'GROWING'}: at most {r['flat_mb']} MB)")
+          f"({'flat' if r['flat'] else 'GROWING'}: at most {r['flat_mb']} MB); CPU per cycle, the last quarter "
+          f"of the samples over the first: {r['cpu_growth']}x ({'flat' if r['cpu_flat'] else 'GROWING'}: at most "
+          f"{RUN_CPU_FLAT}x)")
     print("    cycles   RSS MB   peak MB   CPU ms/cycle")
     for x in r["samples"]:
         print(f"    {x['cycles']:6d}   {x['rss_mb']:6.2f}   {x['peak_mb']:7.2f}   {x['ms_per_cycle']:10.1f}")
