@@ -133,19 +133,9 @@ def case_record(case: Case, rules: str, table: dict[str, Any]) -> HandRecord:
     if table["liable"] is not None:
         record.actions.append(Action(Verb.LIABLE, table["liable"]))
     record.actions += _meld_actions(winner, win.melds)
-    flags = set()
-    if win.kong_win:
-        flags.add("kong_win")
-    if win.last_tile:
-        flags.add("last_tile")
-    if win.flower_win:
-        flags.add("flower_win")
-    if win.last_of_kind:
-        flags.add("last_of_kind")
-    if win.first_turn:
-        flags.add("first_turn")
-    if case.kong_discard:
-        flags.add("kong_discard")
+    flags = {name for name, on in (("kong_win", win.kong_win), ("last_tile", win.last_tile),
+                                   ("flower_win", win.flower_win), ("last_of_kind", win.last_of_kind),
+                                   ("first_turn", win.first_turn), ("kong_discard", case.kong_discard)) if on}
     source = None
     if not win.self_drawn:
         # (a discard win whose discarder the case does not name asks for no payments: any other side will do)

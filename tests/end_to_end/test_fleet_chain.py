@@ -116,20 +116,16 @@ class _ScriptedNode:
     STUCK = "JetStream consumer '$G > $MQTT_rmsgs > $MQTT_rmsgs_fjFyEjc1' is not current"
 
     def __init__(self, clock: list[float], problem_per_start: list[str], current: bool = False) -> None:
-        import subprocess
-
         self.name, self.clock, self.problems, self.starts, self.stops = "n1", clock, problem_per_start, 0, 0
         self.current = current
-        node = self
 
-        class Proc:
+        class Running:
             def poll(self):
                 return None
+        self.proc = Running()
 
-            def wait(self, timeout_s):
-                node.clock[0] += timeout_s
-                raise subprocess.TimeoutExpired("nats-server", timeout_s)
-        self.proc = Proc()
+    def pause(self):
+        self.clock[0] += 0.1
 
     def start(self):
         self.starts += 1
