@@ -1,4 +1,4 @@
-"""``mjtable score [--rules R] [FILE|-]``: score hands in the JSON-lines case format (one case per line)."""
+"""``mjtable score [--rules R] [--jobs N] [FILE|-]``: score hands in the JSON-lines case format (one case per line)."""
 
 # One strict-JSON answer per non-blank line, in order; a line that cannot be read or is not a valid case
 # gets an ``error`` answer naming the problem, and scoring goes on.  The input is read as bytes (lines of
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from firmware.cli.arg_types import add_rules_option
+from firmware.cli.arg_types import add_rules_option, count
 from firmware.cli.words import _, ngettext
 
 
@@ -34,10 +34,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=_("JSON-lines file (one case per line, at most 64 KiB each), or - for standard input "
                                "(default); exit status 0 when every line was read, 1 when some line could not be "
                                "read, 2 when the input cannot be opened or is one JSON document"))
+    parser.add_argument("--jobs", type=_jobs, default="auto", metavar="N|auto",
+                        help=_("worker processes that answer a file's lines (the answers stay in the input's "
+                               "order); auto (default): one per CPU, at most 4, for a file of 1 MiB or more, "
+                               "else one"))
     parser.set_defaults(func=run)
 
 
+def _jobs(text: str) -> int | str:
+    if text == "auto":
+        return text
+    return count(1, 64)(text)
+
+
 def run(args: argparse.Namespace) -> int:
+    from firmware.cli.score_workers import WorkerAnswers, auto_jobs
     from firmware.rules.case_scoring import score_input     # (imported here: ``mjtable --help`` scores nothing)
 
     if getattr(args, "own_process", False):
@@ -45,15 +56,18 @@ def run(args: argparse.Namespace) -> int:
         # every few hundred objects a line makes, need not look at it again (some 5% of a long file's time)
         gc.freeze()
     out = _utf8(sys.stdout)
-    if args.input == "-":
-        return _told(score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules))
-    path = Path(args.input)
+    path = None if args.input == "-" else Path(args.input)
+    jobs = getattr(args, "jobs", "auto")
+    jobs = auto_jobs(path) if jobs == "auto" else jobs
+    answers = WorkerAnswers(jobs) if jobs > 1 else None
+    if path is None:
+        return _told(score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules, answers))
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise ValueError(_("%(file)s: cannot read: %(error)s") % {"file": path, "error": exc.strerror or exc}) from None
     with handle:
-        return _told(score_input(handle, out, args.rules))
+        return _told(score_input(handle, out, args.rules, answers))
 
 
 def _told(summary) -> int:

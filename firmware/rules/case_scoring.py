@@ -184,11 +184,11 @@ def score_stream(lines: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO, 
 
 
 def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
-                rules: str | None = None) -> Summary:
+                rules: str | None = None, answers: Answers | None = None) -> Summary:
     """Write one strict-JSON answer per non-blank line of ``source`` to ``out``, in order (blank lines are
-    skipped).  When the first non-blank line opens a JSON array or object that later lines close, and the
-    whole parses, the input is one JSON document, not JSON lines: one error answer says so, and nothing
-    more is read."""
+    skipped); ``answers`` (default :func:`answer_items`) turns the lines into answers.  When the first
+    non-blank line opens a JSON array or object that later lines close, and the whole parses, the input is
+    one JSON document, not JSON lines: one error answer says so, and nothing more is read."""
     summary = Summary()
     chunked = getattr(source, "read1", None) is not None
     lines = iter_lines(source, before_wait=out.flush if chunked else None)
@@ -199,21 +199,11 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
         summary.answered = 1
         return summary
     write, flush = out.write, (out.flush if not chunked else None)     # (chunked: flushed before each wait)
-    for item in chain(ahead, lines):
-        if isinstance(item, TooLong):
-            answer, verdict = {"id": None, "error": f"line too long: {item.size} bytes, the limit is "
-                                                    f"{MAX_LINE_BYTES} bytes; {ONE_CASE_PER_LINE}"}, UNREADABLE
-        elif not item.strip(_BLANK):
+    for answered in (answers or answer_items)(chain(ahead, lines), rules):
+        if answered is None:
             continue
-        else:
-            try:
-                text = item.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                answer, verdict = {"id": None, "error": f"not UTF-8: byte 0x{item[exc.start]:02x} at byte "
-                                                        f"{exc.start + 1} of the line"}, UNREADABLE
-            else:
-                answer, verdict = _answer(text, rules, True)
-        write((answer if type(answer) is str else to_json(answer)) + "\n")
+        text, verdict = answered
+        write(text + "\n")
         if flush is not None:
             flush()
         summary.answered += 1
@@ -221,6 +211,35 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
         summary.invalid += verdict == INVALID
     out.flush()
     return summary
+
+
+# What answers a stream's lines in order: :func:`answer_items` here, or the same spread over worker processes.
+Answers = Callable[[Iterator[bytes | TooLong], str | None], Iterator[tuple[str, str] | None]]
+
+
+def answer_items(items: Iterable[bytes | TooLong], rules: str | None) -> Iterator[tuple[str, str] | None]:
+    """:func:`answer_item` of each item, in order."""
+    for item in items:
+        yield answer_item(item, rules)
+
+
+def answer_item(item: bytes | TooLong, rules: str | None) -> tuple[str, str] | None:
+    """(the answer's JSON text, its verdict) for one line as :func:`iter_lines` gives it; None for a blank line
+    (which gets no answer).  Never raises."""
+    if isinstance(item, TooLong):
+        answer, verdict = {"id": None, "error": f"line too long: {item.size} bytes, the limit is "
+                                                f"{MAX_LINE_BYTES} bytes; {ONE_CASE_PER_LINE}"}, UNREADABLE
+    elif not item.strip(_BLANK):
+        return None
+    else:
+        try:
+            text = item.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            answer, verdict = {"id": None, "error": f"not UTF-8: byte 0x{item[exc.start]:02x} at byte "
+                                                    f"{exc.start + 1} of the line"}, UNREADABLE
+        else:
+            answer, verdict = _answer(text, rules, True)
+    return (answer if type(answer) is str else to_json(answer)), verdict
 
 
 def _read_ahead(lines: Iterator[bytes | TooLong]) -> tuple[list[bytes | TooLong], str | None]:

@@ -1,0 +1,108 @@
+"""``mjtable score --jobs N``: a long file's lines answered by worker processes, in the input's order."""
+
+# The reading, the cutting into lines and the writing stay in the command's process; workers answer chunks
+# of CHUNK_LINES lines each (a chunk's answers come back as JSON text, in order).  At most IN_FLIGHT chunks
+# per worker are out at a time, so memory stays bounded whatever the file's size.  A worker that dies (killed,
+# out of memory) loses no line: the chunks it had, and every chunk after them, are answered in this process,
+# and a line on standard error says so.
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
+from pathlib import Path
+from typing import Iterator
+
+from firmware.cli.words import _
+from firmware.rules.case_scoring import TooLong, answer_item, answer_items
+
+log = logging.getLogger(__name__)
+
+CHUNK_LINES = 256               # lines a worker answers per request (each request costs a round trip)
+IN_FLIGHT = 2                   # chunks out per worker: one being answered, one queued behind it
+AUTO_MIN_BYTES = 1024 * 1024    # ``--jobs auto``: files this long or longer are shared out (about 5,000 cases)
+AUTO_MAX_JOBS = 4
+
+Answer = tuple[str, str] | None
+
+
+def auto_jobs(path: Path | None) -> int:
+    """``--jobs auto``: one process for standard input (answers go out as lines come in) and for files under
+    AUTO_MIN_BYTES (a worker's start costs more than it saves), else one per CPU this process may use, at most
+    AUTO_MAX_JOBS."""
+    if path is None:
+        return 1
+    try:
+        if path.stat().st_size < AUTO_MIN_BYTES:
+            return 1
+    except OSError:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, AUTO_MAX_JOBS))
+
+
+def answer_chunk(items: list[bytes | TooLong], rules: str | None) -> list[Answer]:
+    """A worker's job: :func:`~firmware.rules.case_scoring.answer_item` of each line of a chunk, in order."""
+    return [answer_item(item, rules) for item in items]
+
+
+class WorkerAnswers:
+    """The ``answers`` of :func:`~firmware.rules.case_scoring.score_input` over ``jobs`` worker processes."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.lost_workers = False       # a worker died; the rest was answered here
+
+    def __call__(self, items: Iterator[bytes | TooLong], rules: str | None) -> Iterator[Answer]:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        pending: deque[tuple[list[bytes | TooLong], Future[list[Answer]]]] = deque()
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context)
+        try:
+            while True:
+                chunk = list(islice(items, CHUNK_LINES))
+                if self.lost_workers:           # the chunks out first (answered here), then the rest, in order
+                    while pending:
+                        yield from self._collect(*pending.popleft(), rules)
+                    if not chunk:
+                        return
+                    yield from answer_items(chunk, rules)
+                    continue
+                if chunk:
+                    pending.append((chunk, self._submit(pool, chunk, rules)))
+                if pending and (not chunk or len(pending) >= self.jobs * IN_FLIGHT):
+                    yield from self._collect(*pending.popleft(), rules)
+                elif not chunk:
+                    return
+        finally:
+            for _, future in pending:
+                future.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self, pool: ProcessPoolExecutor, chunk: list[bytes | TooLong],
+                rules: str | None) -> Future[list[Answer]]:
+        try:
+            return pool.submit(answer_chunk, chunk, rules)
+        except BrokenProcessPool:
+            future: Future[list[Answer]] = Future()
+            future.set_exception(BrokenProcessPool("the worker pool is broken"))
+            return future
+
+    def _collect(self, chunk: list[bytes | TooLong], future: Future[list[Answer]],
+                 rules: str | None) -> Iterator[Answer]:
+        try:
+            answers = future.result()
+        except BrokenProcessPool as exc:
+            if not self.lost_workers:
+                self.lost_workers = True
+                log.warning("a scoring worker died (%s): the remaining lines are answered in one process", exc)
+                print("mjtable score: " + _("a worker process died; the remaining lines are answered in one "
+                                            "process"), file=sys.stderr)
+            answers = [answer_item(item, rules) for item in chunk]
+        yield from answers

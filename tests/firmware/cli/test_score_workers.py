@@ -1,0 +1,132 @@
+"""``mjtable score --jobs N``: worker processes give the same answers, in order, as one process; a dead worker
+loses no line; ``auto`` shares out long files only; what is read ahead stays bounded.
+
+The runs are processes of their own (``python -c``): a worker pool is forked from the scoring process, never
+from the test runner's."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from firmware.cli import score_workers
+from firmware.cli.score_workers import AUTO_MAX_JOBS, AUTO_MIN_BYTES, CHUNK_LINES, IN_FLIGHT, auto_jobs
+
+ROOT = Path(__file__).parents[3]
+DATA = ROOT / "tests" / "data"
+
+
+def _mixed_file(tmp_path: Path) -> Path:
+    """Several chunks of lines of every kind: cases of every rule set (some paying), bad JSON, invalid cases,
+    a line over the limit, bytes that are not UTF-8, blank lines, a record case."""
+    cases = []
+    for name in ("mcr-random.jsonl", "mcr-curated.jsonl", "mcr-negative.jsonl"):
+        cases += (DATA / name).read_bytes().splitlines()
+    oddities = [b"{not json", b"", b"   ", b'{"id": 9, "rules": "mcr", "hand": "1111m1m", "win_tile": "1m", '
+                b'"seat_wind": "E", "round_wind": "E"}', b'{"id": "x\xff"}', b"[1, 2]",
+                b'{"id": "long", "hand": "' + b"1" * (70 * 1024) + b'"}',
+                b'{"id": "r1", "record": {"rules": "mcr", "dealer": 0, "actions": ["wall_end"]}}']
+    lines = []
+    for i, case in enumerate(cases * 2):
+        lines.append(case)
+        if i % 97 == 0:
+            lines.append(oddities[i // 97 % len(oddities)])
+    assert len(lines) > 3 * CHUNK_LINES
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def _score(path: Path, *options: str, script: str = "") -> subprocess.CompletedProcess:
+    prelude = textwrap.dedent(script)
+    code = prelude + "\nimport sys\nfrom firmware.cli.main import main\nsys.exit(main())\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code, "score", *options, str(path)], capture_output=True,
+                          cwd=ROOT, env=env, timeout=120)
+
+
+def test_workers_answer_every_line_as_one_process_does_in_order(tmp_path):
+    path = _mixed_file(tmp_path)
+    one = _score(path, "--jobs", "1")
+    two = _score(path, "--jobs", "2")
+    assert one.returncode == two.returncode == 1            # (some lines cannot be read)
+    assert two.stdout == one.stdout
+    assert two.stderr == one.stderr
+    answers = [json.loads(line) for line in two.stdout.splitlines()]
+    assert any("error" in a for a in answers) and sum("total" in a for a in answers) > 500
+
+
+def test_a_dead_worker_loses_no_line(tmp_path):
+    """A worker killed (as the kernel's out-of-memory killer would) while answering a chunk: that chunk, the
+    ones out with it and the rest are answered in the command's process, in order, and a line says so."""
+    path = _mixed_file(tmp_path)
+    one = _score(path, "--jobs", "1")
+    kill = """
+        import os, signal
+        from firmware.cli import score_workers
+        answer = score_workers.answer_chunk
+        def dying(items, rules):
+            if os.getpid() != PARENT and any(b'"id": "upstream-0150"' in i for i in items if isinstance(i, bytes)):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return answer(items, rules)
+        PARENT = os.getpid()
+        score_workers.answer_chunk = dying
+    """
+    two = _score(path, "--jobs", "2", script=kill)
+    assert b'"id": "upstream-0150"' in path.read_bytes()
+    assert two.stdout == one.stdout
+    assert two.returncode == one.returncode
+    assert "a worker process died" in two.stderr.decode()
+
+
+def test_what_is_read_ahead_stays_bounded(tmp_path):
+    """However long the input, the lines read but not yet answered are at most the chunks out (IN_FLIGHT per
+    worker) and the one being cut."""
+    probe = f"""
+        import itertools
+        from firmware.cli.score_workers import WorkerAnswers
+        line = open({str(DATA / 'mcr-random.jsonl')!r}, 'rb').readline().rstrip(b'\\n')
+        read = 0
+        def lines():
+            global read
+            for _ in range(20_000):
+                read += 1
+                yield line
+        worst = answered = 0
+        for answer in WorkerAnswers(2)(lines(), None):
+            answered += answer is not None
+            worst = max(worst, read - answered)
+        print(answered, worst)
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
+    answered, worst = map(int, done.stdout.split())
+    assert answered == 20_000
+    assert worst <= (2 * IN_FLIGHT + 1) * CHUNK_LINES
+
+
+def test_auto_shares_out_long_files_only(tmp_path, monkeypatch):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(b"{}\n" * 10)
+    big.write_bytes(b"{}\n" * (AUTO_MIN_BYTES // 3 + 1))
+    monkeypatch.setattr(score_workers.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert auto_jobs(None) == 1                         # standard input: answers as lines come in
+    assert auto_jobs(small) == 1
+    assert auto_jobs(tmp_path / "missing.jsonl") == 1   # (the command says it cannot read it)
+    assert auto_jobs(big) == AUTO_MAX_JOBS
+    monkeypatch.setattr(score_workers.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert auto_jobs(big) == 1
+
+
+@pytest.mark.parametrize("value", ["0", "x", "65"])
+def test_jobs_must_be_a_count_or_auto(value, capsys):
+    from firmware.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "--jobs", value, os.devnull])
+    assert exit_.value.code == 2
+    assert "--jobs" in capsys.readouterr().err
