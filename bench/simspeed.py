@@ -78,14 +78,24 @@ def peak_mb() -> float:
 
 # -- in the parent -----------------------------------------------------------------------------------------
 def speed(hands: int = SPEED_HANDS, seed: int = 1, repeats: int = REPEATS) -> dict:
-    """Simulated s per CPU s of ``mjtable sim --hands N`` as a whole process (the best of ``repeats``)."""
+    """Simulated s per CPU s of ``mjtable sim --hands N`` as a whole process (the best of ``repeats``).
+
+    With the modules' compiled bytecode, as an installed table and a checkout's second run have it (pip
+    compiles at install, Python writes ``__pycache__`` on a first import): a shell with
+    ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module at every start (some 0.15 s).  A
+    one-hand run first writes it."""
+    env = _env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory(dir=_ram_folder()) as tmp:
+        subprocess.run([sys.executable, "-m", "firmware.cli.main", "sim", "--hands", "1", "--quiet", "--report",
+                        str(Path(tmp) / "r.json")], env=env, stdout=subprocess.DEVNULL, check=True)
     best: dict | None = None
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(dir=_ram_folder()) as tmp:
             report = Path(tmp) / "r.json"
             argv = [sys.executable, "-m", "firmware.cli.main", "sim", "--hands", str(hands), "--seed", str(seed),
                     "--quiet", "--report", str(report)]
-            proc = subprocess.Popen(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             if proc.returncode != 0:
