@@ -256,8 +256,12 @@ def case_line(case_id: int, w: Win, rng: random.Random) -> str:
 def score_lines() -> dict:
     """``mjtable score`` over N_LINES distinct MCR lines in its own process, startup included: as the command
     runs by default (``--jobs auto``: the file is over 1 MiB, so one worker per CPU, at most 4) and in one
-    process (``--jobs 1``), best of three each, the two alternating."""
+    process (``--jobs 1``), best of three each, the two alternating; with the modules' compiled bytecode, as an
+    install has it (see :func:`bench.simspeed.speed`)."""
     from firmware.cli.score_workers import auto_jobs
+
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     rng = random.Random(31)
     wins = _fresh_wins(3131, N_LINES, set())
@@ -274,13 +278,13 @@ def score_lines() -> dict:
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     start = time.perf_counter()
                     subprocess.run([sys.executable, "-m", "firmware.cli.main", "score", "--jobs", option, str(src)],
-                                   stdout=out, cwd=ROOT, check=True)
+                                   stdout=out, cwd=ROOT, env=env, check=True)
                     times["wall"].append(time.perf_counter() - start)
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     times["cpu"].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
                 answers[option] = dst.read_bytes()
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "firmware.cli.main", "score", os.devnull], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-m", "firmware.cli.main", "score", os.devnull], cwd=ROOT, env=env, check=True)
         startup = time.perf_counter() - start
     assert answers["auto"] == answers["1"], "the workers answer as one process does"
     lines = answers["1"].decode().splitlines()
