@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import sys
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -47,6 +48,12 @@ def auto_jobs(path: Path | None) -> int:
     return max(1, min(cpus, AUTO_MAX_JOBS))
 
 
+def _worker_start() -> None:
+    """A worker leaves Ctrl-C to the command (a terminal sends it to every process of the job): the command
+    stops handing out chunks and the workers stop when told, not midway through the pool's own locks."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def answer_chunk(items: list[bytes | TooLong], rules: str | None) -> list[Answer]:
     """A worker's job: :func:`~firmware.rules.case_scoring.answer_item` of each line of a chunk, in order."""
     return [answer_item(item, rules) for item in items]
@@ -63,7 +70,7 @@ class WorkerAnswers:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         pending: deque[tuple[list[bytes | TooLong], Future[list[Answer]]]] = deque()
-        pool = ProcessPoolExecutor(self.jobs, mp_context=context)
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start)
         try:
             while True:
                 chunk = list(islice(items, CHUNK_LINES))

@@ -6,6 +6,7 @@ from the test runner's."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -130,3 +131,28 @@ def test_jobs_must_be_a_count_or_auto(value, capsys):
         main(["score", "--jobs", value, os.devnull])
     assert exit_.value.code == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("after_lines", [1, 2_000, 10_000])
+def test_ctrl_c_stops_the_command_and_its_workers(tmp_path, after_lines):
+    """Ctrl-C at a terminal goes to every process of the job: the command stops (status 130) at once, with no
+    traceback from a worker, and no worker is left behind.  (Sent once so many answers have come out.)"""
+    path = tmp_path / "long.jsonl"
+    path.write_bytes((DATA / "mcr-random.jsonl").read_bytes() * 150)          # 30,000 lines: seconds of work
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli.main", "score", "--jobs", "2", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        for _ in range(after_lines):
+            assert proc.stdout.readline()
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.stdout.read()
+        assert proc.wait(timeout=10) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert b"Traceback" not in proc.stderr.read()
+    with pytest.raises(ProcessLookupError):                 # the whole group is gone
+        os.killpg(proc.pid, 0)
