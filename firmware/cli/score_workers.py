@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -29,6 +30,7 @@ CHUNK_LINES = 256               # lines a worker answers per request (each reque
 IN_FLIGHT = 2                   # chunks out per worker: one being answered, one queued behind it
 AUTO_MIN_BYTES = 1024 * 1024    # ``--jobs auto``: files this long or longer are shared out (about 5,000 cases)
 AUTO_MAX_JOBS = 4
+PR_SET_PDEATHSIG = 1              # prctl(2): the signal a process gets when its parent dies
 
 Answer = tuple[str, str] | None
 
@@ -48,10 +50,23 @@ def auto_jobs(path: Path | None) -> int:
     return max(1, min(cpus, AUTO_MAX_JOBS))
 
 
-def _worker_start() -> None:
+def _worker_start(command_pid: int) -> None:
     """A worker leaves Ctrl-C to the command (a terminal sends it to every process of the job): the command
-    stops handing out chunks and the workers stop when told, not midway through the pool's own locks."""
+    stops handing out chunks and the workers stop when told, not midway through the pool's own locks.  Its
+    answers go back through the pool, so it lets go of the command's standard output (a reader of it sees
+    the end when the command ends).  On Linux the kernel kills it when the command dies, however it dies
+    (killed, out of memory): a forked worker holds both ends of the pool's pipes, so it would never see the
+    command go and would wait for work for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+            log.warning("a scoring worker cannot ask to end with the command: %s", os.strerror(ctypes.get_errno()))
+    if os.getppid() != command_pid:      # the command died before the request took hold
+        os._exit(1)
 
 
 def answer_chunk(items: list[bytes | TooLong], rules: str | None) -> list[Answer]:
@@ -70,7 +85,8 @@ class WorkerAnswers:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         pending: deque[tuple[list[bytes | TooLong], Future[list[Answer]]]] = deque()
-        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start)
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start,
+                                   initargs=(os.getpid(),))
         try:
             while True:
                 chunk = list(islice(items, CHUNK_LINES))

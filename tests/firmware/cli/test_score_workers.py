@@ -6,6 +6,7 @@ from the test runner's."""
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -156,3 +157,41 @@ def test_ctrl_c_stops_the_command_and_its_workers(tmp_path, after_lines):
     assert b"Traceback" not in proc.stderr.read()
     with pytest.raises(ProcessLookupError):                 # the whole group is gone
         os.killpg(proc.pid, 0)
+
+
+def _ends_within(pid: int, timeout_s: float) -> bool:
+    """Does process ``pid`` (not a child of ours) end within ``timeout_s``?  (Its pidfd becomes readable.)"""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout_s)[0])
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_workers_end_with_the_command_however_it_dies(tmp_path, how):
+    """The command killed midway (a service manager's stop, the out-of-memory killer): its workers end too, and
+    whoever reads its output sees the end (a forked worker would otherwise wait for work for ever, holding the
+    pipes)."""
+    path = tmp_path / "long.jsonl"
+    path.write_bytes((DATA / "mcr-random.jsonl").read_bytes() * 150)
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli.main", "score", "--jobs", "2", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    try:
+        for _ in range(2_000):
+            assert proc.stdout.readline()
+        workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        assert len(workers) == 2
+        os.kill(proc.pid, how)
+        proc.communicate(timeout=10)        # both pipes end: the workers (which hold standard error) are gone
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -how
+    assert all(_ends_within(pid, 10) for pid in workers)
