@@ -124,7 +124,7 @@ class WorkerAnswers:
         except BrokenProcessPool as exc:
             if not self.lost_workers:
                 self.lost_workers = True
-                log.warning("a scoring worker died (%s): the remaining lines are answered in one process", exc)
+                log.debug("a scoring worker died (%s): the remaining lines are answered in one process", exc)
                 print("mjtable score: " + _("a worker process died; the remaining lines are answered in one "
                                             "process"), file=sys.stderr)
             answers = [answer_item(item, rules) for item in chunk]
