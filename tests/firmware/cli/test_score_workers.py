@@ -22,6 +22,14 @@ ROOT = Path(__file__).parents[3]
 DATA = ROOT / "tests" / "data"
 
 
+@pytest.fixture(scope="module")
+def long_file(tmp_path_factory) -> tuple[Path, bytes]:
+    """6,300 cases and their answers from one process."""
+    path = tmp_path_factory.mktemp("score") / "long.jsonl"
+    path.write_bytes((DATA / "mcr-curated.jsonl").read_bytes() * 30)
+    return path, _score(path, "--jobs", "1").stdout
+
+
 def _mixed_file(tmp_path: Path) -> Path:
     """Several chunks of lines of every kind: cases of every rule set (some paying), bad JSON, invalid cases,
     a line over the limit, bytes that are not UTF-8, blank lines, a record case."""
@@ -95,7 +103,7 @@ def test_what_is_read_ahead_stays_bounded(tmp_path):
         read = 0
         def lines():
             global read
-            for _ in range(20_000):
+            for _ in range(6_000):
                 read += 1
                 yield line
         worst = answered = 0
@@ -107,7 +115,7 @@ def test_what_is_read_ahead_stays_bounded(tmp_path):
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
     answered, worst = map(int, done.stdout.split())
-    assert answered == 20_000
+    assert answered == 6_000
     assert worst <= (2 * IN_FLIGHT + 1) * CHUNK_LINES
 
 
@@ -195,3 +203,26 @@ def test_workers_end_with_the_command_however_it_dies(tmp_path, how):
             proc.wait()
     assert proc.returncode == -how
     assert all(_ends_within(pid, 10) for pid in workers)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the workers from /proc")
+@pytest.mark.parametrize("after_lines, how", [(1, signal.SIGKILL), (2_345, signal.SIGTERM), (4_999, signal.SIGSEGV)])
+def test_a_worker_killed_at_any_instant_loses_no_line(long_file, after_lines, how):
+    """Whichever worker dies, however, after however many answers have come out (idle, answering, sending its
+    answers back): every line is answered, in order, as one process answers it."""
+    path, reference = long_file
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli.main", "score", "--jobs", "2", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        head = [proc.stdout.readline() for _ in range(after_lines)]
+        workers = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        os.kill(int(workers[after_lines % len(workers)]), how)
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"".join(head) + rest == reference
+    assert "a worker process died" in proc.stderr.read().decode()
