@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 from bench import (chain, cycle, durability, fairness, fleet, games, hands, reader, recovery, scoring, simspeed, soak,
-                   web_load)
+                   tourney, web_load)
 
 BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "cycle": cycle,
               "durability": durability, "soak": soak, "simspeed": simspeed, "web": web_load, "fleet": fleet,
-              "chain": chain, "recovery": recovery, "fairness": fairness}
+              "chain": chain, "recovery": recovery, "fairness": fairness,
+              "tourney": tourney}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ can always be rebuilt from the facts alone.
 
 from __future__ import annotations
 
+import copy
 import enum
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -97,6 +98,14 @@ class TournamentState:
         return all(self.tables.get((round_no, t["table"])) is not None
                    and self.tables[(round_no, t["table"])].score is not None for t in seating["tables"])
 
+    def snapshot(self) -> TournamentState:
+        """A copy that facts applied to it (:func:`apply`) leave this state as it is: its containers and each
+        table's round are copied (what they hold, the facts' bodies, seats and scores, is replaced by the facts,
+        never changed in place)."""
+        return TournamentState(self.fmt, self.key, dict(self.teams), dict(self.withdrawn), dict(self.seatings),
+                               dict(self.opened), {key: copy.copy(table) for key, table in self.tables.items()},
+                               list(self.penalties), list(self.appeals), set(self.hand_ids))
+
     def table_round(self, round_no: int, table: str) -> TableRound:
         """The table's round; FormatError when the round has no such table."""
         found = self.tables.get((round_no, table))
@@ -119,6 +128,14 @@ def fold(facts: Iterable[Fact]) -> TournamentState:
         _APPLY[fact.kind](state, fact.body)
     if state is None:
         raise worded(FormatError, "no tournament here: create one with mjtable tourney new")
+    return state
+
+
+def apply(state: TournamentState, facts: Iterable[Fact]) -> TournamentState:
+    """``state`` (changed in place) with the facts that came after those it was folded from, in order: the
+    same state :func:`fold` gives of all of them."""
+    for fact in facts:
+        _APPLY[fact.kind](state, fact.body)
     return state
 
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -23,13 +26,24 @@ from alembic.config import Config
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parlour.core.event import EventFormat
-from parlour.core.facts import Fact, FactKind, TournamentState, fold
+from parlour.core.facts import Fact, FactKind, TournamentState, apply, fold
 from parlour.core.words import worded
 from parlour.store.schema import events, facts
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+FOLDED_EVENTS = 8                   # events whose last folded state is kept (a service follows one)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """An event's state as folded from its first ``count`` facts, the last of them ``last_seq``."""
+    count: int
+    last_seq: int
+    state: TournamentState
 
 
 class StoreError(ValueError):
@@ -72,6 +86,9 @@ class TourneyStore:
 
     def __init__(self, db: str, clock: Callable[[], datetime] = utc_now) -> None:
         self.clock = clock
+        self.facts_read = 0             # rows read back, for the tests and the curious
+        self._folded: OrderedDict[int, _Folded] = OrderedDict()
+        self._folding = threading.Lock()
         url = engine_url(db)
         try:
             if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
@@ -142,12 +159,48 @@ class TourneyStore:
 
     def facts(self, event_id: int) -> list[Fact]:
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(facts.c.seq, facts.c.kind, facts.c.body, facts.c.recorded_at)
-                                .where(facts.c.event_id == event_id).order_by(facts.c.seq)).all()
-        return [Fact(FactKind(row.kind), json.loads(row.body), int(row.seq), row.recorded_at) for row in rows]
+            return self._read(conn, event_id, None)
 
     def state(self, event_id: int) -> TournamentState:
-        return fold(self.facts(event_id))
+        """What the event is now: its facts folded (:func:`~parlour.core.facts.fold`).
+
+        A hall's service asks this at every result, and an event's facts grow with every hand its tables
+        play: the state folded last (per event, FOLDED_EVENTS kept) is kept with how many facts and which
+        last ``seq`` it was folded from, and only the facts stored since are read and applied, to a copy (a
+        state handed out is never changed afterwards).  A fact committed late below that ``seq``
+        (PostgreSQL numbers a fact when it is inserted, so two writers may commit out of order) shows in the
+        count of facts up to it: then every fact is read again."""
+        with self._folding:
+            kept = self._folded.get(event_id)
+            with self.engine.connect() as conn:
+                if kept is not None:
+                    count = conn.execute(sa.select(sa.func.count()).select_from(facts).where(
+                        facts.c.event_id == event_id, facts.c.seq <= kept.last_seq)).scalar_one()
+                    if count != kept.count:
+                        log.info("event %s: a fact was stored late below seq %s: every fact read again", event_id,
+                                 kept.last_seq)
+                        kept = None
+                new = self._read(conn, event_id, None if kept is None else kept.last_seq)
+            if kept is not None and not new:
+                self._folded.move_to_end(event_id)
+                return kept.state
+            state = fold(new) if kept is None else apply(kept.state.snapshot(), new)
+            count = len(new) + (kept.count if kept is not None else 0)
+            last_seq = new[-1].seq if new else kept.last_seq if kept is not None else 0
+            self._folded[event_id] = _Folded(count, int(last_seq or 0), state)
+            self._folded.move_to_end(event_id)
+            while len(self._folded) > FOLDED_EVENTS:
+                self._folded.popitem(last=False)
+            return state
+
+    def _read(self, conn: sa.Connection, event_id: int, after_seq: int | None) -> list[Fact]:
+        query = sa.select(facts.c.seq, facts.c.kind, facts.c.body, facts.c.recorded_at).where(
+            facts.c.event_id == event_id)
+        if after_seq is not None:
+            query = query.where(facts.c.seq > after_seq)
+        rows = conn.execute(query.order_by(facts.c.seq)).all()
+        self.facts_read += len(rows)
+        return [Fact(FactKind(row.kind), json.loads(row.body), int(row.seq), row.recorded_at) for row in rows]
 
     def _insert(self, conn: sa.Connection, event_id: int, kind: FactKind, body: Mapping[str, Any],
                 dedup: str | None) -> bool:
