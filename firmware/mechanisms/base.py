@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from firmware.frozen import quick_init
 from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.nominal import NominalTime
@@ -26,6 +27,7 @@ from firmware.ports.hardware import DigitalOutput
 log = logging.getLogger(__name__)
 
 
+@quick_init
 @dataclass(frozen=True)
 class MoveResult:
     mechanism: str

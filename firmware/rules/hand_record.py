@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.i18n import worded
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_tiles, parse, show
 
 SIDES = 4

@@ -14,12 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from firmware.frozen import quick_init
 from firmware.tiles.tile import code
 
 SIDES = 4
 TOP, BOTTOM = "top", "bottom"
 
 
+@quick_init
 @dataclass(frozen=True, order=True)
 class Position:
     side: int
