@@ -23,7 +23,7 @@ from statistics import median
 
 from firmware.config import SIDES, WallSection
 from firmware.reader.messages import TagEvent
-from firmware.tiles.wall import BOTTOM, TOP, Position
+from firmware.tiles.wall import BOTTOM, TOP, Position, position_at
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def groove_position(side: int, index: int, tiles_per_side: int, wall: WallSectio
     single = index == tiles_per_side - 1 and tiles_per_side % 2 == 1
     first = index % 2 == 0
     level = BOTTOM if single or first == (wall.first_tile == "bottom") else TOP
-    return Position(side, stack, level)
+    return position_at(side, stack, level)
 
 
 @dataclass
