@@ -51,8 +51,13 @@ class VirtualLoop:
         if when < self._now:
             when = self._now
         handle = Handle(when, fn, args)
-        heapq.heappush(self._heap, (when, next(self._seq), handle))
+        handle.seq = seq = next(self._seq)
+        heapq.heappush(self._heap, (when, seq, handle))
         return handle
+
+    def move(self, handle: Handle, when: float) -> bool:
+        """Run ``handle`` at ``when`` instead, ordered as a timer scheduled now (``TimerHeap.move``)."""
+        return self._timers.move(handle, when)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._posted.append((fn, args))
@@ -105,11 +110,19 @@ class VirtualLoop:
             fn, args = self._posted.popleft()
         else:
             heap = self._heap
-            while heap and heap[0][2].cancelled:
-                heapq.heappop(heap)
+            while heap:                         # (TimerHeap.settle, inlined)
+                _, seq, handle = heap[0]
+                if handle.cancelled:
+                    heapq.heappop(heap)
+                    handle.seq = -1
+                elif seq != handle.seq:         # put off (moved): on at its new time
+                    heapq.heapreplace(heap, (handle.when, handle.seq, handle))
+                else:
+                    break
             if not heap or heap[0][0] > deadline_s:
                 return False
             when, _, handle = heapq.heappop(heap)
+            handle.seq = -1
             self._now = when
             fn, args = handle.fn, handle.args
         try:
@@ -166,6 +179,9 @@ class ScopedLoop:
 
     def _schedule(self, when: float, fn: Callable[..., Any], args: tuple) -> Handle:
         return self._loop.schedule(when, self._guard, (fn, *args))
+
+    def move(self, handle: Handle, when: float) -> bool:
+        return self._loop.move(handle, when)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._loop.post(self._guard, fn, *args)
