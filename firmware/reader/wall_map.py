@@ -116,13 +116,14 @@ class WallRead:
 
     def progress(self) -> list[list[bytes | None]]:
         """What is known so far per side, in count order (for the table database)."""
-        out = []
-        for side in range(SIDES):
-            tags = [t.uid for t in self.tags[side]]
-            known: list[bytes | None] = tags if not self.loss_reports else [None] * len(tags)
-            known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
-            out.append(self.prefix[side] + known)
-        return out
+        return [self.side_progress(side) for side in range(SIDES)]
+
+    def side_progress(self, side: int) -> list[bytes | None]:
+        """``progress()[side]``, the other sides left alone (a stack begun on one side writes that side's row)."""
+        tags = [t.uid for t in self.tags[side]]
+        known: list[bytes | None] = tags if not self.loss_reports else [None] * len(tags)
+        known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
+        return self.prefix[side] + known
 
     def _fill_prefix(self, side: int) -> list[TagEvent]:
         """After a restart, TAGs that came before this side's first new count belong to the tiles
