@@ -198,6 +198,7 @@ class ScopedLoop:
 
     def __init__(self, loop: VirtualLoop) -> None:
         self._loop = loop
+        self._post = loop._posted.append       # (VirtualLoop.post without the call: a pin edge or a frame each)
         self.alive = True
         self.on_error: ErrorHandler | None = None
 
@@ -217,7 +218,7 @@ class ScopedLoop:
         return self._loop.move(handle, when)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._loop.post(self._guard, fn, *args)
+        self._post((self._guard, (fn, *args)))
 
     def _guard(self, fn: Callable[..., Any], *args: Any) -> None:
         if self.alive:
