@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from firmware.frozen import quick_init
 
+
+@quick_init
 @dataclass(frozen=True)
 class Event:
     topic: str          # e.g. "move.done", "move.warn", "fault", "stacking.side_done"

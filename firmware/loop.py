@@ -37,15 +37,16 @@ log = logging.getLogger(__name__)
 
 
 class Handle:
-    """A scheduled callback that can be cancelled before it runs."""
+    """A scheduled callback that can be cancelled before it runs (or put off: :meth:`Loop.move`)."""
 
-    __slots__ = ("when", "fn", "args", "cancelled")
+    __slots__ = ("when", "fn", "args", "cancelled", "seq")
 
     def __init__(self, when: float, fn: Callable[..., Any], args: tuple) -> None:
         self.when = when
         self.fn = fn
         self.args = args
         self.cancelled = False
+        self.seq = -1           # its place among timers due at the same time; -1: not in a loop's heap (yet, or now)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -72,22 +73,59 @@ class Loop(Protocol):
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Thread-safe: run ``fn(*args)`` on the loop thread as soon as possible."""
 
+    def move(self, handle: Handle, when: float) -> bool:
+        """(The loop's thread.) Run ``handle``'s callback at ``when`` instead, as if it had been cancelled and
+        scheduled again now (a cancelled one too: it runs again): see :meth:`TimerHeap.move`.  False, and
+        nothing changed, when it cannot: schedule a new timer then."""
+
 
 class TimerHeap:
-    """Timers ordered by time, ties broken by insertion order (deterministic)."""
+    """Timers ordered by time, ties broken by insertion order (deterministic).
+
+    A watchdog is put off again and again (every tile, every movement) and
+    mostly never runs.  :meth:`move` puts a timer off without a new entry:
+    the handle takes the new time and the next insertion number, exactly what
+    cancelling it and scheduling a new one would give, and its old entry,
+    when it comes to the top, is pushed again at the new time.  The order in
+    which callbacks run is the same either way, tie for tie.
+    """
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, Handle]] = []    # (when, insertion order, handle)
         self.seq = itertools.count()
 
     def push(self, handle: Handle) -> Handle:
-        heapq.heappush(self.heap, (handle.when, next(self.seq), handle))
+        handle.seq = seq = next(self.seq)
+        heapq.heappush(self.heap, (handle.when, seq, handle))
         return handle
+
+    def move(self, handle: Handle, when: float) -> bool:
+        """Run ``handle`` at ``when`` (not earlier than it was due), as a timer scheduled now would; a cancelled
+        one that is still in the heap runs again.  False when it is not in the heap (it ran, or its cancelled
+        entry was dropped) or ``when`` is earlier."""
+        if handle.seq < 0 or when < handle.when:
+            return False
+        handle.when = when
+        handle.seq = next(self.seq)
+        handle.cancelled = False
+        return True
+
+    def settle(self) -> None:
+        """Drop cancelled timers from the top and push moved ones back at their new time."""
+        heap = self.heap
+        while heap:
+            _, seq, handle = heap[0]
+            if handle.cancelled:
+                heapq.heappop(heap)
+                handle.seq = -1
+            elif seq != handle.seq:
+                heapq.heapreplace(heap, (handle.when, handle.seq, handle))
+            else:
+                return
 
     def next_time(self) -> float | None:
         """Time of the earliest live timer, dropping cancelled ones."""
-        while self.heap and self.heap[0][2].cancelled:
-            heapq.heappop(self.heap)
+        self.settle()
         return self.heap[0][0] if self.heap else None
 
     def pop_due(self, now: float) -> Handle | None:
@@ -95,7 +133,9 @@ class TimerHeap:
         when = self.next_time()
         if when is None or when > now:
             return None
-        return heapq.heappop(self.heap)[2]
+        handle = heapq.heappop(self.heap)[2]
+        handle.seq = -1
+        return handle
 
     def __len__(self) -> int:
         return sum(1 for _, _, h in self.heap if not h.cancelled)
@@ -150,6 +190,11 @@ class RealTimeLoop:
 
     def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
         return self.call_at(self.now() + delay_s, fn, *args)
+
+    def move(self, handle: Handle, when: float) -> bool:
+        if threading.current_thread() is not self._thread and self._thread is not None:
+            return False            # (another thread: the caller schedules anew, through a post)
+        return self._timers.move(handle, when)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._posted.put((fn, args))

@@ -206,6 +206,9 @@ class StackingCycle:
                                stacked=self.table.heads[side].stacked_tiles)
 
     def _arm_starve(self, side: int) -> None:
+        timer = self._starve.get(side)
+        if timer is not None and self.loop.move(timer, self.loop.now() + self.limits.starve_side_s):
+            return              # (put off: every tile does it, and it hardly ever runs)
         timer = self._starve.pop(side, None)
         if timer:
             timer.cancel()
@@ -234,6 +237,9 @@ class StackingCycle:
 
     def _arm_tiles_out(self) -> None:
         self._revolutions_at_arm = self.table.turntable.revolutions
+        timer = self._timers.get("tiles_out")
+        if timer is not None and self.loop.move(timer, self.loop.now() + self.limits.tiles_out_s):
+            return              # (put off: every tile does it, and it hardly ever runs)
         self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
 
     def _tiles_out(self) -> None:

@@ -190,7 +190,7 @@ class GameRunner:
         standing = list(seat.hand)
         if discarder is None:
             standing.remove(tile)
-        if tile not in self.referee.waits_of(tuple(sorted(standing)), len(seat.melds)):
+        if tile not in self.referee.waits_of(tuple(standing), len(seat.melds)):     # (it sorts them for its memory)
             return False        # (the referee's first question, asked before the win's record is made up)
         if not self.referee.can_win(play.win_for(side, tile, discarder is None, kong_win)):
             return False

@@ -30,7 +30,8 @@ class InterlockWatch:
         self._last_s = world.loop.now()
         self._keys = list(world.keys.items())
         self._sample()
-        world.io.observe(world.MOTORS | {"lid", "supply_ok"} | set(world.keys), self._changing)
+        world.io.observe(world.MOTORS, self._motor_changing)
+        world.io.observe(frozenset({"lid", "supply_ok"} | set(world.keys)), self._changing)
 
     @property
     def total_s(self) -> float:
@@ -44,7 +45,19 @@ class InterlockWatch:
         if after:
             self._sample()
             return
+        self._account()
+
+    def _motor_changing(self, after: bool) -> None:
+        """A motor's output: the interlocks' levels do not change with it (nothing to read again after)."""
+        if not after:
+            self._account()
+
+    def _account(self) -> None:
+        """The interval since the last change: the motor time under each interlock active in it."""
         now = self.world.loop.now()
+        if not self._key_down and all(since is None for since in self._since.values()):
+            self._last_s = now              # (no interlock: no motor time to count, whatever runs)
+            return
         running = self._motors_on()
         if running and now > self._last_s:
             for name, since in self._active_since().items():
@@ -81,5 +94,5 @@ class InterlockWatch:
 
     def finish(self) -> dict[str, float]:
         """Close the last interval (at the end of a run) and return the motor seconds per interlock."""
-        self._changing(False)
+        self._account()
         return {name: round(s, 3) for name, s in self.motor_s.items()}

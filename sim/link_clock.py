@@ -53,6 +53,9 @@ class LinkClock:
     def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
         return self.call_at(self.now() + delay_s, fn, *args)
 
+    def move(self, handle: Handle, when: float) -> bool:
+        return self._timers.move(handle, when)
+
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Thread-safe (the network thread posts its reports here; a signal handler may post too)."""
         self._posted.put((fn, args))
@@ -117,6 +120,9 @@ class ScopedClock:
 
     def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
         return self._clock.call_later(delay_s, self._guard, fn, *args)
+
+    def move(self, handle: Handle, when: float) -> bool:
+        return self._clock.move(handle, when)
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         self._clock.post(self._guard, fn, *args)

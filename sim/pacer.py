@@ -64,9 +64,11 @@ class Pacer:
                 if now >= deadline:
                     return False
                 slice_end = min(now + SLICE_S, deadline)
-                step = self.loop.stepper()
-                while not done() and step(slice_end):
-                    pass
+                if self.loop.pacer is None:
+                    self.loop.run_steps(done, slice_end)
+                else:
+                    while not done() and self.loop.step(slice_end):
+                        pass
                 if done():
                     break
                 if self.loop.pending_timers() == 0:

@@ -19,7 +19,7 @@ from typing import Callable
 
 from firmware.loop import Loop
 from firmware.reader.codec import REPLY, BoardError, Cmd, FrameDecoder, Status, encode
-from firmware.reader.messages import ANTENNAS, REQUEST_LENGTH, ErrorReport, PingInfo, TagEvent, inventory_parts
+from firmware.reader.messages import ANTENNAS, REQUEST_LENGTH, ErrorReport, PingInfo, inventory_parts
 from sim.reader_line import ReaderLine
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ REPLY_DELAY_S = 0.002          # the board's processing time before it answers
 FIRMWARE = (1, 4)
 RSSI = 180
 _HEARTBEAT = struct.Struct(">IH")       # a HEARTBEAT's payload (firmware.reader.messages.Heartbeat)
+_TAG = struct.Struct(">B8sBI")          # a TAG's payload (firmware.reader.messages.TagEvent)
 
 
 class ReaderBoard:
@@ -182,7 +183,8 @@ class ReaderBoard:
             return
         if antenna in self.faulty:
             return
-        if self._unsolicited(Cmd.TAG, TagEvent(antenna, uid, RSSI, self.uptime_ms()).pack()):
+        # (what TagEvent(antenna, uid, RSSI, uptime).pack() gives, without the message object: a tile each)
+        if self._unsolicited(Cmd.TAG, _TAG.pack(antenna, uid, RSSI, self.uptime_ms() & 0xFFFFFFFF)):
             self.tags_sent += 1
 
     def set_antenna_fault(self, antenna: int, faulty: bool) -> None:

@@ -65,7 +65,7 @@ class ReaderLine:
     def board_send(self, frame: bytes) -> float:
         """Put a frame on the wire; returns the time its last byte arrives."""
         start = max(self.loop.now(), self._board_busy_until)
-        self._board_busy_until = done = start + len(frame) * self.byte_s
+        self._board_busy_until = done = start + len(frame) * (10.0 / self.baud)       # (byte_s)
         self.loop.call_at(done, self._arrive_at_host, frame, self.generation)
         return done
 
@@ -78,7 +78,7 @@ class ReaderLine:
         if self.drop_p and self.rng.random() < self.drop_p:
             self.frames_dropped += 1
             return
-        self.to_host += self._noisy(frame)
+        self.to_host += self._noisy(frame) if self.noise_p else frame
         if self.readable is not None:
             self.readable()
 

@@ -236,7 +236,7 @@ class BackgroundStacking:
         progress = self.record.book.stacking
         if progress is None or self.cycle is None:
             return
-        known = self.session.read.progress()[side] if self.session is not None else []
+        known = self.session.read.side_progress(side) if self.session is not None else []
         progress.set_side(side, stacked, self.table.heads[side].counted, known)
         self.record.store.save_side(progress.cycle, side, stacked, progress.counted[side], progress.uids[side])
 

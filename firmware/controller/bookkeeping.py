@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from firmware.controller.states import SetLocation
 from firmware.rules.ruleset import Dealership
 from firmware.store.records import BookRecord
-from firmware.tiles.wall import Position, Wall
+from firmware.tiles.wall import Wall, position_at
 
 
 @dataclass
@@ -135,8 +135,8 @@ class Bookkeeping:
 
     def store_wall(self, set_id: str, wall: Wall) -> None:
         """Keep a verified set's wall as sides of stacks, stack 1 first, each [bottom, top] (or [bottom])."""
-        self.walls[set_id] = [[[wall[Position(side, stack, level)] for level in ("bottom", "top")
-                                if Position(side, stack, level) in wall]
+        self.walls[set_id] = [[[wall[position_at(side, stack, level)] for level in ("bottom", "top")
+                                if position_at(side, stack, level) in wall]
                                for stack in range(1, wall.stacks_per_side + 1)] for side in range(4)]
 
     def wall_mode(self, set_id: str) -> str:

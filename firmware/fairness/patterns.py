@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Iterable, Sequence
 
 from firmware.tiles.tile import FLOWER_BASE, KINDS, is_flower, is_suited, rank_of, suit_of
-from firmware.tiles.wall import BOTTOM, TOP, Position, Wall
+from firmware.tiles.wall import BOTTOM, TOP, Wall, position_at
 
 HAND_TILES = 13         # the dealer's 14th tile is left out: every seat is compared on 13
 
@@ -56,9 +56,9 @@ def side_sequences(wall: Wall) -> list[list[int | None]]:
         seq: list[int | None] = []
         for stack in range(1, wall.stacks_per_side + 1):
             for level in (BOTTOM, TOP):
-                position = Position(side, stack, level)
-                if position in wall:
-                    seq.append(wall[position])
+                at = position_at(side, stack, level)
+                if at in wall:
+                    seq.append(wall[at])
         out.append(seq)
     return out
 

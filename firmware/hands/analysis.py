@@ -392,6 +392,9 @@ def discard_shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shap
     standard = Shape.STANDARD in shapes or not shapes
     specials = _special_discards(counts, shapes) if special else None
     others: dict[int, Table] = {}           # every group but one, combined once
+    # per group: the shanten with every other group for each split of it met so far (the discards of one
+    # group share most of their splits: each is weighed against the other groups once)
+    weighed: dict[int, dict[tuple[int, int, int], int]] = {}
     out: dict[int, int] = {}
     for kind in range(34):
         if not counts[kind]:
@@ -401,9 +404,16 @@ def discard_shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shap
         less = g[:r] + (g[r] - 1,) + g[r + 1:]
         best = 8
         if standard:
-            if i not in others:
+            known = weighed.get(i)
+            if known is None:
                 others[i] = _all_but(declared, groups, i)
-            best = _shanten_with(others[i], blocks(less, _SUITED[i]))
+                known = weighed[i] = {}
+            for split in blocks(less, _SUITED[i]):
+                value = known.get(split)
+                if value is None:
+                    value = known[split] = _shanten_with(others[i], (split,))
+                if value < best:
+                    best = value
         if special:
             best = min(best, specials(kind))
         out[kind] = best
@@ -443,6 +453,7 @@ def _special_discards(counts: list[int], shapes: frozenset[Shape]):
     th_pairs = sum(1 for k in TERMINALS_AND_HONOURS if counts[k] >= 2)
     honours = sum(1 for k in range(27, 34) if counts[k])
     knitted = [sum(1 for k in tiles if counts[k]) for tiles in sp.KNITTED]
+    most_knitted = max(knitted)             # (what a discard leaves when the kind is still held after it)
 
     def after(kind: int) -> int:
         c = counts[kind]
@@ -458,7 +469,7 @@ def _special_discards(counts: list[int], shapes: frozenset[Shape]):
         if knit:
             gone = c == 1
             h = honours - (gone and kind >= 27)
-            kn = max(n - (gone and kind in tiles) for n, tiles in zip(knitted, _KNITTED_SETS))
+            kn = max(n - (kind in tiles) for n, tiles in zip(knitted, _KNITTED_SETS)) if gone else most_knitted
             best = min(best, 13 - min(14, h + kn))
         return best
     return after

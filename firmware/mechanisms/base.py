@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from firmware.frozen import quick_init
 from firmware.faults import Fault, FaultCode, FaultReporter
 from firmware.loop import Handle, Loop
 from firmware.mechanisms.nominal import NominalTime
@@ -26,6 +27,7 @@ from firmware.ports.hardware import DigitalOutput
 log = logging.getLogger(__name__)
 
 
+@quick_init
 @dataclass(frozen=True)
 class MoveResult:
     mechanism: str
@@ -64,6 +66,10 @@ class Mechanism:
         self._done: DoneCallback | None = None
         self._started_s = 0.0
         self._timers: list[Handle] = []
+        # the last movement's warning and timeout timers, cancelled when it ended: the next movement's put off
+        # (Loop.move) while the loop still holds them, instead of two new timers every movement
+        self._warn_timer: Handle | None = None
+        self._timeout_timer: Handle | None = None
         self._warned = False
         self._learn = True
 
@@ -103,11 +109,16 @@ class Mechanism:
         self._learn = learn
         self._warned = False
         self._started_s = self.loop.now()
-        self._timers = [
-            self.loop.call_later(self.nominal.warn_after_s, self._warn),
-            self.loop.call_later(self.nominal.fault_after_s, self._timeout),
-        ]
+        self._warn_timer = warn = self._again(self._warn_timer, self.nominal.warn_after_s, self._warn)
+        self._timeout_timer = timeout = self._again(self._timeout_timer, self.nominal.fault_after_s, self._timeout)
+        self._timers = [warn, timeout]
         return True
+
+    def _again(self, timer: Handle | None, delay_s: float, fn: Callable[[], None]) -> Handle:
+        """``call_later(delay_s, fn)``: ``timer`` (``fn``'s, of an earlier movement) put off to then if the loop can."""
+        if timer is not None and self.loop.move(timer, self.loop.now() + delay_s):
+            return timer
+        return self.loop.call_later(delay_s, fn)
 
     def _arm(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> None:
         """An extra supervision timer, cancelled with the movement."""

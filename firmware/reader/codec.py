@@ -23,6 +23,8 @@ import binascii
 import enum
 from dataclasses import dataclass
 
+from firmware.frozen import quick_init
+
 SOF = 0xA5
 MIN_LEN, MAX_LEN = 2, 250
 MAX_PAYLOAD = MAX_LEN - 2
@@ -69,6 +71,7 @@ def crc16(data: bytes) -> int:
     return binascii.crc_hqx(data, 0xFFFF)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Frame:
     seq: int

@@ -36,6 +36,8 @@ POLL_S = 0.005
 IDLE_POLL_S = 0.05      # the poll interval on a quiet line
 IDLE_AFTER = 20         # empty polls before the line counts as quiet
 READ_CHUNK = 4096
+# the unsolicited commands as plain ints (an enum member is looked up on its class at every use: a frame a second)
+_TAG, _HEARTBEAT, _ERROR = int(Cmd.TAG), int(Cmd.HEARTBEAT), int(Cmd.ERROR)
 
 
 @dataclass
@@ -347,17 +349,18 @@ class ReaderDriver:
 
     # -- incoming ------------------------------------------------------------
     def _dispatch(self, frame: Frame) -> None:
-        if frame.cmd & REPLY:
+        cmd = frame.cmd
+        if cmd & REPLY:
             self._reply(frame)
             return
-        if frame.cmd not in (Cmd.TAG, Cmd.HEARTBEAT, Cmd.ERROR):
+        if cmd != _TAG and cmd != _HEARTBEAT and cmd != _ERROR:
             self._drop("unknown_messages", frame)
             return
         self._check_counter(frame.seq)
         try:
-            if frame.cmd == Cmd.TAG:
+            if cmd == _TAG:
                 self._tag(TagEvent.unpack(frame.payload, frame.seq, self.loop.now()))
-            elif frame.cmd == Cmd.HEARTBEAT:
+            elif cmd == _HEARTBEAT:
                 self._heartbeat(Heartbeat.unpack(frame.payload, frame.seq))
             else:
                 self._board_error(ErrorReport.unpack(frame.payload, frame.seq))

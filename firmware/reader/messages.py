@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from firmware.frozen import quick_init
 from firmware.reader.codec import BoardError, Cmd, Status
 
 UID_BYTES = 8
@@ -27,6 +28,7 @@ def is_tile_uid(uid: bytes) -> bool:
     return len(uid) == UID_BYTES and uid[0] == UID_FIRST_BYTE
 
 
+@quick_init
 @dataclass(frozen=True)
 class TagEvent:
     """One tile passed an antenna: which antenna, its UID, signal strength, board time."""
@@ -51,6 +53,7 @@ class TagEvent:
         return cls(antenna, uid, rssi, board_ms, counter, received_s)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Heartbeat:
     uptime_ms: int
@@ -68,6 +71,7 @@ class Heartbeat:
         return cls(uptime_ms, tags_sent, counter)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ErrorReport:
     code: int                  # BoardError value (unknown codes are kept as numbers)

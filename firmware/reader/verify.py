@@ -27,7 +27,7 @@ from firmware.reader.registry import TileRegistry
 from firmware.reader.wall_map import WallMap
 from firmware.tiles.sets import TileSet
 from firmware.tiles.tile import code
-from firmware.tiles.wall import BOTTOM, TOP, Position, Wall
+from firmware.tiles.wall import BOTTOM, TOP, Position, Wall, position_at
 
 
 class Defect(enum.Enum):
@@ -183,9 +183,10 @@ def _wall(faces: dict[Position, int | None], tiles_per_side: int) -> Wall:
     for side in range(4):
         side_stacks = []
         for stack in range(1, stacks + 1):
-            bottom = faces.get(Position(side, stack, BOTTOM))
-            if Position(side, stack, TOP) in faces:
-                side_stacks.append((bottom, faces[Position(side, stack, TOP)]))
+            bottom = faces.get(position_at(side, stack, BOTTOM))
+            top = position_at(side, stack, TOP)
+            if top in faces:
+                side_stacks.append((bottom, faces[top]))
             else:
                 side_stacks.append((bottom,))
         sides.append(side_stacks)

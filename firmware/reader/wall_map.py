@@ -23,7 +23,7 @@ from statistics import median
 
 from firmware.config import SIDES, WallSection
 from firmware.reader.messages import TagEvent
-from firmware.tiles.wall import BOTTOM, TOP, Position
+from firmware.tiles.wall import BOTTOM, TOP, Position, position_at
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def groove_position(side: int, index: int, tiles_per_side: int, wall: WallSectio
     single = index == tiles_per_side - 1 and tiles_per_side % 2 == 1
     first = index % 2 == 0
     level = BOTTOM if single or first == (wall.first_tile == "bottom") else TOP
-    return Position(side, stack, level)
+    return position_at(side, stack, level)
 
 
 @dataclass
@@ -116,13 +116,14 @@ class WallRead:
 
     def progress(self) -> list[list[bytes | None]]:
         """What is known so far per side, in count order (for the table database)."""
-        out = []
-        for side in range(SIDES):
-            tags = [t.uid for t in self.tags[side]]
-            known: list[bytes | None] = tags if not self.loss_reports else [None] * len(tags)
-            known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
-            out.append(self.prefix[side] + known)
-        return out
+        return [self.side_progress(side) for side in range(SIDES)]
+
+    def side_progress(self, side: int) -> list[bytes | None]:
+        """``progress()[side]``, the other sides left alone (a stack begun on one side writes that side's row)."""
+        tags = [t.uid for t in self.tags[side]]
+        known: list[bytes | None] = tags if not self.loss_reports else [None] * len(tags)
+        known = (known + [None] * len(self.pulses_s[side]))[:len(self.pulses_s[side])]
+        return self.prefix[side] + known
 
     def _fill_prefix(self, side: int) -> list[TagEvent]:
         """After a restart, TAGs that came before this side's first new count belong to the tiles

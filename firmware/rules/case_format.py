@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
 from firmware.tiles.tile import TileError, parse, parse_one, show
 

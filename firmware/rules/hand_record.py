@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.i18n import worded
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 from firmware.tiles.tile import FLOWER_BASE, PLAYABLE, TileError, code, format_tiles, parse, show
 
 SIDES = 4
@@ -142,6 +142,14 @@ class Action:
         return (self.tile, self.tile + 1, self.tile + 2)
 
     def text(self) -> str:
+        """The action as its log line says it (made once: the referee logs each action as it takes it and the
+        hand's record gives it again at the end)."""
+        said = self.__dict__.get("_text")
+        if said is None:
+            said = self.__dict__["_text"] = self._text()        # (the action is frozen: its words never change)
+        return said
+
+    def _text(self) -> str:
         if self.verb in TABLE_VERBS:
             return self.verb.value
         words = [str(self.side), self.verb.value]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 
 SEATS = 4
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from firmware.i18n import worded
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 from firmware.tiles.tile import SUITED, TileError, code, format_tiles
 
 WIND_CODES = "ESWN"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from firmware.tiles.wall import SIDES, Position, Wall
+from firmware.tiles.wall import SIDES, Position, Wall, position_at
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def live_sequence(wall: Wall, brk: Break) -> list[Position]:
         side = (side - 1) % SIDES
     for _ in range(SIDES * wall.stacks_per_side):
         for level in wall.stack_levels(side, stack):
-            order.append(Position(side, stack, level))
+            order.append(position_at(side, stack, level))
         stack += 1
         if stack > wall.stacks_per_side:
             stack = 1

@@ -60,6 +60,12 @@ def is_terminal_or_honour(kind: int) -> bool:
 
 def code(kind: int) -> str:
     """The code of one kind: ``5m``, ``E``, ``3f``."""
+    if 0 <= kind < KINDS:
+        return _CODES[kind]
+    return _code(kind)
+
+
+def _code(kind: int) -> str:
     if kind < SUITED:
         return f"{kind % 9 + 1}{SUITS[kind // 9]}"
     if kind < PLAYABLE:
@@ -69,6 +75,7 @@ def code(kind: int) -> str:
     raise worded(TileError, "no tile kind %(kind)s", kind=kind)
 
 
+_CODES = tuple(_code(kind) for kind in range(KINDS))      # (every action's log line names its tiles)
 _RANKS = frozenset("123456789")
 _SUIT_BASE = {"m": 0, "p": 9, "s": 18, "f": FLOWER_BASE}
 _HONOUR_KIND = {h: SUITED + i for i, h in enumerate(HONOURS)}

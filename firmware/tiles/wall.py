@@ -14,12 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from firmware.frozen import quick_init
 from firmware.tiles.tile import code
 
 SIDES = 4
 TOP, BOTTOM = "top", "bottom"
 
 
+@quick_init
 @dataclass(frozen=True, order=True)
 class Position:
     side: int
@@ -28,6 +30,23 @@ class Position:
 
     def __str__(self) -> str:
         return f"side {self.side} stack {self.stack} {self.level}"
+
+
+POSITIONS_KEPT = 4096       # positions made once and shared (a table's walls have a few hundred)
+_POSITIONS: dict[tuple[int, int, str], Position] = {}
+
+
+def position_at(side: int, stack: int, level: str) -> Position:
+    """``Position(side, stack, level)``, made once and shared (it is frozen): a deal, a wall's reading and the
+    players' wall look up positions some 1,800 times a hand, and a shared one is not made again and is found
+    in a dict by identity."""
+    key = (side, stack, level)
+    found = _POSITIONS.get(key)
+    if found is None:
+        if len(_POSITIONS) >= POSITIONS_KEPT:
+            _POSITIONS.clear()              # (bounded, whatever a caller asks for)
+        found = _POSITIONS[key] = Position(side, stack, level)
+    return found
 
 
 class Wall:
@@ -45,9 +64,9 @@ class Wall:
         wall = cls(stacks, sum(len(stack) for stack in sides[0]))
         for side, side_stacks in enumerate(sides):
             for i, stack in enumerate(side_stacks):
-                wall._tiles[Position(side, i + 1, BOTTOM)] = stack[0]
+                wall._tiles[position_at(side, i + 1, BOTTOM)] = stack[0]
                 if len(stack) > 1:
-                    wall._tiles[Position(side, i + 1, TOP)] = stack[1]
+                    wall._tiles[position_at(side, i + 1, TOP)] = stack[1]
         return wall
 
     @classmethod
@@ -74,7 +93,7 @@ class Wall:
 
     def stack_levels(self, side: int, stack: int) -> list[str]:
         """Levels present in a stack, in drawing order (top first)."""
-        return [lv for lv in (TOP, BOTTOM) if Position(side, stack, lv) in self._tiles]
+        return [lv for lv in (TOP, BOTTOM) if position_at(side, stack, lv) in self._tiles]
 
     def render(self, labels: Callable[[int, str], str] | None = None) -> str:
         """Two lines per side: the walls as a technician would read them, stack 1 first (``labels``: a line's

@@ -17,16 +17,19 @@ from sim.pin_factory import SimPinFactory
 class SimSensor:
     """A sensor line driven by a mechanics model."""
 
-    def __init__(self, name: str, pin, active_low: bool, changed: Callable[[str, bool], None] | None = None) -> None:
+    def __init__(self, name: str, pin, active_low: bool, observers: list[Callable[[bool], None]] | None = None) -> None:
         self.name = name
         self._pin = pin
         self._active_low = active_low
         self._model_active = False
         self.stuck: bool | None = None  # None, or the level (active) it is stuck at
-        self._changed = changed
+        # told before (False) and after (True) each change (the list is the SimIO's, which adds to it)
+        self._observers = observers if observers is not None else []
         self._apply()
 
     def set(self, active: bool) -> None:
+        if active == self._model_active and not self._observers:
+            return          # (the level as it is, and nobody to tell: a track's feed-full after every tile)
         self._model_active = active
         self._apply()
 
@@ -40,11 +43,12 @@ class SimSensor:
         return self._model_active if self.stuck is None else self.stuck
 
     def _apply(self) -> None:
-        if self._changed is not None:
-            self._changed(self.name, False)     # before the level changes: observers close the interval up to now
+        observers = self._observers
+        for observer in observers:
+            observer(False)                     # before the level changes: observers close the interval up to now
         self._pin.drive(self.active != self._active_low)
-        if self._changed is not None:
-            self._changed(self.name, True)
+        for observer in observers:
+            observer(True)
 
 
 class SimIO:
@@ -61,7 +65,8 @@ class SimIO:
 
     def sensor(self, name: str, spec: str) -> SimSensor:
         bank, line, active_low = pin_line(spec)
-        sensor = SimSensor(name, self.factories[bank].sim_pin(line), active_low, self._changing)
+        observers = self._observers_of.setdefault(name, [])
+        sensor = SimSensor(name, self.factories[bank].sim_pin(line), active_low, observers)
         self.sensors[name] = sensor
         return sensor
 

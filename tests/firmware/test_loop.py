@@ -130,3 +130,66 @@ def test_a_real_time_loop_on_a_sped_up_clock_waits_real_seconds_for_its_timers()
     assert clock.wall_s() - time.time() > 0.0   # (the sped-up wall clock is ahead of the host's)
     with pytest.raises(ValueError):
         RealTimeLoop(clock.monotonic_s, speed=0.0)
+
+
+def _watchdog_run(put_off) -> list:
+    """Timers due at the same instants as a watchdog put off twice (by ``put_off(loop, handle, when)``, which
+    returns the handle that now stands for it): the order everything ran in."""
+    loop = VirtualLoop()
+    seen = []
+    dog = loop.call_at(3.0, lambda: seen.append(("dog", loop.now())))
+    loop.call_at(5.0, seen.append, "before")            # due with the dog's last time, scheduled before its move
+
+    def move_dog(when: float) -> None:
+        nonlocal dog
+        dog = put_off(loop, dog, when)
+        loop.call_at(when, seen.append, f"after {when}")  # scheduled after the move: runs after the dog
+
+    loop.call_at(1.0, move_dog, 4.0)
+    loop.call_at(2.0, move_dog, 5.0)
+    loop.call_at(3.0, seen.append, "at 3")
+    loop.run_all()
+    return seen
+
+
+def test_a_timer_put_off_runs_as_one_cancelled_and_scheduled_again_would():
+    def rescheduled(loop, handle, when):
+        handle.cancel()
+        return loop.call_at(when, *((handle.fn,) + handle.args))
+
+    def moved(loop, handle, when):
+        assert loop.move(handle, when)
+        return handle
+
+    expected = _watchdog_run(rescheduled)
+    assert _watchdog_run(moved) == expected
+    assert expected == ["at 3", "after 4.0", "before", ("dog", 5.0), "after 5.0"]
+
+
+def test_a_timer_is_put_off_only_while_the_loop_holds_it_and_only_later():
+    loop = VirtualLoop()
+    seen = []
+    handle = loop.call_at(2.0, seen.append, "x")
+    assert not loop.move(handle, 1.0)                   # earlier: the caller schedules anew
+    handle.cancel()
+    assert loop.move(handle, 3.0)                       # cancelled but still held: it runs again, later
+    assert loop.pending_timers() == 1
+    loop.run_all()
+    assert seen == ["x"] and loop.now() == 3.0
+    assert not loop.move(handle, 4.0)                   # it ran
+    dropped = loop.call_at(5.0, seen.append, "y")
+    dropped.cancel()
+    loop.call_at(6.0, seen.append, "z")
+    loop.run_all()
+    assert not loop.move(dropped, 7.0)                  # its cancelled entry has left the heap
+    assert seen == ["x", "z"]
+
+
+def test_the_real_time_loop_puts_a_timer_off_too():
+    loop = RealTimeLoop(lambda: 0.0)
+    seen = []
+    handle = loop.call_at(1.0, seen.append, "late")
+    assert loop.move(handle, 2.0)
+    assert loop._timers.pop_due(1.5) is None
+    assert loop._timers.pop_due(2.0) is handle
+    assert not loop.move(handle, 3.0)

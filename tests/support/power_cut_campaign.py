@@ -242,6 +242,16 @@ for name in ("step", "_step_unpaced"):
             os.write(fd, b"k")
         return ran
     setattr(VirtualLoop, name, stepped)
+
+
+def run_steps(self, done, deadline_s):        # (the loop's own runs its steps in one frame: one at a time here)
+    while not done():
+        if not self._step_unpaced(deadline_s):
+            return False
+    return True
+
+
+VirtualLoop.run_steps = run_steps
 if os.environ.get("MJTABLE_TEST_NO_WORLD_ROWS"):     # (the campaign's own check: a world not kept is found)
     from sim import world_state
     world_state.WorldRows.write = lambda self, db: None

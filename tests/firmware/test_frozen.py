@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from firmware.rules.case_format import Case
-from firmware.rules.frozen import quick_init
+from firmware.frozen import quick_init
 from firmware.rules.hand_record import Action, Verb
 from firmware.rules.money import WIN, Item, Payment, Reason
 from firmware.rules.win import Meld, MeldKind, Win
