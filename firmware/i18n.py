@@ -18,8 +18,10 @@ it in its own language.
 from __future__ import annotations
 
 import gettext
+import importlib
 import logging
-from importlib import resources
+import sys
+from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 log = logging.getLogger(__name__)
@@ -114,8 +116,11 @@ def catalogue(package: str, domain: str, locale: str) -> gettext.NullTranslation
     """The compiled catalogue ``domain`` of ``locale`` in ``package``'s ``locale`` folder, read by :mod:`gettext`
     (a copy of its own: a caller may chain a fallback to it).  English is the code's own, so a missing catalogue is
     English, said in the log."""
-    with resources.as_file(resources.files(package) / "locale") as folder:
-        found = gettext.translation(domain, str(folder), languages=[locale], fallback=True)
+    module = sys.modules.get(package) or importlib.import_module(package)
+    # (the catalogues are files beside the package's modules, as pip and a checkout lay them out; a package run
+    # from a zip has none to read here: English, said in the log)
+    folder = Path(module.__file__ or "").parent / "locale"
+    found = gettext.translation(domain, str(folder), languages=[locale], fallback=True)
     if not isinstance(found, gettext.GNUTranslations) and locale != ENGLISH:
         log.warning("no compiled catalogue %s for %s in %s: English is shown", domain, locale, package)
     return found

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from firmware.cli.words import _
-from firmware.rules.case_scoring import TooLong, answer_item, answer_items
+from firmware.rules.case_scoring import Answered, TooLong, answer_chunk
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +31,6 @@ IN_FLIGHT = 2                   # chunks out per worker: one being answered, one
 AUTO_MIN_BYTES = 1024 * 1024    # ``--jobs auto``: files this long or longer are shared out (about 5,000 cases)
 AUTO_MAX_JOBS = 4
 PR_SET_PDEATHSIG = 1              # prctl(2): the signal a process gets when its parent dies
-
-Answer = tuple[str, str] | None
 
 
 def auto_jobs(path: Path | None) -> int:
@@ -69,11 +67,6 @@ def _worker_start(command_pid: int) -> None:
         os._exit(1)
 
 
-def answer_chunk(items: list[bytes | TooLong], rules: str | None) -> list[Answer]:
-    """A worker's job: :func:`~firmware.rules.case_scoring.answer_item` of each line of a chunk, in order."""
-    return [answer_item(item, rules) for item in items]
-
-
 class WorkerAnswers:
     """The ``answers`` of :func:`~firmware.rules.case_scoring.score_input` over ``jobs`` worker processes."""
 
@@ -81,10 +74,13 @@ class WorkerAnswers:
         self.jobs = jobs
         self.lost_workers = False       # a worker died; the rest was answered here
 
-    def __call__(self, items: Iterator[bytes | TooLong], rules: str | None) -> Iterator[Answer]:
+    def __call__(self, items: Iterator[bytes | TooLong], rules: str | None) -> Iterator[Answered]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        pending: deque[tuple[list[bytes | TooLong], Future[list[Answer]]]] = deque()
+        pending: deque[tuple[list[bytes | TooLong], Future[Answered]]] = deque()
         pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start,
                                    initargs=(os.getpid(),))
         try:
@@ -92,15 +88,15 @@ class WorkerAnswers:
                 chunk = list(islice(items, CHUNK_LINES))
                 if self.lost_workers:           # the chunks out first (answered here), then the rest, in order
                     while pending:
-                        yield from self._collect(*pending.popleft(), rules)
+                        yield self._collect(*pending.popleft(), rules)
                     if not chunk:
                         return
-                    yield from answer_items(chunk, rules)
+                    yield answer_chunk(chunk, rules)
                     continue
                 if chunk:
                     pending.append((chunk, self._submit(pool, chunk, rules)))
                 if pending and (not chunk or len(pending) >= self.jobs * IN_FLIGHT):
-                    yield from self._collect(*pending.popleft(), rules)
+                    yield self._collect(*pending.popleft(), rules)
                 elif not chunk:
                     return
         finally:
@@ -108,24 +104,31 @@ class WorkerAnswers:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _submit(self, pool: ProcessPoolExecutor, chunk: list[bytes | TooLong],
-                rules: str | None) -> Future[list[Answer]]:
+    def _submit(self, pool: ProcessPoolExecutor, chunk: list[bytes | TooLong], rules: str | None) -> Future[Answered]:
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
-            return pool.submit(answer_chunk, chunk, rules)
+            return pool.submit(_answer_chunk, chunk, rules)
         except BrokenProcessPool:
-            future: Future[list[Answer]] = Future()
+            future: Future[Answered] = Future()
             future.set_exception(BrokenProcessPool("the worker pool is broken"))
             return future
 
-    def _collect(self, chunk: list[bytes | TooLong], future: Future[list[Answer]],
-                 rules: str | None) -> Iterator[Answer]:
+    def _collect(self, chunk: list[bytes | TooLong], future: Future[Answered], rules: str | None) -> Answered:
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
-            answers = future.result()
+            return future.result()
         except BrokenProcessPool as exc:
             if not self.lost_workers:
                 self.lost_workers = True
                 log.debug("a scoring worker died (%s): the remaining lines are answered in one process", exc)
                 print("mjtable score: " + _("a worker process died; the remaining lines are answered in one "
                                             "process"), file=sys.stderr)
-            answers = [answer_item(item, rules) for item in chunk]
-        yield from answers
+            return answer_chunk(chunk, rules)
+
+
+def _answer_chunk(items: list[bytes | TooLong], rules: str | None) -> Answered:
+    """A worker's job (:func:`~firmware.rules.case_scoring.answer_chunk`), by a name of this module."""
+    return answer_chunk(items, rules)

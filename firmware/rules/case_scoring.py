@@ -186,7 +186,7 @@ def score_stream(lines: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO, 
 def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
                 rules: str | None = None, answers: Answers | None = None) -> Summary:
     """Write one strict-JSON answer per non-blank line of ``source`` to ``out``, in order (blank lines are
-    skipped); ``answers`` (default :func:`answer_items`) turns the lines into answers.  When the first
+    skipped); ``answers`` (default :func:`answer_lines`) turns the lines into answers.  When the first
     non-blank line opens a JSON array or object that later lines close, and the whole parses, the input is
     one JSON document, not JSON lines: one error answer says so, and nothing more is read."""
     summary = Summary()
@@ -199,28 +199,46 @@ def score_input(source: BinaryIO | TextIO | Iterable[str | bytes], out: TextIO,
         summary.answered = 1
         return summary
     write, flush = out.write, (out.flush if not chunked else None)     # (chunked: flushed before each wait)
-    for answered in (answers or answer_items)(chain(ahead, lines), rules):
-        if answered is None:
-            continue
-        text, verdict = answered
-        write(text + "\n")
+    for text, answered, unreadable, invalid in (answers or answer_lines)(chain(ahead, lines), rules):
+        write(text)
         if flush is not None:
             flush()
-        summary.answered += 1
-        summary.unreadable += verdict in (UNREADABLE, INTERNAL)
-        summary.invalid += verdict == INVALID
+        summary.answered += answered
+        summary.unreadable += unreadable
+        summary.invalid += invalid
     out.flush()
     return summary
 
 
-# What answers a stream's lines in order: :func:`answer_items` here, or the same spread over worker processes.
-Answers = Callable[[Iterator[bytes | TooLong], str | None], Iterator[tuple[str, str] | None]]
+# Answers to consecutive lines: their JSON lines (each with its newline), how many, how many of them unreadable
+# (or an internal error), how many not valid cases
+Answered = tuple[str, int, int, int]
+# What answers a stream's lines in order: :func:`answer_lines` here (a line at a time), or the same spread over
+# worker processes (a chunk of lines at a time)
+Answers = Callable[[Iterator[bytes | TooLong], str | None], Iterator[Answered]]
 
 
-def answer_items(items: Iterable[bytes | TooLong], rules: str | None) -> Iterator[tuple[str, str] | None]:
-    """:func:`answer_item` of each item, in order."""
+def answer_lines(items: Iterable[bytes | TooLong], rules: str | None) -> Iterator[Answered]:
+    """The answer to each non-blank line, in order, one at a time."""
     for item in items:
-        yield answer_item(item, rules)
+        answered = answer_item(item, rules)
+        if answered is not None:
+            text, verdict = answered
+            yield text + "\n", 1, verdict in (UNREADABLE, INTERNAL), verdict == INVALID
+
+
+def answer_chunk(items: Iterable[bytes | TooLong], rules: str | None) -> Answered:
+    """The answers to consecutive lines, together (a worker's job: one text to send back, not one a line)."""
+    texts: list[str] = []
+    unreadable = invalid = 0
+    for item in items:
+        answered = answer_item(item, rules)
+        if answered is not None:
+            text, verdict = answered
+            texts.append(text)
+            unreadable += verdict in (UNREADABLE, INTERNAL)
+            invalid += verdict == INVALID
+    return ("\n".join(texts) + "\n" if texts else ""), len(texts), unreadable, invalid
 
 
 def answer_item(item: bytes | TooLong, rules: str | None) -> tuple[str, str] | None:

@@ -107,8 +107,8 @@ def test_what_is_read_ahead_stays_bounded(tmp_path):
                 read += 1
                 yield line
         worst = answered = 0
-        for answer in WorkerAnswers(2)(lines(), None):
-            answered += answer is not None
+        for text, count, unreadable, invalid in WorkerAnswers(2)(lines(), None):
+            answered += count
             worst = max(worst, read - answered)
         print(answered, worst)
     """
