@@ -20,7 +20,7 @@ from typing import Any
 
 from firmware.frozen import quick_init
 from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
-from firmware.tiles.tile import TileError, parse, parse_one, show
+from firmware.tiles.tile import KIND_OF_CODE, TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
 BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win", "first_turn")
@@ -227,22 +227,30 @@ def parse_case(data: dict) -> Case:
         near = get_close_matches(unknown[0], CASE_FIELDS, n=1)
         raise CaseError(f"field {show(unknown[0], 30)} is not a case field"
                         + (f" (did you mean '{near[0]}'?)" if near else f"; fields: {', '.join(CASE_FIELDS)}"))
+    # (each field's common case, its exact type, is taken as it is; anything else goes to the checks that name it)
+    get = data.get
     try:
-        rules = _field(data, "rules", str, None)
+        rules = get("rules")
+        if rules is not None and type(rules) is not str:
+            rules = _field(data, "rules", str, None)
         hand = tuple(_tiles(data, "hand"))
-        raw_melds = _field(data, "melds", list, [])
+        raw_melds = get("melds")
+        if type(raw_melds) is not list:
+            raw_melds = _field(data, "melds", list, [])
         if len(raw_melds) > 4:
             raise CaseError(f"field 'melds': {len(raw_melds)} melds; a hand has at most 4")
-        melds = tuple(_meld(m, i) for i, m in enumerate(raw_melds))
+        melds = tuple(_meld(m, i) for i, m in enumerate(raw_melds)) if raw_melds else ()
         win_tile = _tile(data, "win_tile")
         flags = {}
         for name in BOOL_FIELDS:
-            value = data.get(name)
-            flags[name] = value if type(value) is bool else _field(data, name, bool, False)
+            value = get(name)
+            flags[name] = value if type(value) is bool else False if value is None else _field(data, name, bool)
         seat = _wind(data, "seat_wind")
         round_wind = _wind(data, "round_wind")
-        flowers = _field(data, "flowers", int, 0)
-        discarder = _wind(data, "discarder") if data.get("discarder") is not None else None
+        flowers = get("flowers")
+        if type(flowers) is not int:
+            flowers = _field(data, "flowers", int, 0)
+        discarder = _wind(data, "discarder") if get("discarder") is not None else None
         win = Win(hand, melds, win_tile, seat_wind=seat, round_wind=round_wind, flowers=flowers, **flags)
         win.validate()
     except (HandError, TileError) as exc:
@@ -252,7 +260,9 @@ def parse_case(data: dict) -> Case:
             raise CaseError("'discarder' given for a self-drawn win")
         if discarder == seat:
             raise CaseError("'discarder' is the winner's own seat")
-    kong_discard = _field(data, "kong_discard", bool, False)
+    kong_discard = get("kong_discard")
+    if type(kong_discard) is not bool:
+        kong_discard = _field(data, "kong_discard", bool, False)
     if kong_discard and win.self_drawn:
         raise CaseError("'kong_discard' (杠流泪) is a win on a discard, not self-drawn")
     return Case(case_id, rules, win, discarder, kong_discard)
@@ -275,7 +285,9 @@ def _field(data: dict, name: str, kind: type, default: Any = ..., where: str = "
 
 
 def _tiles(data: dict, name: str) -> list[int]:
-    text = _field(data, name, str)
+    text = data.get(name)
+    if type(text) is not str:
+        text = _field(data, name, str)
     try:
         return parse(text)
     except TileError as exc:
@@ -283,6 +295,10 @@ def _tiles(data: dict, name: str) -> list[int]:
 
 
 def _tile(data: dict, name: str) -> int:
+    text = data.get(name)
+    kind = KIND_OF_CODE.get(text) if type(text) is str else None
+    if kind is not None:                    # (a tile's own code: what parse_one makes of it)
+        return kind
     try:
         return parse_one(_field(data, name, str))
     except TileError as exc:
@@ -290,6 +306,10 @@ def _tile(data: dict, name: str) -> int:
 
 
 def _wind(data: dict, name: str) -> int:
+    text = data.get(name)
+    seat = _WIND_INDEX.get(text) if type(text) is str else None
+    if seat is not None:
+        return seat
     text = _field(data, name, str)
     if len(text) != 1:
         raise CaseError(f"field '{name}': wind {show(text)}: use E, S, W or N")
@@ -300,6 +320,7 @@ def _wind(data: dict, name: str) -> int:
 
 
 _MELD_FIELDS = frozenset(("kind", "tiles", "from", "concealed", "added"))
+_WIND_INDEX = {wind: i for i, wind in enumerate(WIND_CODES)}
 _MELD_KINDS = {kind.value: kind for kind in MeldKind}
 MELD_TEXT_CACHED = 16           # a meld's tile string this short is parsed once (a few hundred name every meld)
 
@@ -318,11 +339,14 @@ def _meld(raw: Any, index: int) -> Meld:
     if unknown:
         raise CaseError(f"field '{where}.{show(unknown[0], 30)[1:-1]}' is not a meld field (kind, tiles, from, "
                         "concealed, added)")
-    kind_name = _field(raw, "kind", str, where=where)
-    kind = _MELD_KINDS.get(kind_name)                   # (MeldKind(kind_name), without the enum's call)
+    kind_name = raw.get("kind")
+    kind = _MELD_KINDS.get(kind_name) if type(kind_name) is str else None     # (MeldKind(kind_name), no call)
     if kind is None:
+        kind_name = _field(raw, "kind", str, where=where)
         raise CaseError(f"field '{where}.kind' must be chow, pung or kong, got {show(kind_name)}")
-    text = _field(raw, "tiles", str, where=where)
+    text = raw.get("tiles")
+    if type(text) is not str:
+        text = _field(raw, "tiles", str, where=where)
     try:
         tiles = _meld_tiles(text) if len(text) <= MELD_TEXT_CACHED else tuple(sorted(parse(text)))
     except TileError as exc:
@@ -335,8 +359,12 @@ def _meld(raw: Any, index: int) -> Meld:
             raise CaseError(f"{where}: a chow is three consecutive tiles of one suit")
     elif len(set(tiles)) != 1:
         raise CaseError(f"{where}: a {kind.value} is {size} identical tiles")
-    concealed = _field(raw, "concealed", bool, False, where)
-    added = _field(raw, "added", bool, False, where)
+    concealed = raw.get("concealed", False)
+    if type(concealed) is not bool:
+        concealed = _field(raw, "concealed", bool, False, where)
+    added = raw.get("added", False)
+    if type(added) is not bool:
+        added = _field(raw, "added", bool, False, where)
     source = raw.get("from")
     if (concealed or added) and kind is not MeldKind.KONG:
         raise CaseError(f"{where}: only a kong can be {'concealed' if concealed else 'added'}")
