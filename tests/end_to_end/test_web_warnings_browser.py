@@ -15,7 +15,7 @@ import pytest
 from tests.end_to_end.test_web_browser import (SimTable, browser_context_args, browser_type_launch_args,  # noqa: F401
                                                log_in)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.alone]            # (Chromium and a timed page: nothing beside it)
 WAIT_MS = 120_000           # the clumping ring is warned at hand 11: about 13 s at 300x real time (40 s at 100x)
 
 
