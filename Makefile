@@ -24,8 +24,10 @@ sim: $(STAMP)
 # sync (no test measures durability on disk; the power-cut campaigns kill processes, which a sync does not change)
 TEST_TMPDIR := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
+# Two workers (pytest-xdist): half the run's time is tests waiting on real time, brokers and subprocesses; a test
+# marked ``alone`` (real-time bounds a busy neighbour could break) runs with no other beside it (tests/conftest.py)
 test: $(STAMP)
-	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q
+	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -n 2
 
 bench: $(VENV)/.bench
 	$(BIN)/python -m bench

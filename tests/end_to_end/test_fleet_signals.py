@@ -77,7 +77,7 @@ def _ended(watcher: Watcher, table: str) -> bool:
 
 @pytest.mark.parametrize("speed, round_played, sig", [
     (None, False, signal.SIGTERM), ("20", False, signal.SIGTERM), ("20", False, signal.SIGINT),
-    (None, True, signal.SIGTERM), ("40", True, signal.SIGTERM), ("40", True, signal.SIGINT)])
+    (None, True, signal.SIGTERM), ("200", True, signal.SIGTERM), ("200", True, signal.SIGINT)])
 def test_a_fleet_awaiting_rounds_stops_on_a_signal_with_its_summary(broker, tmp_path, speed,  # noqa: F811
                                                                      round_played, sig):
     event = f"cup-{speed or 'max'}-{sig.name}"        # (its own round: no earlier test's retained one)
@@ -111,5 +111,5 @@ def test_a_fleet_awaiting_rounds_stops_on_a_signal_with_its_summary(broker, tmp_
     assert "fleet: 2 tables" in out and "outbox depth 0" in out
     hands = [line.split()[1] for line in out.splitlines() if line.startswith("t00")]
     # (the summary counts a hand when the players see its result, a simulated second after the referee wrote it
-    # and the round's end went out: at --speed 40 the signal may come in between)
+    # and the round's end went out: at --speed 200 the signal may come in between)
     assert hands[1] == "0" and hands[0] in (("0", "1") if round_played else ("0",))

@@ -38,7 +38,7 @@ import pytest
 from firmware.diagnostics.socket.protocol import ask
 from tests.support.web_fakes import PASSWORDS, users_file
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.alone]            # (Chromium and a timed page: nothing beside it)
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -274,20 +274,24 @@ class Watched:
                      if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         self.page.on("response", lambda r: self.problems.append(f"{r.status} {r.url}") if r.status == 404 else None)
+        self.polls: list[int] = []                                  # the player's view's polls answered
+        self.page.on("response", lambda r: self.polls.append(r.status) if "/view/live" in r.url else None)
 
     def close(self) -> None:
         self.context.close()
 
 
-def _settled(page: Any, path: str) -> None:
-    """Wait until the page's live parts are drawn (the event stream's snapshot, the player's view's first poll)."""
+def _settled(page: Any, path: str, wait: bool = True) -> None:
+    """Wait until the page's live parts are drawn (the event stream's snapshot, the player's view's first poll);
+    ``wait=False``: only until they are shown (another page's wait, of the same start, covers it)."""
     from playwright.sync_api import expect
 
     ready = {"/": "#player-live .state-words", "/table": "#reader dt", "/service": "#sensors span",
              "/faults": "#fault-history tr", "/card": "#diagram .state.current"}
     if path in ready:
         expect(page.locator(ready[path]).first).to_be_visible(timeout=WAIT_MS)
-    page.wait_for_timeout(300 if path != "/" else 2300)          # (a patch, a poll of the player's view)
+    if wait:
+        page.wait_for_timeout(300 if path != "/" else 2300)      # (a patch, a poll of the player's view)
 
 
 def test_every_page_in_chinese_and_english_on_a_phone_and_a_desktop(game, browser, tmp_path):
@@ -301,21 +305,25 @@ def test_every_page_in_chinese_and_english_on_a_phone_and_a_desktop(game, browse
     first.page.goto(game.url + "/scoreboard")
     expect(first.page.locator("#hand-rows tr[data-hand='1']")).to_have_count(1, timeout=WAIT_MS)   # a hand ended
     first.close()
-    for language in LANGUAGES:
-        for size in SIZES:
-            watched = Watched(browser, language, size)
-            try:
-                _every_page(game, watched, language, size, tmp_path)
-            finally:
-                watched.close()
+    every = {(language, size): Watched(browser, language, size) for language in LANGUAGES for size in SIZES}
+    try:
+        for watched in every.values():                             # the player's view: no login; the four
+            watched.page.goto(game.url + "/")                      # browsers' polls come together
+        for watched in every.values():
+            _settled(watched.page, "/", wait=watched is next(iter(every.values())))
+        for (language, size), watched in every.items():
+            assert watched.polls and set(watched.polls) == {200}, (language, size, watched.polls)   # (polled)
+            _every_page(game, watched, language, size, tmp_path)
+    finally:
+        for watched in every.values():
+            watched.close()
 
 
 def _every_page(game: Any, watched: Watched, language: str, size: str, tmp_path: Path) -> None:
+    """One browser's pages; its player's view (``/``) is open and has polled."""
     from playwright.sync_api import expect
 
     page = watched.page
-    page.goto(game.url + "/")                                      # the player's view: no login
-    _settled(page, "/")
     assert page.evaluate("document.documentElement.lang") == LANGUAGES[language].replace("-US", "")
     assert page.evaluate(IDENTIFIERS) == [], (language, size, "/")
     height = page.evaluate("document.documentElement.scrollHeight")

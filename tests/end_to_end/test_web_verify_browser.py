@@ -39,7 +39,7 @@ from tests.end_to_end.test_web_browser import browser_context_args, browser_type
 from tests.support.sealed_run import sealed_game
 from tests.support.web_fakes import STATUS, WebTable
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.alone]            # (Chromium and a timed page: nothing beside it)
 
 ORIGIN = "http://127.0.0.1:9"
 GAMES = (("mcr", False), ("sichuan", True), ("jinzhou", False), ("liaoning", True), ("competition", False))

@@ -164,6 +164,7 @@ def quick_timeouts(monkeypatch, tmp_path) -> Iterator[RealPage]:
     served.stop()
 
 
+@pytest.mark.alone          # (timed to the second)
 def test_a_next_request_sent_a_byte_at_a_time_does_not_hold_its_connection(quick_timeouts):
     """Found against ``mjtable sim --web``: after one answer, a request head trickled a line a second held the
     connection for ever (uvicorn's keep-alive timer stops at any byte; the 5 s bound was the first request's
@@ -177,6 +178,7 @@ def test_a_next_request_sent_a_byte_at_a_time_does_not_hold_its_connection(quick
     assert closed is not None and 0.8 <= closed <= 3.0, closed
 
 
+@pytest.mark.alone          # (timed to the second)
 def test_a_body_sent_a_byte_at_a_time_does_not_hold_its_connection(quick_timeouts):
     page = quick_timeouts
     for host in (f"127.0.0.1:{page.port}", "elsewhere.example"):      # a request taken, and one refused at once
@@ -188,6 +190,7 @@ def test_a_body_sent_a_byte_at_a_time_does_not_hold_its_connection(quick_timeout
         assert closed is not None and 1.5 <= closed <= 5.0, (host, closed)
 
 
+@pytest.mark.alone          # (timed to the second)
 def test_a_kept_alive_connection_between_requests_is_not_cut_by_the_request_timeouts(quick_timeouts):
     page = quick_timeouts
     conn = page.client(PHONE)
