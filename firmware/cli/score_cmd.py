@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", type=_jobs, default="auto", metavar="N|auto",
                         help=_("worker processes that answer a file's lines (the answers stay in the input's "
                                "order); auto (default): one per CPU, at most 4, for a file of 1 MiB or more, "
-                               "else one"))
+                               "else one; standard input and pipes are answered in one process"))
     parser.set_defaults(func=run)
 
 
@@ -48,7 +48,7 @@ def _jobs(text: str) -> int | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from firmware.cli.score_workers import WorkerAnswers, auto_jobs
+    from firmware.cli.score_workers import WorkerAnswers, jobs_for
     from firmware.rules.case_scoring import score_input     # (imported here: ``mjtable --help`` scores nothing)
 
     if getattr(args, "own_process", False):
@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
         gc.freeze()
     out = _utf8(sys.stdout)
     path = None if args.input == "-" else Path(args.input)
-    jobs = getattr(args, "jobs", "auto")
-    jobs = auto_jobs(path) if jobs == "auto" else jobs
+    jobs = jobs_for(path, getattr(args, "jobs", "auto"))
     answers = WorkerAnswers(jobs) if jobs > 1 else None
     if path is None:
         return _told(score_input(getattr(sys.stdin, "buffer", sys.stdin), out, args.rules, answers))

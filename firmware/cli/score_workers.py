@@ -12,6 +12,7 @@ import ctypes
 import logging
 import os
 import signal
+import stat
 import sys
 from collections import deque
 from itertools import islice
@@ -33,10 +34,23 @@ AUTO_MAX_JOBS = 4
 PR_SET_PDEATHSIG = 1              # prctl(2): the signal a process gets when its parent dies
 
 
+def jobs_for(path: Path | None, asked: int | str) -> int:
+    """The worker processes for the input: one process for standard input, a pipe or anything else that is not a
+    regular file (its answers go out as its lines come in: a chunk would wait for 256 lines a person may never
+    type); for a file, ``asked`` (a number, or ``auto``: :func:`auto_jobs`)."""
+    if path is None:
+        return 1
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return 1
+    except OSError:
+        return 1                        # (the command says it cannot read it)
+    return auto_jobs(path) if asked == "auto" else int(asked)
+
+
 def auto_jobs(path: Path | None) -> int:
-    """``--jobs auto``: one process for standard input (answers go out as lines come in) and for files under
-    AUTO_MIN_BYTES (a worker's start costs more than it saves), else one per CPU this process may use, at most
-    AUTO_MAX_JOBS."""
+    """``--jobs auto``: one process for standard input and for files under AUTO_MIN_BYTES (a worker's start costs
+    more than it saves), else one per CPU this process may use, at most AUTO_MAX_JOBS."""
     if path is None:
         return 1
     try:

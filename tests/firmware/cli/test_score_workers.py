@@ -226,3 +226,31 @@ def test_a_worker_killed_at_any_instant_loses_no_line(long_file, after_lines, ho
             proc.wait()
     assert b"".join(head) + rest == reference
     assert "a worker process died" in proc.stderr.read().decode()
+
+
+def test_standard_input_and_pipes_are_answered_line_by_line(tmp_path):
+    """Whatever --jobs says, a line on standard input or a pipe is answered as it comes (a chunk would wait for
+    lines a person may never type): one line in, its answer out, the input still open."""
+    from firmware.cli.score_workers import jobs_for
+
+    fifo = tmp_path / "lines"
+    os.mkfifo(fifo)
+    assert jobs_for(None, 4) == jobs_for(fifo, 4) == jobs_for(fifo, "auto") == 1
+    regular = tmp_path / "file.jsonl"
+    regular.write_bytes(b"{}\n")
+    assert jobs_for(regular, 3) == 3 and jobs_for(regular, "auto") == 1
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli.main", "score", "--jobs", "4", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        proc.stdin.write((DATA / "mcr-random.jsonl").read_bytes().splitlines(keepends=True)[0])
+        proc.stdin.flush()
+        assert select.select([proc.stdout], [], [], 30)[0], "no answer while the input stays open"
+        answer = json.loads(proc.stdout.readline())          # (before the input ends)
+        assert answer["id"] == "mcr-0001" and "total" in answer
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
