@@ -86,7 +86,7 @@ def one(tables: int) -> dict:
     from firmware.fleet.broker_config import Bridge, bridge_text
     from firmware.fleet.chain import ChainConsumer
     from firmware.fleet.consumer import ConsumerClient
-    from firmware.fleet.link import LinkSettings
+    from firmware.fleet.link_settings import LinkSettings
     from firmware.fleet.mqtt.client import ClientSettings, PahoAdapter
     from firmware.fleet.mqtt.network import MqttNetwork
     from firmware.ports.broker import parse_broker_url

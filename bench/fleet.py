@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from sim.fleet_run import FleetSim
 
 SIZES = ((50, 4), (200, 1))         # (tables, hands each)

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from firmware.config import FleetSection, TableConfig, default_table_path, load_table_config
 from firmware.i18n import N_
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from firmware.fleet.mqtt.client import PahoAdapter
 from firmware.fleet.mqtt.network import MqttNetwork
 from firmware.fleet.runtime import shared_plug

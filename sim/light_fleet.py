@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, VerifyKey
-from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.link import FleetLink
+from firmware.fleet.link_settings import LinkSettings
 from firmware.fleet.mqtt.client import ClientSettings, PahoAdapter
 from firmware.fleet.mqtt.network import MqttNetwork
 from firmware.fleet.update_desk import Installer, UpdateDesk

@@ -37,10 +37,8 @@ kept as ``last_error``: the table plays on).  What it does:
 
 from __future__ import annotations
 
-import enum
 import functools
 import logging
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from firmware.fleet import messages, topics
@@ -48,35 +46,12 @@ from firmware.ports.broker import InboundMessage, MqttAdapter, WillMessage, refu
 from firmware.fleet.backoff import Backoff, seeded_rng
 from firmware.fleet.command_auth import CommandVerifier
 from firmware.fleet.command_desk import CommandDesk, CommandHandler
+from firmware.fleet.link_settings import DEFAULT_SETTINGS, LinkSettings, LinkState
 from firmware.store.outbox import Outbox, OutboxMeta, OutboxRow
 from firmware.fleet.topics import Leaf, TableTopics
 from firmware.loop import Handle, Loop
 
 log = logging.getLogger(__name__)
-
-
-class LinkState(str, enum.Enum):
-    STOPPED = "stopped"            # not started, or stopped
-    WAITING = "waiting"            # the first connect after boot, spread over the hall
-    CONNECTING = "connecting"
-    CONNECTED = "connected"        # birth published, nothing in flight
-    DRAINING = "draining"          # connected, events in flight
-    BACKING_OFF = "backing_off"    # waiting to try again
-
-
-@dataclass(frozen=True)
-class LinkSettings:
-    state_min_interval_s: float = 1.0
-    counters_period_s: float = 60.0
-    max_in_flight: int = 16
-    backoff_min_s: float = 1.0
-    backoff_max_s: float = 60.0
-    first_connect_spread_s: float = 10.0
-    connect_timeout_s: float = 15.0
-    stable_s: float = 30.0
-    mark_delay_s: float = 0.2
-    poll_s: float = 5.0
-    resend_batch: int = 100
 
 
 def _guarded(method: Callable) -> Callable:
@@ -111,7 +86,7 @@ class FleetLink:
     def __init__(self, loop: Loop, adapter: MqttAdapter, outbox: Outbox, status: Callable[[], dict],
                  on_command: CommandHandler | None, *, site: str, table: str, meta: dict,
                  wall_clock_s: Callable[[], float], verifier: CommandVerifier | None = None,
-                 settings: LinkSettings = LinkSettings(), count_boot: bool = True,
+                 settings: LinkSettings = DEFAULT_SETTINGS, count_boot: bool = True,
                  on_refusal: Callable[[str], None] | None = None,
                  on_assignment: Callable[[bytes], None] | None = None) -> None:
         self.loop = loop

@@ -19,7 +19,7 @@ import logging
 from typing import Callable
 
 from firmware.config import TableConfig
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from firmware.fleet.mqtt.client import ClientSettings, PahoAdapter
 from firmware.fleet.mqtt.inbound import InboundLimits
 from firmware.fleet.mqtt.network import MqttNetwork

@@ -34,7 +34,8 @@ from firmware.fleet.assignment_auth import AssignmentRefused, AssignmentVerifier
 from firmware.game.staff import StaffError
 from firmware.game.assignment import AssignmentError
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, NonceStore, load_verify_keys
-from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.link import FleetLink
+from firmware.fleet.link_settings import LinkSettings
 from firmware.fleet.table_files import problem_lines
 from firmware.fleet.table_status import table_meta, table_status
 from firmware.fleet.update_desk import Installer, UpdateDesk

@@ -13,7 +13,7 @@ import pytest
 
 from firmware.cli.main import main
 from firmware.config import FleetSection, default_table_path, load_table_config
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from sim.fleet_run import FleetSim
 from sim.table_run import SimRun
 from tests.support.fleet_rig import Watcher, wait_for

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from firmware.cli.main import main
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from parlour.service import standings_topic
 from parlour.store.facts_store import TourneyStore
 from sim.fleet_run import FleetSim

@@ -56,7 +56,7 @@ from typing import Any, Callable
 
 from firmware.fleet.broker_config import MAX_INFLIGHT_MESSAGES, MAX_QUEUED_MESSAGES, Bridge, bridge_text
 from firmware.fleet.consumer import STALE_AFTER_S
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from firmware.ports.broker import BrokerAddress, parse_broker_url
 from sim.light_fleet import LightFleet
 from sim.sped_clock import SpedClock

@@ -21,7 +21,8 @@ from typing import Any, Callable
 from firmware.ports.broker import parse_broker_url
 from firmware.fleet.command_auth import CommandVerifier, SigningKey
 from firmware.fleet.consumer import ConsumerClient, FleetConsumer
-from firmware.fleet.link import FleetLink, LinkSettings
+from firmware.fleet.link import FleetLink
+from firmware.fleet.link_settings import LinkSettings
 from firmware.store.outbox import SqliteOutbox
 from firmware.loop import RealTimeLoop
 from firmware.fleet.mqtt.network import MqttNetwork

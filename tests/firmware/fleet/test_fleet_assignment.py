@@ -21,7 +21,7 @@ from firmware.config import FleetSection, default_table_path, load_table_config
 from firmware.fleet.assignment_auth import AssignmentRefused, AssignmentVerifier, sign_assignment
 from firmware.fleet.broker_config import acl_text
 from firmware.fleet.command_auth import hmac_key
-from firmware.fleet.link import LinkSettings
+from firmware.fleet.link_settings import LinkSettings
 from firmware.fleet.topics import TableTopics, parse
 from firmware.game.assignment import AssignmentError, parse_assignment
 from firmware.game.rounds import WARN_BEFORE_S

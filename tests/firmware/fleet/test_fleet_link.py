@@ -11,7 +11,8 @@ from firmware.fleet import topics
 from firmware.store import outbox
 from firmware.ports.broker import InboundMessage
 from firmware.fleet.command_auth import CommandRefused, CommandVerifier, hmac_key, sign_command
-from firmware.fleet.link import FleetLink, LinkSettings, LinkState
+from firmware.fleet.link import FleetLink
+from firmware.fleet.link_settings import LinkSettings, LinkState
 from sim.virtual_loop import VirtualLoop
 
 EPOCH = 1_750_000_000.0

@@ -290,7 +290,7 @@ def test_a_simulated_tables_certificate_is_checked_first(parlour, sim_certs, tmp
 
 
 def test_a_refused_fleet_does_not_wait_out_its_drain(parlour):
-    from firmware.fleet.link import LinkSettings
+    from firmware.fleet.link_settings import LinkSettings
     from sim.fleet_run import FleetSim
 
     fleet = FleetSim(1, parlour["plain_url"], SITE, hands=1, seed=4,
