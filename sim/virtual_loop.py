@@ -103,9 +103,9 @@ class VirtualLoop:
         return self._now
 
     def run_steps(self, done: Callable[[], bool], deadline_s: float) -> bool:
-        """Without a pacer: ``while not done(): if not self._step_unpaced(deadline_s): return False``, then True,
-        in one frame (one call a step fewer, the loop's attributes looked up once: some 200,000 steps a 64-hand
-        run).  (The kill campaigns of the tests put the loop above back, to see every step.)"""
+        """Without a pacer: ``while not done(): if not self.step(deadline_s): return False``, then True, in one
+        frame (:meth:`step` and ``TimerHeap.settle`` inlined, the loop's attributes looked up once: some 200,000
+        steps a 64-hand run).  (The kill campaigns of the tests put that loop back, to see every step.)"""
         posted = self._posted
         heap = self._heap
         heappop, heapreplace = heapq.heappop, heapq.heapreplace
@@ -134,36 +134,6 @@ class VirtualLoop:
                 if self.on_error is None:
                     raise
                 self.on_error(exc, fn)
-        return True
-
-    def _step_unpaced(self, deadline_s: float) -> bool:
-        """``step`` without a pacer, inlined (``run_callback``'s policy too): one step of :meth:`run_steps`.
-        (The kill campaigns of the tests wrap this method to kill a run at a virtual instant.)"""
-        if self._posted:
-            fn, args = self._posted.popleft()
-        else:
-            heap = self._heap
-            while heap:                         # (TimerHeap.settle, inlined)
-                _, seq, handle = heap[0]
-                if handle.cancelled:
-                    heapq.heappop(heap)
-                    handle.seq = -1
-                elif seq != handle.seq:         # put off (moved): on at its new time
-                    heapq.heapreplace(heap, (handle.when, handle.seq, handle))
-                else:
-                    break
-            if not heap or heap[0][0] > deadline_s:
-                return False
-            when, _, handle = heapq.heappop(heap)
-            handle.seq = -1
-            self._now = when
-            fn, args = handle.fn, handle.args
-        try:
-            fn(*args)
-        except Exception as exc:
-            if self.on_error is None:
-                raise
-            self.on_error(exc, fn)
         return True
 
     def _timed_out(self, deadline: float) -> None:
