@@ -20,7 +20,7 @@ from typing import Any
 
 from firmware.frozen import quick_init
 from firmware.rules.win import WIND_CODES, HandError, Meld, MeldKind, Win, wind_index
-from firmware.tiles.tile import KIND_OF_CODE, TileError, parse, parse_one, show
+from firmware.tiles.tile import TileError, parse, parse_one, show
 
 SOURCES = ("left", "opposite", "right")
 BOOL_FIELDS = ("self_drawn", "last_of_kind", "kong_win", "last_tile", "flower_win", "first_turn")
@@ -296,11 +296,10 @@ def _tiles(data: dict, name: str) -> list[int]:
 
 def _tile(data: dict, name: str) -> int:
     text = data.get(name)
-    kind = KIND_OF_CODE.get(text) if type(text) is str else None
-    if kind is not None:                    # (a tile's own code: what parse_one makes of it)
-        return kind
+    if type(text) is not str:
+        text = _field(data, name, str)
     try:
-        return parse_one(_field(data, name, str))
+        return parse_one(text)
     except TileError as exc:
         raise CaseError(f"field '{name}': {exc}") from None
 

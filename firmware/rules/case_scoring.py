@@ -219,12 +219,9 @@ Answers = Callable[[Iterator[bytes | TooLong], str | None], Iterator[Answered]]
 
 
 def answer_lines(items: Iterable[bytes | TooLong], rules: str | None) -> Iterator[Answered]:
-    """The answer to each non-blank line, in order, one at a time."""
+    """The answer to each line, in order, one at a time (:func:`answer_chunk` of each)."""
     for item in items:
-        answered = answer_item(item, rules)
-        if answered is not None:
-            text, verdict = answered
-            yield text + "\n", 1, verdict in (UNREADABLE, INTERNAL), verdict == INVALID
+        yield answer_chunk((item,), rules)
 
 
 def answer_chunk(items: Iterable[bytes | TooLong], rules: str | None) -> Answered:

@@ -126,7 +126,7 @@ def parse(text: str) -> list[int]:
 
 
 def parse_one(text: str) -> int:
-    kind = KIND_OF_CODE.get(text)
+    kind = _ONE_CODE.get(text)
     if kind is not None:                    # (a tile's own code: what parse makes of it)
         return kind
     kinds = parse(text)
@@ -135,7 +135,7 @@ def parse_one(text: str) -> int:
     return kinds[0]
 
 
-KIND_OF_CODE = {code(kind): kind for kind in range(KINDS)}       # a single tile's code -> its kind
+_ONE_CODE = {code(kind): kind for kind in range(KINDS)}
 
 
 def format_tiles(kinds: list[int] | tuple[int, ...], sort: bool = True) -> str:
