@@ -50,7 +50,7 @@ diagrams: $(STAMP)
 	$(BIN)/python -m firmware.controller.diagram
 
 screenshots: $(STAMP)
-	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/end_to_end/test_web_browser.py
+	MJTABLE_SCREENSHOTS=docs/web $(BIN)/python -m pytest -q tests/end_to_end/test_web_browser.py tests/end_to_end/test_web_service_browser.py
 
 # The message catalogues: the web page's (domain messages, babel.cfg) and the command line's (domain cli,
 # babel-cli.cfg).  Extract the messages, merge them into each language's .po (then translate what is new there),

@@ -3,8 +3,8 @@
 Two simulated tables run on loopback in processes of their own, each with
 its web page as ``mjtable sim --web`` starts it: a 锦州 game at 50x real time
 with a jam injected at the fourth stacking (nobody at the table acknowledges
-it), and a table in service mode at real time.  In the browser: log in, watch a
-hand end and the scoreboard update without a reload, every page on a phone
+it), (the table in service mode: test_web_service_browser.py).  In the browser:
+log in, watch a hand end and the scoreboard update without a reload, every page on a phone
 420 px wide with nothing wider than the screen or clipped (a hand's page with
 each payer's share of the doublings), see the jam appear with
 its hint, be refused as staff and acknowledge as a technician, hold a jog
@@ -22,98 +22,18 @@ Without /usr/bin/chromium the tests skip, unless ``CI=true``: then they fail
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from firmware.diagnostics.socket.protocol import ask
-from tests.support.web_fakes import PASSWORDS, users_file
+from tests.support.browser_table import WAIT_MS, SimTable, log_in, shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.alone]            # (Chromium and a timed page: nothing beside it)
-
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-START_S = 90.0
-WAIT_MS = 60_000
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args() -> dict[str, Any]:
-    """pytest-playwright launches Debian's Chromium (a download by ``playwright install`` is not needed)."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium fonts-noto-cjk")
-    return {"executable_path": str(CHROMIUM), "args": FLAGS, "headless": True}
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_context_args, "viewport": {"width": 420, "height": 900}}
-
-
-class SimTable:
-    """``mjtable sim --web PORT ...`` in its own process group (its page is a child of it)."""
-
-    def __init__(self, folder: Path, *options: str) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.socket = folder / "diag.sock"
-        self.url = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, "-m", "firmware.cli.main", "sim", "--web", str(self.port), "--web-users",
-                   str(users_file(folder)), "--diag-socket", str(self.socket), "--quiet", *options]
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
-        self.lines: list[str] = []
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line.rstrip())
-                if line.startswith("web page:"):
-                    ready.set()
-            ready.set()
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(START_S) or self.process.poll() is not None:
-            self.stop()
-            pytest.fail("mjtable sim --web did not start: " + " / ".join(self.lines[-5:]))
-
-    def status(self, component: str) -> dict[str, Any]:
-        answer = ask(self.socket, {"cmd": "status", "components": [component]}, timeout_s=10)
-        assert answer["ok"], answer
-        return answer["status"][component]
-
-    def until(self, component: str, check: Any, within_s: float = 60.0) -> tuple[dict[str, Any], float]:
-        """Poll the table's own socket until ``check(component)``; the status and how long it took."""
-        start = time.monotonic()
-        while True:
-            status = self.status(component)
-            if check(status):
-                return status, time.monotonic() - start
-            assert time.monotonic() - start < within_s, f"{component} never got there: {status}"
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGINT)          # Ctrl-C: the run and its page end
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -122,30 +42,6 @@ def game(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
                      "--rules", "jinzhou", "--inject", "jam:stacker2@stacking4", "--auto-ack-s", "100000")
     yield table
     table.stop()
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
-    table = SimTable(tmp_path_factory.mktemp("service"), "--service", "--speed", "1")
-    yield table
-    table.stop()
-
-
-def log_in(page: Any, url: str, name: str) -> None:
-    page.goto(url + "/login")
-    page.fill("input[name=user]", name)
-    page.fill("input[name=password]", PASSWORDS[name][0])
-    page.click("form.login button[type=submit]")
-    page.wait_for_url(url + "/")
-
-
-def shoot(page: Any, tmp_path: Path, name: str, full_page: bool = True) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
-    keep = os.environ.get("MJTABLE_SCREENSHOTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, Path(keep) / path.name)
 
 
 def test_log_in_and_watch_a_hand_end_on_the_scoreboard(game, page, tmp_path):
@@ -447,7 +343,6 @@ def test_silent_connections_are_closed_and_the_page_serves_on(game):
     """More connections than the page takes, none of them sending a request (anyone on the Wi-Fi can open
     them): those past the address's share are refused at once (a 503, then closed), the others closed
     within the header timeout, and the page answers the next browser."""
-    import urllib.request
 
     from firmware.web.runtime import HEADER_TIMEOUT_S, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS
 
@@ -463,88 +358,3 @@ def test_silent_connections_are_closed_and_the_page_serves_on(game):
             sock.close()
     with urllib.request.urlopen(game.url + "/login", timeout=10) as answer:
         assert answer.status == 200
-
-
-def _hold(page: Any, name: str) -> None:
-    button = page.locator(f"button.hold[data-name='{name}']")
-    from playwright.sync_api import expect
-    expect(button).to_be_enabled(timeout=WAIT_MS)
-    box = button.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.down()
-
-
-def test_hold_a_jog_button_and_let_go_the_motor_stops(service, page, tmp_path):
-    from playwright.sync_api import expect
-
-    log_in(page, service.url, "tech")
-    page.goto(service.url + "/service")
-    expect(page.locator("#service-note")).to_contain_text("Service mode", timeout=WAIT_MS)
-    _hold(page, "turntable")
-    service.until("table", lambda t: "turntable" in t["moving"], within_s=10)
-    expect(page.locator("#sensors [data-sensor='center_down']")).to_have_text("Centre down · on")
-    shoot(page, tmp_path, "service")
-    page.mouse.up()
-    table, _ = service.until("table", lambda t: "turntable" not in t["moving"], within_s=5)
-    assert table["motors_safe"]
-    expect(page.locator("#hold-answer")).to_contain_text("Turntable", timeout=WAIT_MS)
-    _hold(page, "stacker0")                               # a cam turn held to its end: done by itself
-    expect(page.locator("#hold-answer")).to_contain_text("Stacking head 1 ok", timeout=WAIT_MS)
-    page.mouse.up()
-
-
-def test_a_connection_dropped_mid_hold_stops_the_motor_within_the_dead_man_time(service, page, context,
-                                                                               record_property):
-    from playwright.sync_api import expect
-
-    log_in(page, service.url, "tech")
-    page.goto(service.url + "/service")
-    expect(page.locator("#service-note")).to_contain_text("Service mode", timeout=WAIT_MS)
-    _hold(page, "turntable")
-    service.until("table", lambda t: "turntable" in t["moving"], within_s=10)
-    context.set_offline(True)                             # the phone's Wi-Fi goes: no keep-alive, no release
-    table, stopped_after_s = service.until("table", lambda t: "turntable" not in t["moving"], within_s=10)
-    assert table["motors_safe"]
-    record_property("stopped_after_s", round(stopped_after_s, 3))
-    print(f"the turntable stopped {stopped_after_s:.2f} s after the connection dropped")
-    assert stopped_after_s < 0.5 + 1.5, f"stopped {stopped_after_s:.2f} s after the connection dropped"
-    context.set_offline(False)
-    page.mouse.up()
-
-
-def test_the_fault_card_and_the_state_diagram(service, page, tmp_path):
-    from playwright.sync_api import expect
-
-    log_in(page, service.url, "staff")
-    page.goto(service.url + "/card")
-    expect(page.locator("#state-service.current")).to_have_count(1, timeout=WAIT_MS)
-    expect(page.locator("table.history")).to_contain_text("E98")
-    page.set_viewport_size({"width": 960, "height": 1000})
-    shoot(page, tmp_path, "card", full_page=False)
-
-
-def test_with_the_lid_open_the_buttons_are_refused(tmp_path_factory, browser_type_launch_args, page):
-    """The page says why and greys the buttons; a hold asked for anyway is refused by the controller itself."""
-    from playwright.sync_api import expect
-
-    table = SimTable(tmp_path_factory.mktemp("lid"), "--service", "--speed", "1", "--inject", "lid-open@1s=600s")
-    try:
-        log_in(page, table.url, "tech")
-        page.goto(table.url + "/service")
-        expect(page.locator("#service-note")).to_contain_text("The service lid is open", timeout=WAIT_MS)
-        expect(page.locator("button.hold[data-name='turntable']")).to_be_disabled()
-        started = page.request.post(table.url + "/api/hold", headers={"origin": table.url},
-                                    data={"kind": "jog", "name": "turntable"}).json()
-        assert started["ok"]
-        answer = {"running": True}
-        deadline = time.monotonic() + 10
-        while answer.get("running"):
-            assert time.monotonic() < deadline
-            answer = page.request.post(f"{table.url}/api/hold/{started['hold']}/alive",
-                                       headers={"origin": table.url}).json()
-        # (the controller's refusal is a code; the page words it in the request's language: zh-CN by default)
-        assert answer["answer"]["error"].startswith("被拒绝：电机可能运行时维修盖打开（E04）；关上维修盖")
-        assert answer["answer"]["refusal"] == "interlock" and answer["answer"]["params"] == {"fault": "E04"}
-        assert "turntable" not in table.status("table")["moving"]
-    finally:
-        table.stop()

@@ -35,7 +35,6 @@ from firmware.tiles.dealing import deal
 from firmware.tiles.fair_walls import commitment_of, parse_preimage
 from firmware.tiles.wall import Position, Wall
 from firmware.web.fairplay import seal_data
-from tests.end_to_end.test_web_browser import browser_context_args, browser_type_launch_args  # noqa: F401
 from tests.support.sealed_run import sealed_game
 from tests.support.web_fakes import STATUS, WebTable
 

@@ -12,15 +12,14 @@ from typing import Iterator
 
 import pytest
 
-from tests.end_to_end.test_web_browser import (SimTable, browser_context_args, browser_type_launch_args,  # noqa: F401
-                                               log_in)
+from tests.support.browser_table import SimTable, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.alone]            # (Chromium and a timed page: nothing beside it)
 WAIT_MS = 120_000           # the clumping ring is warned at hand 11: about 13 s at 300x real time (40 s at 100x)
 
 
 @pytest.fixture(scope="module")
-def biased(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:  # noqa: F811
+def biased(tmp_path_factory, browser_type_launch_args) -> Iterator[SimTable]:
     table = SimTable(tmp_path_factory.mktemp("biased"), "--speed", "300", "--hands", "40",
                      "--shuffle-bias", "clump=0.1")
     yield table

@@ -4,8 +4,8 @@ Whatever a client sends (bytes that are not UTF-8, JSON nested past any
 reason, a request line of megabytes, fields of the wrong type, thousands of
 idle connections), the server answers it with ``{"ok": false, "error": ...}``
 or refuses it, keeps accepting, and the next technician's ``state`` is
-answered.  Whatever lies at the socket's path is replaced only when it is a
-stale socket.  A client that goes away stops the test it started.
+answered.  A client that goes away stops the test it started.  (What lies at
+the socket's path: test_diag_socket_path.py.)
 
 The server runs with a simulated controller on virtual time; nothing here
 sleeps: every wait is a bounded socket timeout or a thread handing over.
@@ -27,10 +27,9 @@ from typing import Any, Callable
 
 import pytest
 
-from firmware.cli.main import main
 from firmware.diagnostics.commands import DiagCommands
 from firmware.diagnostics.socket.protocol import MAX_LINE_BYTES, ask
-from firmware.diagnostics.socket.server import DiagSocketError, DiagSocketServer
+from firmware.diagnostics.socket.server import DiagSocketServer
 from hal.runtime import HOST_CLOCK
 from sim.table_run import SimRun
 
@@ -325,68 +324,6 @@ def test_requests_with_tiny_timeouts_cannot_fill_the_loops_queue(table):
     for sock in [hog, *others]:
         sock.close()
     assert table.ask({"cmd": "state"})["ok"]
-
-
-# -- what lies at the path -----------------------------------------------------------------------------
-def _server(path: Path) -> DiagSocketServer:
-    return DiagSocketServer(path, lambda fn, *a: None, lambda request, reply: None, group=None, clock=HOST_CLOCK)
-
-
-def test_a_file_or_folder_at_the_path_is_never_replaced(tmp_path):
-    path = tmp_path / "diag.sock"
-    path.write_text("the shift log\n")
-    with pytest.raises(DiagSocketError, match=f"{path} is a regular file, not a socket"):
-        _server(path).start()
-    assert path.read_text() == "the shift log\n"
-    path.unlink()
-    path.mkdir()
-    with pytest.raises(DiagSocketError, match=f"{path} is a folder, not a socket"):
-        _server(path).start()
-    assert path.is_dir()
-    path.rmdir()
-    path.symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(DiagSocketError, match="symbolic link"):
-        _server(path).start()
-    path.unlink()
-    staging = tmp_path / "diag.sock.new"
-    staging.write_text("keep\n")
-    with pytest.raises(DiagSocketError, match=f"{staging} is a regular file"):
-        _server(path).start()
-    assert staging.read_text() == "keep\n" and not path.exists()
-
-
-def test_a_live_socket_is_kept_and_a_stale_one_replaced(tmp_path):
-    path = tmp_path / "diag.sock"
-    live = _server(path)
-    live.start()
-    try:
-        with pytest.raises(DiagSocketError, match="another service is answering"):
-            _server(path).start()
-        assert live.serving
-    finally:
-        live.stop()
-    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)          # a socket file nobody listens on
-    stale.bind(str(path))
-    stale.close()
-    server = _server(path)
-    server.start()
-    try:
-        assert server.serving
-    finally:
-        server.stop()
-    assert not path.exists()
-
-
-def test_sim_refuses_a_diag_socket_path_that_is_a_file(tmp_path, capsys):
-    path = tmp_path / "notes.txt"
-    path.write_text("precious\n")
-    assert main(["sim", "--service", "--until-s", "5", "--quiet", "--diag-socket", str(path)]) == 2
-    assert f"{path} is a regular file, not a socket" in capsys.readouterr().err
-    assert path.read_text() == "precious\n"
-    folder = tmp_path / "run"
-    folder.mkdir()
-    assert main(["sim", "--service", "--until-s", "5", "--quiet", "--diag-socket", str(folder)]) == 2
-    assert f"{folder} is a folder, not a socket" in capsys.readouterr().err
 
 
 # -- stopping a test ----------------------------------------------------------------------------------------

@@ -1,106 +1,16 @@
-"""The fleet link on virtual time against a scripted adapter: connect, birth, rate limits, drain, commands."""
+"""The fleet link on virtual time against a scripted adapter: connect, birth, rate limits, drain, refusals, the Will
+(its commands: test_fleet_link_commands.py)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 
-import pytest
 
-from firmware.fleet import topics
-from firmware.store import outbox
 from firmware.ports.broker import InboundMessage
-from firmware.fleet.command_auth import CommandRefused, CommandVerifier, hmac_key, sign_command
 from firmware.fleet.link import FleetLink
-from firmware.fleet.link_settings import LinkSettings, LinkState
+from firmware.fleet.link_settings import LinkState
 from sim.virtual_loop import VirtualLoop
-
-EPOCH = 1_750_000_000.0
-T = topics.TableTopics("hall1", "t07")
-KEY = hmac_key(b"s" * 32)
-
-
-class ScriptedAdapter:
-    """Records what the link asks; the test plays the broker's part by calling the listener."""
-
-    def __init__(self) -> None:
-        self.connects: list[tuple[int, object]] = []
-        self.published: list[dict] = []
-        self.subscribed: list[str] = []
-        self.disconnects: list[bool] = []
-        self.listener = None
-        self._token = 0
-
-    def connect(self, session, will, listener):
-        self.connects.append((session, will))
-        self.listener = listener
-
-    def publish(self, topic, payload, qos, retain, properties=None):
-        self._token += 1
-        self.published.append({"token": self._token, "topic": topic, "body": json.loads(payload), "qos": qos,
-                               "retain": retain, "props": properties})
-        return self._token
-
-    def subscribe(self, topic_filter, qos):
-        self.subscribed.append(topic_filter)
-        self._token += 1
-        return self._token
-
-    def disconnect(self, send_will=False):
-        self.disconnects.append(send_will)
-
-    # the broker's part
-    @property
-    def session(self) -> int:
-        return self.connects[-1][0]
-
-    def accept(self) -> None:
-        self.listener.on_connected(self.session, True, "Success")
-
-    def ack(self, *tokens: int, ok: bool = True) -> None:
-        for token in tokens:
-            self.listener.on_published(self.session, token, ok, "Success" if ok else "Not authorized")
-
-    def events(self) -> list[dict]:
-        return [p for p in self.published if "/evt/" in p["topic"]]
-
-    def on(self, leaf: str) -> list[dict]:
-        return [p for p in self.published if p["topic"] == T.root + "/" + leaf]
-
-
-class Table:
-    def __init__(self) -> None:
-        self.status = {"state": "idle", "hand": 0, "dealer": 0, "chips": [0, 0, 0, 0], "faults": [],
-                       "counters": {"cycles": 0}}
-        self.acks: list[tuple] = []
-
-    def on_command(self, verb, args, issuer):
-        if args["code"] == "E42":
-            raise CommandRefused("E42 is not active")
-        self.acks.append((verb, args, issuer))
-        return {"acknowledged": args["code"]}
-
-
-@pytest.fixture
-def rig():
-    loop = VirtualLoop()
-    adapter = ScriptedAdapter()
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    box = outbox.SqliteOutbox(db)
-    table = Table()
-    verifier = CommandVerifier("hall1", "t07", [KEY.verify_key()], lambda: EPOCH + loop.now(), boot_wall_s=EPOCH)
-    link = FleetLink(loop, adapter, box, lambda: table.status, table.on_command, site="hall1", table="t07",
-                     meta={"firmware": "1.0"}, wall_clock_s=lambda: EPOCH + loop.now(), verifier=verifier,
-                     settings=LinkSettings(first_connect_spread_s=10.0, max_in_flight=4, counters_period_s=30.0))
-    return loop, adapter, box, table, link
-
-
-def _connected(rig):
-    loop, adapter, box, table, link = rig
-    link.start()
-    loop.run_for(10.0)
-    adapter.accept()
-    return rig
+from tests.support.link_rig import T, ScriptedAdapter, connected
 
 
 def test_the_first_connect_is_spread_and_the_same_for_the_same_table(rig):
@@ -120,7 +30,7 @@ def test_the_first_connect_is_spread_and_the_same_for_the_same_table(rig):
 
 
 def test_birth_publishes_every_retained_leaf_then_subscribes(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     assert [p["topic"].rsplit("/", 1)[1] for p in adapter.published] == ["avail", "meta", "faults", "state",
                                                                           "counters"]
     assert all(p["retain"] and p["qos"] == 1 for p in adapter.published)
@@ -138,7 +48,7 @@ def test_birth_publishes_every_retained_leaf_then_subscribes(rig):
 
 
 def test_state_is_rate_limited_faults_are_not_and_the_last_change_goes_out(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     for hand in range(1, 6):
         table.status = dict(table.status, hand=hand, state="playing")
         link.notify()
@@ -160,7 +70,7 @@ def test_state_is_rate_limited_faults_are_not_and_the_last_change_goes_out(rig):
 
 
 def test_a_clean_stop_publishes_the_state_its_rate_limit_held_back_before_it_disconnects(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     order = []
     adapter.disconnect = lambda send_will=False: order.append(("disconnect", send_will))
     adapter_publish = adapter.publish
@@ -182,7 +92,7 @@ def test_the_outbox_drains_in_order_with_a_bounded_window_and_rows_marked_on_pub
     loop, adapter, box, table, link = rig
     for hand in range(1, 11):
         box.add("hand", {"hand": hand})
-    _connected(rig)
+    connected(rig)
     events = adapter.events()
     assert [e["body"]["seq"] for e in events] == [1, 2, 3, 4] and link.state is LinkState.DRAINING
     adapter.ack(events[0]["token"], events[1]["token"])
@@ -204,7 +114,7 @@ def test_unacknowledged_events_are_published_again_after_a_reconnect(rig):
     loop, adapter, box, table, link = rig
     for hand in range(1, 4):
         box.add("hand", {"hand": hand})
-    _connected(rig)
+    connected(rig)
     first = adapter.events()
     adapter.ack(first[0]["token"])
     adapter.listener.on_connection_lost(1, "Unspecified error")
@@ -223,7 +133,7 @@ def test_unacknowledged_events_are_published_again_after_a_reconnect(rig):
 def test_an_event_the_broker_refuses_stays_in_the_outbox(rig, caplog):
     loop, adapter, box, table, link = rig
     box.add("hand", {"hand": 1})
-    _connected(rig)
+    connected(rig)
     adapter.ack(adapter.events()[0]["token"], ok=False)
     loop.run_for(1.0)
     assert box.depth() == 1 and link.status()["refused_by_broker"] == 1
@@ -291,7 +201,7 @@ def test_a_broker_that_never_answers_times_out_and_is_tried_again(rig):
 
 
 def test_nothing_the_link_calls_can_raise_into_the_loop(rig, caplog):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     link.status_source = lambda: 1 / 0
     link.notify()
     assert "status() failed" in caplog.text and link.errors >= 1
@@ -302,7 +212,7 @@ def test_nothing_the_link_calls_can_raise_into_the_loop(rig, caplog):
 
 
 def test_a_late_will_of_another_session_is_answered_with_online(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     stale = {"v": 1, "kind": "avail", "boot_id": link.source.boot_id, "data": {"online": False, "boot": 1,
                                                                                "session": 0}}
     adapter.listener.on_message(1, InboundMessage(T.avail, json.dumps(stale).encode(), retain=True))
@@ -315,170 +225,11 @@ def test_a_late_will_of_another_session_is_answered_with_online(rig):
 
 
 def test_stop_asks_the_broker_for_the_will(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     link.stop()
     assert adapter.disconnects == [True] and link.state is LinkState.STOPPED
     loop.run_for(120.0)
     assert len(adapter.connects) == 1
-
-
-# -- commands -------------------------------------------------------------------------------------------------------
-RESPONSE = T.response("anna")
-
-
-def _command(rig, verb, args, expiry_s=30, response=RESPONSE, **kw):
-    loop, adapter, box, table, link = rig
-    payload = sign_command(KEY, site="hall1", table="t07", verb=verb, args=args, issuer="anna",
-                           issued_at=EPOCH + loop.now(), **kw)
-    adapter.listener.on_message(adapter.session, InboundMessage(T.command(verb), payload, False, response, b"c-1",
-                                                                expiry_s))
-    answers = [p for p in adapter.published if p["topic"] == response]
-    return answers[-1]["body"] if answers else None
-
-
-def test_an_authenticated_ack_reaches_the_table_and_is_answered_with_the_correlation(rig):
-    _connected(rig)
-    answer = _command(rig, "ack", {"code": "E41"})
-    assert answer == {"v": 1, "kind": "response", "verb": "ack", "ok": True, "error": None,
-                      "result": {"acknowledged": "E41"}}
-    adapter = rig[1]
-    assert adapter.published[-1]["props"].correlation_data == b"c-1"
-    assert rig[3].acks == [("ack", {"code": "E41"}, "anna")]
-    assert _command(rig, "ack", {"code": "E42"})["error"] == "E42 is not active"
-    assert _command(rig, "ack", {"code": "E31"})["error"].startswith("ack: E31 is a latched fault")
-    assert rig[4].status()["commands_done"] == 1 and rig[4].status()["commands_refused"] == 2
-
-
-def test_commands_without_expiry_or_key_are_refused_and_answers_stay_in_the_tables_subtree(rig, caplog):
-    loop, adapter, box, table, link = _connected(rig)
-    assert "MQTT 5 message expiry" in _command(rig, "rebirth", {}, expiry_s=None)["error"]
-    births = len(adapter.on("avail"))
-    assert _command(rig, "rebirth", {}, expiry_s=None, response=None) is None     # bridged (3.1.1): no answer,
-    assert len(adapter.on("avail")) == births + 1                                 # carried out on its signature
-    count = len(adapter.published)
-    assert _command(rig, "rebirth", {}, response="mj/v1/hall1/tbl/t08/resp/anna") is None
-    assert "outside mj/v1/hall1/tbl/t07/resp/" in caplog.text
-    assert len(adapter.on("avail")) == 3 and len(adapter.published) > count     # carried out, not answered
-    link.desk.verifier = None
-    assert "takes no commands" in _command(rig, "rebirth", {})["error"]
-
-
-def test_rebirth_and_resend_since(rig):
-    loop, adapter, box, table, link = rig
-    for hand in range(1, 6):
-        box.add("hand", {"hand": hand})
-    _connected(rig)
-    adapter.ack(*[e["token"] for e in adapter.events()])
-    loop.run_for(1.0)
-    assert _command(rig, "rebirth", {})["ok"] and len(adapter.on("avail")) == 2
-    before = len(adapter.events())
-    answer = _command(rig, "resend_since", {"seq": 2})
-    assert answer["result"] == {"after": 2, "published": 3, "through": 5, "oldest_kept": 1, "last_seq": 5,
-                                "more": False}
-    assert [e["body"]["seq"] for e in adapter.events()[before:]] == [3, 4, 5]
-
-
-def test_a_flood_of_refused_commands_logs_a_few_lines_and_a_summary_not_a_line_each(rig, caplog):
-    loop, adapter, box, table, link = _connected(rig)
-    flood = InboundMessage(T.command("ack"), b'{"not": "signed"}', False, RESPONSE, b"c", 30)
-    for _ in range(1000):
-        adapter.listener.on_message(adapter.session, flood)
-    assert link.status()["commands_refused"] == 1000
-    lines = [r.getMessage() for r in caplog.records if r.levelno >= 30]
-    assert 1 <= len(lines) <= 10 and all("refused" in line for line in lines)
-    loop.run_for(61.0)
-    adapter.listener.on_message(adapter.session, flood)
-    lines = [r.getMessage() for r in caplog.records if r.levelno >= 30]
-    assert any("995 more refused commands not logged" in line for line in lines)
-    assert len(lines) <= 14
-    adapter.inbound_dropped = 9_990                   # (what a table's paho adapter dropped of a flood)
-    link._publish_counters()
-    assert adapter.on("counters")[-1]["body"]["data"]["link"]["inbound_dropped"] == 9_990
-
-
-# -- out-of-range numbers are bad arguments; the drop log's total is reported ----------------------
-def _raw_command(rig, verb, body_text_of):
-    """A command signed with KEY whose JSON text is made by ``body_text_of(signed_body)`` (numbers JSON can hold
-    but Python's float cannot: 10**400, 1e400)."""
-    import base64
-
-    from firmware.fleet.command_auth import signed_bytes
-
-    loop, adapter, box, table, link = rig
-    body = {"v": 1, "site": "hall1", "table": "t07", "verb": verb, "args": {}, "issuer": "anna",
-            "issued_at": EPOCH + loop.now(), "expires_at": EPOCH + loop.now() + 30, "nonce": "n" * 20,
-            "alg": KEY.alg, "key_id": KEY.key_id}
-    body["sig"] = base64.b64encode(KEY.sign(signed_bytes(body))).decode()
-    payload = body_text_of(body).encode()
-    adapter.listener.on_message(adapter.session, InboundMessage(T.command(verb), payload, False, RESPONSE, b"c-2", 30))
-    answers = [p for p in adapter.published if p["topic"] == RESPONSE]
-    return answers[-1]["body"] if answers else None
-
-
-@pytest.mark.parametrize("seq", [10**30, 2**63, 10**400], ids=["1e30", "2^63", "1e400"])
-def test_resend_since_with_an_out_of_range_seq_is_refused_as_a_bad_argument(rig, seq):
-    """The seq reached SQLite, whose OverflowError was answered "the outbox cannot be read": it is the argument."""
-    loop, adapter, box, table, link = _connected(rig)
-    box.add("hand", {"hand": 1})
-    answer = _command(rig, "resend_since", {"seq": seq})
-    assert answer["ok"] is False and "out of range" in answer["error"] and "bad argument" in answer["error"]
-    assert "cannot be read" not in answer["error"] and len(answer["error"]) < 200
-    assert link.errors == 0 and link.status()["commands_refused"] == 1
-    assert _command(rig, "resend_since", {"seq": 2**63 - 1})["result"]["published"] == 0     # (the largest: fine)
-
-
-def test_the_desk_tells_a_value_sqlite_cannot_bind_from_a_failing_card(rig):
-    """Behind the verifier too: an out-of-range seq is a bad argument, a read that fails is the outbox."""
-    from firmware.fleet.command_auth import Command
-    from firmware.fleet.topics import Verb
-
-    loop, adapter, box, table, link = _connected(rig)
-    with pytest.raises(CommandRefused, match="bad argument"):
-        link.desk._carry_out(Command(Verb.RESEND_SINCE, {"seq": 10**30}, "anna", "n" * 20, EPOCH + 60))
-    box.db.close()
-    with pytest.raises(CommandRefused, match="the outbox cannot be read"):
-        link.desk._carry_out(Command(Verb.RESEND_SINCE, {"seq": 1}, "anna", "n" * 20, EPOCH + 60))
-
-
-@pytest.mark.parametrize("field, text", [("issued_at", "1" + "0" * 400), ("expires_at", "1" + "0" * 400),
-                                         ("issued_at", "-1" + "0" * 400), ("expires_at", "1e400"),
-                                         ("issued_at", "-1e400")],
-                         ids=["issued-int", "expires-int", "issued-negative-int", "expires-inf", "issued-minus-inf"])
-def test_every_number_of_a_command_out_of_range_is_answered_not_raised(rig, field, text):
-    """issued_at / expires_at too large for a float (OverflowError) or infinite (1e400): refused with the field
-    named, answered, and nothing raised into the link (it was: no answer, a traceback in the log)."""
-    loop, adapter, box, table, link = _connected(rig)
-
-    def edit(body: dict) -> str:
-        return json.dumps(dict(body, **{field: "@"})).replace('"@"', text)
-
-    answer = _raw_command(rig, "rebirth", edit)
-    assert answer is not None and answer["ok"] is False, answer
-    assert f"'{field}' out of range" in answer["error"]
-    assert link.errors == 0
-
-
-def test_the_links_log_lines_dropped_are_counted_reported_and_summed_up_when_the_limit_lifts(rig, caplog):
-    """The lines the rate limits leave out: in the link's status and its counters leaf, and summed up in the log when
-    the window ends, even when the flood stopped (before: only at the next refusal, which may never come)."""
-    loop, adapter, box, table, link = _connected(rig)
-    flood = InboundMessage(T.command("ack"), b'{"not": "signed"}', False, RESPONSE, b"c", 30)
-    for _ in range(100):
-        adapter.listener.on_message(adapter.session, flood)
-    status = link.status()
-    assert status["commands_refused"] == 100
-    assert status["log_lines_dropped"] == 2 * 95        # (the verifier's and the desk's limits: 5 lines each)
-    link._publish_counters()
-    assert adapter.on("counters")[-1]["body"]["data"]["link"]["log_lines_dropped"] == 190
-    caplog.clear()
-    loop.run_for(61.0)                                   # no more commands: the flood is over
-    lines = [r.getMessage() for r in caplog.records if r.levelno >= 30]
-    assert any("95 more refused commands not logged in 60 s (95 not logged since start)" in line for line in lines)
-    assert any("95 more command refusals not logged" in line for line in lines)
-    caplog.clear()
-    loop.run_for(120.0)
-    assert not [r for r in caplog.records if "not logged" in r.getMessage()]      # (said once)
-    assert link.status()["log_lines_dropped"] == 190
 
 
 def test_diag_counters_answers_the_fleet_links_counters():
@@ -502,7 +253,7 @@ def test_diag_counters_answers_the_fleet_links_counters():
 def test_a_birth_says_where_the_tables_events_resume_and_the_will_does_not(rig):
     """The birth (online avail) carries the last event seq written and the oldest kept for resend_since, so the
     hall knows at once what it misses; the Will (offline) names only the connection it ends."""
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     for hand in range(1, 4):
         box.add("hand", {"hand": hand})
     link.rebirth()
@@ -513,7 +264,7 @@ def test_a_birth_says_where_the_tables_events_resume_and_the_will_does_not(rig):
 
 
 def test_warnings_are_a_retained_leaf_of_their_own_sent_when_they_change(rig):
-    loop, adapter, box, table, link = _connected(rig)
+    loop, adapter, box, table, link = connected(rig)
     warning = {"chart": "pairs:E", "seat": "E", "hand": 41, "statistic": 16.2}
     table.status = dict(table.status, warnings={"fairness": [warning], "maintenance": []})
     link.notify()
