@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
+from typing import Callable
 
 from firmware.hands import group_info as gi
 from firmware.hands import shapes as sp
@@ -212,7 +213,7 @@ def _standard_decompositions(counts: list[int]) -> list[Decomposition]:
     per_group = []
     for g_index, (g, suited) in enumerate(zip(_groups(counts), _SUITED)):
         base = g_index * 9
-        options = []
+        options: list[tuple[int | None, tuple[tuple[str, int], ...]]] = []
         for pair, sets in splits(g, suited):
             options.append((None if pair < 0 else base + pair,
                             tuple((PUNG_SET if kind == PUNG else CHOW, base + r) for kind, r in sets)))
@@ -222,8 +223,8 @@ def _standard_decompositions(counts: list[int]) -> list[Decomposition]:
         pairs = [p for p, _ in combo if p is not None]
         if len(pairs) != 1:
             continue
-        sets = tuple(s for _, group_sets in combo for s in group_sets)
-        out.append(Decomposition(Shape.STANDARD, pairs[0], sets))
+        all_sets = tuple(s for _, group_sets in combo for s in group_sets)
+        out.append(Decomposition(Shape.STANDARD, pairs[0], all_sets))
     return out
 
 
@@ -254,7 +255,7 @@ def waits(counts: list[int], declared: int = 0, shapes: frozenset[Shape] = MCR_S
     return found
 
 
-def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: bool = False) -> list[int]:
+def _standard_waits(counts: list[int], infos: tuple[int, ...], fifth: bool = False) -> list[int]:
     """Standard-shape waits, ascending.
 
     With 13 tiles at most one group can be incomplete, and then only it can take the
@@ -277,7 +278,7 @@ def _standard_waits(counts: list[int], infos: tuple[int, int, int, int], fifth: 
 
 
 def wait_kinds_with_held(counts: list[int], declared: int = 0,
-                         infos: tuple[int, int, int, int] | None = None) -> list[int]:
+                         infos: tuple[int, ...] | None = None) -> list[int]:
     """Standard and seven-pairs waits of a ready hand, counting kinds whose four copies are
     all held already (the MCR 独听 test: such a wait still makes the hand not a single wait).
     ``infos``: the hand's group summaries, if already known."""
@@ -414,7 +415,7 @@ def discard_shanten(counts: list[int], declared: int = 0, shapes: frozenset[Shap
                     value = known[split] = _shanten_with(others[i], (split,))
                 if value < best:
                     best = value
-        if special:
+        if specials is not None:
             best = min(best, specials(kind))
         out[kind] = best
     return out
@@ -442,7 +443,7 @@ def _all_but(declared: int, groups: tuple[tuple[int, ...], ...], i: int) -> Tabl
     return _joined(_before(declared, groups[:i]), _after(groups[i + 1:]))
 
 
-def _special_discards(counts: list[int], shapes: frozenset[Shape]):
+def _special_discards(counts: list[int], shapes: frozenset[Shape]) -> Callable[[int], int]:
     """For a concealed hand, ``f(kind)``: the best special-shape shanten after discarding
     one ``kind`` (same figures as ``shanten`` on the smaller hand, by difference)."""
     pairs7 = Shape.SEVEN_PAIRS in shapes

@@ -91,7 +91,7 @@ def _common(pattern: tuple[int, ...], suited: bool, known_status: int | None) ->
 # The six knitted arrangements, as (start rank of suit 0, of suit 1, of suit 2),
 # in the order of firmware.hands.shapes.KNITTED.
 ARRANGEMENT_STARTS: tuple[tuple[int, int, int], ...] = tuple(
-    tuple(perm.index(suit) for suit in range(3)) for perm in permutations(range(3)))
+    (perm.index(0), perm.index(1), perm.index(2)) for perm in permutations(range(3)))
 
 
 def _knitted_table() -> tuple[tuple[int, ...], ...]:

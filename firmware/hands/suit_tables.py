@@ -153,7 +153,8 @@ def completers(pattern: Pattern, suited: bool, fifth: bool = False) -> tuple[tup
 
     A rank already held four times is skipped, unless ``fifth`` (the MCR 独听
     test counts such a wait)."""
-    to_sets, to_pair = [], []
+    to_sets: list[int] = []
+    to_pair: list[int] = []
     limit = 5 if fifth else 4
     total = sum(pattern) + 1
     if total % 3 == 1:

@@ -54,7 +54,7 @@ EXCLUDES_LATE: tuple[tuple[Fan, tuple[Fan, ...]], ...] = (
 _EXCLUDES = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES)
 _EXCLUDES_LATE = tuple((int(fan), tuple(int(o) for o in others)) for fan, others in EXCLUDES_LATE)
 # The fans that exclude others, read in one C-level call: most tables have none of them.
-_EXCLUDERS = itemgetter(*(fan for fan, _ in _EXCLUDES), I.FOUR_CONCEALED_PUNGS, I.BIG_THREE_WINDS)
+_EXCLUDERS = itemgetter(*[fan for fan, _ in _EXCLUDES], I.FOUR_CONCEALED_PUNGS, I.BIG_THREE_WINDS)
 _LATE_EXCLUDERS = itemgetter(*(fan for fan, _ in _EXCLUDES_LATE))
 
 

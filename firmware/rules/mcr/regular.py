@@ -19,7 +19,7 @@ from operator import mul
 
 from firmware.rules.mcr import families as fam
 from firmware.rules.mcr.exclusions import final_adjust, wind_pungs
-from firmware.rules.mcr.fans import FAN_COUNT, POINTS
+from firmware.rules.mcr.fans import FAN_COUNT, POINTS, FanCounts
 from firmware.rules.mcr.fans import FanIndex as I
 from firmware.rules.mcr.tiles import C, E, N, is_dragon, is_numbered, is_wind
 
@@ -36,9 +36,10 @@ class HandFacts:
     win: int                       # winning tile code
     self_drawn: bool
     base: list[int]                # the table every reading starts from (:func:`base_table`)
-    kong_family: tuple             # the kong and concealed-pung fans by concealed pungs (:func:`kong_families`)
+    # the kong and concealed-pung fans by concealed pungs (:func:`kong_families`)
+    kong_family: tuple[tuple[tuple[int, int], ...], ...]
     unique_wait_check: Callable[..., bool]  # does the hand less its winning tile wait on that tile alone?
-    wait_args: tuple                        # ... asked with these arguments
+    wait_args: tuple[object, ...]           # ... asked with these arguments
     seat_wind: int                 # codes
     round_wind: int
     _unique_wait: bool | None = None
@@ -50,7 +51,7 @@ class HandFacts:
         return self._unique_wait
 
 
-def base_table(flag_fans: tuple, tile_fans: tuple, melded: int, self_drawn: bool, tile_hogs: int) -> list[int]:
+def base_table(flag_fans: FanCounts, tile_fans: FanCounts, melded: int, self_drawn: int, tile_hogs: int) -> list[int]:
     """The fans of a hand that no reading changes: the way of winning, concealment (``melded``: the melds
     not concealed kongs: 不求人 / 门前清 with none, 全求人 with four won on a discard), the tiles as a whole,
     and 四归一 (which 一色四同顺 takes away again)."""

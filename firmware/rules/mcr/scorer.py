@@ -26,9 +26,9 @@ from firmware.hands import group_info as gi
 from firmware.hands.analysis import MCR_SHAPES, Shape, group_summary, wait_kinds_with_held, win_shapes
 from firmware.hands.suit_tables import complete_patterns
 from firmware.rules.mcr import special
-from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan
+from firmware.rules.mcr.fans import FAN_COUNT, POINTS, Fan, FanCounts
 from firmware.rules.mcr.fans import FanIndex as I
-from firmware.rules.mcr.groups import (ALL_BITS, CHOW_PROPS, EMPTY, PROPS, GroupEntry, group_entry,
+from firmware.rules.mcr.groups import (ALL_BITS, CHOW_PROPS, EMPTY, PROPS, GroupEntry, Reading, group_entry,
                                        hand_tile_fans, tile_fans_of)
 from firmware.rules.mcr.regular import CHOW, KONG, PUNG, HandFacts, base_table, kong_families, score_reading, total
 from firmware.rules.mcr.tiles import CODE, WINDS
@@ -41,7 +41,6 @@ _STANDARD_SHAPE, _SEVEN_PAIRS, _HONOURS_KNITTED, _THIRTEEN_ORPHANS, _KNITTED_STR
 _STANDARD = [Shape.STANDARD]
 _FAN_INDICES = range(FAN_COUNT)
 _NONE: list[Shape] = []
-FanCounts = tuple[tuple[Fan, int], ...]     # (fan, count) pairs
 
 
 @dataclass
@@ -191,7 +190,7 @@ def _meld_facts(melds: tuple[tuple[int, int, bool], ...], tiles: bytes,
     any_bits, every_bits = 0, ALL_BITS
     chows: list[int] = []
     pungs: list[int] = []
-    added = {}
+    added: dict[int, int] = {}
     for kind, k, concealed in melds:
         if kind == CHOW:
             some, every = CHOW_PROPS[k]
@@ -225,15 +224,15 @@ def _counts(tiles: bytes) -> list[int]:
     return counts
 
 
-def _score_special(key: HandKey, tiles: bytes,
-                   entries: tuple[GroupEntry, ...]) -> tuple[bool, tuple[tuple[Fan, int], ...], int, str]:
+def _score_special(key: HandKey, tiles: bytes, entries: tuple[GroupEntry, GroupEntry, GroupEntry, GroupEntry]
+                   ) -> tuple[bool, tuple[tuple[Fan, int], ...], int, str]:
     """A hand whose groups allow a special shape (seven pairs, 全不靠 / 七星不靠, 十三幺, 组合龙): the best
     special reading, then (none, or seven pairs) the best regular one."""
     hand, melds, w, flag_bits, seat_wind, round_wind = key
     counts, merged, in_melds, kongs = _tile_counts(hand, melds, w)
     self_drawn = flag_bits & 1
     flag_fans = _FLAG_FANS[_flag_index(flag_bits, counts[w], in_melds, kongs)]
-    infos = tuple(e[0] for e in entries)
+    infos = (entries[0][0], entries[1][0], entries[2][0], entries[3][0])
     fixed_cnt = len(melds)
     shapes = win_shapes(counts, fixed_cnt, MCR_SHAPES, infos)
     if not shapes:
@@ -259,7 +258,8 @@ def _score_special(key: HandKey, tiles: bytes,
         base = base_table(flag_fans, tile_fans, melded, self_drawn, fours - kongs)
         facts = HandFacts(CODE[w], bool(self_drawn), base, kong_families(melded_kongs, kongs - melded_kongs),
                           _unique_wait_known, (tiles, w, fixed_cnt, infos), WINDS[seat_wind], WINDS[round_wind])
-        best = _best_regular(best, seven, tuple(e[1] for e in entries), meld_chows, meld_pungs, w, facts)
+        best = _best_regular(best, seven, (entries[0][1], entries[1][1], entries[2][1], entries[3][1]), meld_chows,
+                             meld_pungs, w, facts)
     if best is None:
         return _NOT_A_WIN
     return _result(best)
@@ -311,7 +311,8 @@ def _best_special(shapes: list[Shape], counts: list[int], merged: list[int], mel
     return best
 
 
-def _best_regular(best: list[int] | None, seven: bool, readings: tuple, meld_chows: tuple[int, ...],
+def _best_regular(best: list[int] | None, seven: bool, readings: tuple[tuple[Reading, ...], tuple[Reading, ...],
+                  tuple[Reading, ...], tuple[Reading, ...]], meld_chows: tuple[int, ...],
                   meld_pungs: tuple[int, ...], w: int, facts: HandFacts) -> list[int] | None:
     """The fan table of the highest-scoring regular reading (就高不就低), each scored by
     :func:`~firmware.rules.mcr.regular.score_reading`; ``best`` (seven pairs', or None) unless one beats it.
@@ -369,7 +370,7 @@ def _result(best: list[int]) -> tuple[bool, tuple[tuple[Fan, int], ...], int, st
     return True, tuple(fans), points, ""
 
 
-def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: bool) -> list[tuple[Fan, int]]:
+def _flag_fans(self_drawn: bool, last_of_kind: bool, kong_win: bool, last_tile: bool) -> FanCounts:
     t: dict[Fan, int] = {}
     if last_of_kind:
         t[Fan.LAST_TILE] = 1
@@ -434,7 +435,7 @@ def _unique_wait_regular(tiles: bytes, w: int, held: int, declared: int, infos: 
     return True
 
 
-def _unique_wait_known(tiles: bytes, win: int, declared: int, infos: tuple[int, int, int, int]) -> bool:
+def _unique_wait_known(tiles: bytes, win: int, declared: int, infos: tuple[int, ...]) -> bool:
     """``_unique_wait`` reusing the hand's group summaries: only the winning tile's group changes."""
     counts = _counts(tiles)
     counts[win] -= 1

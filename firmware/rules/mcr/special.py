@@ -10,10 +10,11 @@ here with its fourth set and pair.
 from __future__ import annotations
 
 from itertools import compress
+from typing import Callable
 
 from firmware.hands.shapes import KNITTED
 from firmware.rules.mcr.exclusions import final_adjust, wind_pungs
-from firmware.rules.mcr.fans import FAN_COUNT, Fan
+from firmware.rules.mcr.fans import FAN_COUNT, Fan, FanCounts
 from firmware.rules.mcr.regular import CHOW, KONG, PAIR, PUNG, Pack, wait_fan
 from firmware.rules.mcr.tiles import CODE, is_dragon, is_honor, is_terminal, is_wind
 from firmware.tile_constants import HONOUR_KINDS, TERMINALS_AND_HONOURS
@@ -25,7 +26,7 @@ _KNITTED_SETS = tuple(frozenset(seq) for seq in KNITTED)
 _SUITED = range(27)
 
 
-def seven_pairs(counts: list[int], win: int, flag_fans: list, tile_fans: list, fours: int) -> list[int]:
+def seven_pairs(counts: list[int], win: int, flag_fans: FanCounts, tile_fans: FanCounts, fours: int) -> list[int]:
     """七对 or 连七对; ``counts`` must be seven pairs (the shape analysis said so)."""
     t = [0] * FAN_COUNT
     if win < 27 and _seven_shifted(counts, win // 9 * 9):
@@ -50,7 +51,7 @@ def _seven_shifted(counts: list[int], base: int) -> bool:
     return group.count(2) == 7 and any(group[start:start + 7] == _SEVEN_TWOS for start in range(3))
 
 
-def honours_and_knitted(counts: list[int], flag_fans: list) -> list[int] | None:
+def honours_and_knitted(counts: list[int], flag_fans: FanCounts) -> list[int] | None:
     """全不靠 (with 组合龙 when all nine knitted tiles are there) or 七星不靠."""
     if max(counts) > 1 or sum(counts) != 14:
         return None
@@ -68,7 +69,7 @@ def honours_and_knitted(counts: list[int], flag_fans: list) -> list[int] | None:
     return t
 
 
-def thirteen_orphans(counts: list[int], flag_fans: list) -> list[int] | None:
+def thirteen_orphans(counts: list[int], flag_fans: FanCounts) -> list[int] | None:
     if set(compress(_KINDS, counts)) != _ORPHANS:
         return None
     t = [0] * FAN_COUNT
@@ -77,7 +78,7 @@ def thirteen_orphans(counts: list[int], flag_fans: list) -> list[int] | None:
     return t
 
 
-def nine_gates(counts: list[int], win: int, flag_fans: list) -> list[int] | None:
+def nine_gates(counts: list[int], win: int, flag_fans: FanCounts) -> list[int] | None:
     """九莲宝灯: 1112345678999 of one suit standing, any tile of that suit wins."""
     if win >= 27:
         return None
@@ -101,8 +102,9 @@ def nine_gates(counts: list[int], win: int, flag_fans: list) -> list[int] | None
     return t
 
 
-def knitted_straight(counts: list[int], fixed: list[Pack], total_counts: list[int], win: int, self_drawn: bool,
-                     flag_fans: list, unique_wait_of, round_wind: int, seat_wind: int) -> list[int] | None:
+def knitted_straight(counts: list[int], fixed: list[Pack], total_counts: list[int], win: int, self_drawn: int,
+                     flag_fans: FanCounts, unique_wait_of: Callable[[list[int]], bool], round_wind: int,
+                     seat_wind: int) -> list[int] | None:
     """组合龙 + one set + a pair (the set may be a meld).  ``unique_wait_of(rest_counts)`` says
     whether the five tiles beside the 组合龙, less the winning tile, wait on one tile only."""
     seq = next((s for s in KNITTED if all(counts[k] for k in s)), None)
@@ -186,6 +188,6 @@ def _set_and_pair(rest: list[int], fixed: list[Pack]) -> tuple[tuple[int, int, b
     return readings[0] if len(readings) == 1 else None
 
 
-def _flags(t: list[int], flag_fans: list) -> None:
+def _flags(t: list[int], flag_fans: FanCounts) -> None:
     for fan, n in flag_fans:
         t[fan] = n
