@@ -35,6 +35,7 @@ bench: $(VENV)/.bench
 lint: $(STAMP)
 	$(BIN)/ruff check firmware hal sim parlour tests bench
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	@! grep -rnE 'time\.sleep\(|time\.time\(|time\.monotonic\(|threading\.Timer|datetime\.now\(|datetime\.utcnow\(|time\.perf_counter\(' firmware --include='*.py' \
 	  || (echo "firmware/ must take time from the injected loop" && false)
 	@! grep -rlnE '^\s*(import|from)\s+(gpiozero|serial)\b' firmware --include='*.py' \
@@ -72,5 +73,5 @@ config-check: $(STAMP)
 	$(BIN)/mjtable config check
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache .mypy_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
