@@ -8,13 +8,14 @@ import platform
 import sys
 from pathlib import Path
 
-from bench import (chain, cycle, durability, fairness, fleet, games, hands, reader, recovery, scoring, simspeed, soak,
-                   tourney, web_load)
+from bench import (chain, cycle, durability, fairness, fleet, games, goals, hands, reader, recovery, scoring, simspeed,
+                   soak, tourney, web_load)
 
 BENCHMARKS = {"hands": hands, "reader": reader, "scoring": scoring, "games": games, "cycle": cycle,
               "durability": durability, "soak": soak, "simspeed": simspeed, "web": web_load, "fleet": fleet,
               "chain": chain, "recovery": recovery, "fairness": fairness,
               "tourney": tourney}
+GOAL_BENCHMARKS = {"scoring", "simspeed", "cycle"}     # (the ones that measure a goal of bench/goals.py)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = BENCHMARKS[name].run()
     for name in names:
         BENCHMARKS[name].print_table(results[name])
+    if set(names) & GOAL_BENCHMARKS:
+        goals.print_table(results)
     selection = "" if names == list(BENCHMARKS) else "-" + "-".join(names)
     out = Path(__file__).resolve().parent / f"results{selection}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
