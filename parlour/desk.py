@@ -279,7 +279,7 @@ def export_rows(state: TournamentState) -> Iterable[dict[str, Any]]:
 def export_csv(state: TournamentState, what: str = "results") -> str:
     out = io.StringIO()
     if what == "standings":
-        writer = csv.DictWriter(out, fieldnames=("rank", "name", "team", "table_points", "score", "rounds",
+        writer = csv.DictWriter(out, fieldnames=("rank", "name", "team", "table_points", "score", "rounds", "byes",
                                                  "advanced", "withdrawn"), extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in standings_json(state):

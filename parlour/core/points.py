@@ -14,6 +14,14 @@ tables) into :class:`RoundPoints` per player.
   score, 总局分) advance as 替补 and take it too.  Players sharing a place
   that advances all advance [inferred: the seeds rank equal 总局分 as 并列];
   equal scores at the 替补 cut all advance [inferred likewise].
+
+A player who sits a round out (a bye: the players are not a multiple of
+four) is credited by the policy once the round is complete, with no score
+and no place: under 竞技麻将 the bye advances and takes the round's 标准分
+(S000: 缺三席多一人，缺两席多两人按抽签轮空晋级处理); under MCR, which
+names no rule for a bye, the mean of what a table's four places take, 7/4
+[inferred: what a seated player takes on average, so a bye neither gains
+nor loses a player ground against the field].
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ class RoundPoints:
     place: int                 # 1-4 at the table, shared places share the number
     advanced: bool = False     # 竞技麻将: advanced from the table (or as 替补)
     alternate: bool = False    # 竞技麻将: advanced as 替补
+    bye: bool = False          # sat the round out: the policy's :meth:`~PointsPolicy.bye_points`, no score, place 0
 
 
 class PointsPolicy(Protocol):
@@ -57,6 +66,10 @@ class PointsPolicy(Protocol):
 
     def round_points(self, fmt: EventFormat, round_no: int,
                      results: Sequence[TableResult]) -> dict[str, RoundPoints]: ...
+
+    def bye_points(self, fmt: EventFormat, round_no: int) -> RoundPoints:
+        """What a player who sat round ``round_no`` out takes from it."""
+        ...
 
 
 def places(score: Mapping[str, int]) -> dict[str, int]:
@@ -80,6 +93,9 @@ class McrTablePoints:
                 share = Fraction(sum(MCR_PLACE_POINTS[place - 1:place - 1 + sharing]), sharing)
                 out[name] = RoundPoints(share, result.score[name], place)
         return out
+
+    def bye_points(self, fmt: EventFormat, round_no: int) -> RoundPoints:
+        return RoundPoints(Fraction(sum(MCR_PLACE_POINTS), len(MCR_PLACE_POINTS)), 0, 0, bye=True)
 
 
 class CompetitionStandardPoints:
@@ -108,6 +124,9 @@ class CompetitionStandardPoints:
                 if score >= cut:
                     out[name] = RoundPoints(worth, score, out[name].place, advanced=True, alternate=True)
         return out
+
+    def bye_points(self, fmt: EventFormat, round_no: int) -> RoundPoints:
+        return RoundPoints(Fraction(fmt.standard_points + round_no - 1), 0, 0, advanced=True, bye=True)
 
 
 POLICIES: dict[EventRules, PointsPolicy] = {

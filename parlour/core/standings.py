@@ -7,7 +7,10 @@ the scores (``score``: net points, 总局分); players equal in every key of the
 chain share a rank (1, 2, 2, 4).  Team ranking (团体名次): the sum of the
 members' points, then of their scores.  Penalties come off the player's score
 in their round before places are decided.  Only results there are count: a
-round still being played ranks what its tables have told.
+round still being played ranks what its tables have told.  A round's byes
+are credited when its last table's result is in (the policy's bye points:
+:mod:`parlour.core.points`); ``rounds`` and ``places`` count the games
+played, ``byes`` the rounds sat out.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ class Standing:
     places: tuple[int, ...]
     advanced: int
     withdrawn: bool
+    byes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "name": self.name, "team": self.team, "table_points": number(self.table_points),
                 "score": self.score, "rounds": self.rounds, "places": list(self.places),
-                "advanced": self.advanced, "withdrawn": self.withdrawn}
+                "advanced": self.advanced, "withdrawn": self.withdrawn, "byes": self.byes}
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,12 @@ def round_points(state: TournamentState) -> dict[int, dict[str, RoundPoints]]:
     """Every round's points per player, by the event's policy."""
     policy = policy_for(state.fmt.rules)
     rounds = sorted({rnd for rnd, _ in state.tables})
-    return {rnd: policy.round_points(state.fmt, rnd, table_results(state, rnd)) for rnd in rounds}
+    out = {rnd: policy.round_points(state.fmt, rnd, table_results(state, rnd)) for rnd in rounds}
+    for rnd in rounds:
+        if state.round_complete(rnd):
+            for name in state.seatings[rnd].get("bye", ()):
+                out[rnd][name] = policy.bye_points(state.fmt, rnd)
+    return out
 
 
 def shared_ranks(keys: Sequence[tuple]) -> list[int]:
@@ -99,8 +108,9 @@ def standings(state: TournamentState) -> list[Standing]:
         rows.append((sum((t.points for t in taken), Fraction(0)), sum(t.score for t in taken), name, team, taken))
     rows.sort(key=lambda row: (-row[0], -row[1], row[2]))
     ranks = shared_ranks([(row[0], row[1]) for row in rows])
-    return [Standing(rank, name, team, points, score, len(taken), tuple(t.place for t in taken),
-                     sum(1 for t in taken if t.advanced), name in state.withdrawn)
+    return [Standing(rank, name, team, points, score, sum(1 for t in taken if not t.bye),
+                     tuple(t.place for t in taken if not t.bye), sum(1 for t in taken if t.advanced),
+                     name in state.withdrawn, sum(1 for t in taken if t.bye))
             for rank, (points, score, name, team, taken) in zip(ranks, rows)]
 
 

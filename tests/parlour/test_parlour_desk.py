@@ -173,6 +173,32 @@ def test_penalties_show_in_the_export_as_in_the_standings(tourney_db, capsys):
     assert {r["name"]: r["score"] for r in json.loads(capsys.readouterr().out)}[east] == 5
 
 
+def test_a_bye_is_credited_in_the_standings_and_their_export_once_the_round_is_in(tourney_db, tmp_path, capsys,
+                                                                                  monkeypatch):
+    """Five players: one sits each round out; the bye takes 1.75 (MCR's mean of a table's places) when the
+    round's result is in, is counted as a bye and not a game, in the standings' JSON and their CSV."""
+    (tmp_path / "players.csv").write_text(players_csv(5), encoding="utf-8")
+    assert run(capsys, "new", "--db", tourney_db, "--name", "five", "--rules", "mcr", "--players",
+               str(tmp_path / "players.csv"), "--rounds", "2", "--hands-per-round", "4")[0] == 0
+    seat = json.loads(run(capsys, "seat", "--db", tourney_db, "--round", "1", "--json")[1])
+    [bye] = seat["bye"]
+    assert {r["name"]: r for r in json.loads(run(capsys, "standings", "--db", tourney_db, "--json")[1])}[bye][
+        "byes"] == 0
+    code, _, err = run(capsys, "result", "--db", tourney_db, "--table", "T1", "--round", "1", "-",
+                       stdin='{"E": 30, "S": 10, "W": -10, "N": -30}', monkeypatch=monkeypatch)
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(run(capsys, "standings", "--db", tourney_db, "--json")[1])}
+    assert rows[bye]["table_points"] == 1.75 and rows[bye]["score"] == 0
+    assert (rows[bye]["rounds"], rows[bye]["places"], rows[bye]["byes"]) == (0, [], 1)
+    assert rows[bye]["rank"] == 3                                   # behind 4 and 2, ahead of 1 and 0
+    east = seat["tables"][0]["seats"]["E"]
+    assert (rows[east]["rounds"], rows[east]["byes"]) == (1, 0)
+    exported = {r["name"]: r for r in csv.DictReader(io.StringIO(run(capsys, "export", "--db", tourney_db, "--csv",
+                                                                      "--standings")[1]))}
+    assert exported[bye]["byes"] == "1" and exported[bye]["table_points"] == "1.75"
+    assert exported[east]["byes"] == "0"
+
+
 def test_a_team_that_cannot_be_kept_apart_is_reported_not_called_optimal(tmp_path, capsys):
     (tmp_path / "p.csv").write_text("name,team\n" + "".join(f"P{i},{'big' if i < 6 else 't' + str(i)}\n"
                                                             for i in range(16)), encoding="utf-8")

@@ -114,3 +114,56 @@ def test_facts_start_with_the_format_and_bad_scores_name_the_key():
     state = fold(facts_of(EventFormat("e1", "mcr", 1, 4), dict.fromkeys("abcd"), [seating(1, "abcd")], []))
     with pytest.raises(FormatError, match="no table 'T9'"):
         state.table_round(1, "T9")
+
+
+def _with_bye(round_no: int, bye: str, *tables: str) -> dict:
+    return seating(round_no, *tables) | {"bye": list(bye)}
+
+
+def test_a_bye_is_credited_when_its_round_is_complete_mcr_the_mean_of_the_places():
+    fmt = EventFormat("e1", "mcr", 1, 4)
+    players = dict.fromkeys("abcdefghi")
+    seat = _with_bye(1, "i", "abcd", "efgh")
+    first = {"round": 1, "table": "T1", "score": {"E": 30, "S": 10, "W": -10, "N": -30}}
+    half = {r.name: r for r in standings(fold(facts_of(fmt, players, [seat], [first])))}
+    assert half["i"].table_points == 0 and half["i"].byes == 0        # (T2 still playing: not yet)
+    done = facts_of(fmt, players, [seat], [first, {"round": 1, "table": "T2",
+                                                   "score": {"E": 5, "S": 0, "W": 0, "N": -5}}])
+    rows = {r.name: r for r in standings(fold(done))}
+    assert rows["i"].table_points == Fraction(7, 4) and rows["i"].score == 0
+    assert (rows["i"].rounds, rows["i"].places, rows["i"].byes) == (0, (), 1)
+    assert rows["i"].as_dict()["byes"] == 1 and rows["i"].as_dict()["table_points"] == 1.75
+    assert (rows["a"].rounds, rows["a"].places, rows["a"].byes) == (1, (1,), 0)
+    # a and e 4 (a on score), b 2, then the bye's 1.75 above f and g sharing T2's second place ((2 + 1) / 2)
+    assert [(r.rank, r.name) for r in standings(fold(done))][:4] == [(1, "a"), (2, "e"), (3, "b"), (4, "i")]
+
+
+def test_a_bye_under_competition_rules_advances_with_the_round_s_standard_points():
+    fmt = EventFormat("e1", "competition", 2, 4, standard_points=8)
+    players = dict.fromkeys("abcdefghij")
+    facts = facts_of(fmt, players, [_with_bye(2, "ij", "abcd", "efgh")], [
+        {"round": 2, "table": "T1", "score": {"E": 30, "S": 10, "W": -10, "N": -30}},
+        {"round": 2, "table": "T2", "score": {"E": 20, "S": 10, "W": -10, "N": -20}}])
+    rows = {r.name: r for r in standings(fold(facts))}
+    assert rows["i"].table_points == rows["j"].table_points == rows["a"].table_points == 9     # round 2: 8 + 1
+    assert rows["i"].advanced == 1 and rows["i"].byes == 1 and rows["i"].rounds == 0
+    got = CompetitionStandardPoints().bye_points(fmt, 2)
+    assert got.bye and got.advanced and got.score == 0 and got.place == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3), st.lists(st.integers(-60, 60), min_size=12, max_size=12))
+def test_under_mcr_a_bye_takes_what_a_seated_player_takes_on_average(byes, scores):
+    """Whatever the tables' scores, the round's points over every player (seated or not) average 7/4: a bye
+    neither gains nor loses ground against the field."""
+    names = [f"p{i}" for i in range(12 + byes)]
+    tables = ["".join(chr(65 + i) for i in range(k, k + 4)) for k in (0, 4, 8)]
+    players = {n: None for n in names}
+    rename = dict(zip("ABCDEFGHIJKL", names))
+    seat = {"round": 1, "bye": names[12:], "tables": [
+        {"table": f"T{i + 1}", "seats": {w: rename[c] for w, c in zip("ESWN", t)}} for i, t in enumerate(tables)]}
+    results = [{"round": 1, "table": f"T{i + 1}", "score": dict(zip("ESWN", scores[4 * i:4 * i + 4]))}
+               for i in range(3)]
+    rows = standings(fold(facts_of(EventFormat("e1", "mcr", 1, 4), players, [seat], results)))
+    assert sum(r.table_points for r in rows) / len(rows) == Fraction(7, 4)
+    assert sum(r.byes for r in rows) == byes and {r.table_points for r in rows if r.byes} == {Fraction(7, 4)}
