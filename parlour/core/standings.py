@@ -9,14 +9,15 @@ members' points, then of their scores.  Penalties come off the player's score
 in their round before places are decided.  Only results there are count: a
 round still being played ranks what its tables have told.  A round's byes
 are credited when its last table's result is in (the policy's bye points:
-:mod:`parlour.core.points`); ``rounds`` and ``places`` count the games
+:mod:`parlour.core.points`; a penalty in that round comes off the bye's
+score as off a seated player's); ``rounds`` and ``places`` count the games
 played, ``byes`` the rounds sat out.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -63,12 +64,18 @@ def number(value: Fraction) -> int | float:
     return int(value) if value.denominator == 1 else round(float(value), 4)
 
 
-def table_results(state: TournamentState, round_no: int) -> list[TableResult]:
-    """The round's tables that have a score, by player, penalties applied."""
+def penalties(state: TournamentState, round_no: int) -> dict[str, int]:
+    """The points off each player's score in round ``round_no``."""
     penalty: dict[str, int] = defaultdict(int)
     for item in state.penalties:
         if int(item["round"]) == round_no:
             penalty[item["name"]] += int(item["points"])
+    return penalty
+
+
+def table_results(state: TournamentState, round_no: int) -> list[TableResult]:
+    """The round's tables that have a score, by player, penalties applied."""
+    penalty = penalties(state, round_no)
     out = []
     for (rnd, table), told in sorted(state.tables.items()):
         if rnd != round_no or told.score is None:
@@ -86,8 +93,10 @@ def round_points(state: TournamentState) -> dict[int, dict[str, RoundPoints]]:
     out = {rnd: policy.round_points(state.fmt, rnd, table_results(state, rnd)) for rnd in rounds}
     for rnd in rounds:
         if state.round_complete(rnd):
+            penalty = penalties(state, rnd)
             for name in state.seatings[rnd].get("bye", ()):
-                out[rnd][name] = policy.bye_points(state.fmt, rnd)
+                credit = policy.bye_points(state.fmt, rnd)
+                out[rnd][name] = replace(credit, score=credit.score - penalty.get(name, 0))    # (late, absent ...)
     return out
 
 

@@ -12,7 +12,7 @@ def _results(sim_ratio: int, never_x: float, lines_per_s: int, median: float) ->
     return {
         "simspeed": {"speed": {"ratio": sim_ratio, "ms_per_hand": 40.0, "met": sim_ratio >= simspeed.SPEED_GOAL},
                      "curve": {"ratio_4096_512": 1.09, "met": True},
-                     "run_path": {"projected_mb_100k": 0.4, "flat": True}},
+                     "run_path": {"projected_mb_100k": 0.4, "flat": True, "samples": [{"cycles": 8192}]}},
         "scoring": {"tasks": {"case_hands": {"x_cpp": 0.4}, "generated": {"x_cpp": 1.0},
                               "never_seen": {"x_cpp": never_x}},
                     "score_lines": {"auto_jobs": 2, "auto": {"lines_per_s": lines_per_s},
@@ -48,6 +48,7 @@ def test_a_goal_whose_benchmark_did_not_run_says_so(capsys):
     out = capsys.readouterr().out
     assert sum(line.endswith("not run") for line in out.splitlines()) == 4
     assert "1 of 3 measured goals met; 4 not run" in out
+    assert out.splitlines()[2].split()[:2] == ["what", "goal"]          # (the columns' heading)
 
 
 def test_a_shortened_memory_curve_is_not_a_verdict():

@@ -134,6 +134,9 @@ def test_a_bye_is_credited_when_its_round_is_complete_mcr_the_mean_of_the_places
     assert (rows["i"].rounds, rows["i"].places, rows["i"].byes) == (0, (), 1)
     assert rows["i"].as_dict()["byes"] == 1 and rows["i"].as_dict()["table_points"] == 1.75
     assert (rows["a"].rounds, rows["a"].places, rows["a"].byes) == (1, (1,), 0)
+    fined = done + [Fact(FactKind.PENALTY, {"round": 1, "name": "i", "points": 20, "reason": "late"})]
+    late = {r.name: r for r in standings(fold(fined))}["i"]
+    assert (late.score, late.table_points, late.byes) == (-20, Fraction(7, 4), 1)     # (a bye is fined as any)
     # a and e 4 (a on score), b 2, then the bye's 1.75 above f and g sharing T2's second place ((2 + 1) / 2)
     assert [(r.rank, r.name) for r in standings(fold(done))][:4] == [(1, "a"), (2, "e"), (3, "b"), (4, "i")]
 
