@@ -262,22 +262,24 @@ def _standings(args: argparse.Namespace) -> int:
     else:
         data = standings_json(state)
         withdrawn = _("  (withdrawn)")
-        text = _head(_("name")) + "\n".join(
-            f"{r['rank']:>4}  {r['name']:<20} {r['table_points']:>7}  {r['score']:>7}"
+        text = _head(_("name"), (_("games"), _("byes"))) + "\n".join(
+            f"{r['rank']:>4}  {r['name']:<20} {r['table_points']:>7}  {r['score']:>7}  {r['rounds']:>5}  {r['byes']:>5}"
             + (withdrawn if r["withdrawn"] else "") for r in data)
     _print(args, data, text)
     return 0
 
 
-def _head(who: str) -> str:
-    """The standings' heading line (rank, who, points, score), its columns as wide as the words need."""
+def _head(who: str, more: tuple[str, ...] = ()) -> str:
+    """The standings' heading line (rank, who, points, score and ``more``: columns of 5), its columns as wide as
+    the words need."""
     from unicodedata import east_asian_width
 
     def pad(text: str, width: int, left: bool = False) -> str:
         room = " " * max(0, width - sum(2 if east_asian_width(c) in "WF" else 1 for c in text))
         return text + room if left else room + text
     rank, points, score = _("rank"), _("points"), _("score")
-    return f"{pad(rank, 4)}  {pad(who, 20, left=True)} {pad(points, 7)}  {pad(score, 7)}\n"
+    return (f"{pad(rank, 4)}  {pad(who, 20, left=True)} {pad(points, 7)}  {pad(score, 7)}"
+            + "".join(f"  {pad(word, 5)}" for word in more) + "\n")
 
 
 def _progress(args: argparse.Namespace) -> int:

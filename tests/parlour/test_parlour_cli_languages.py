@@ -42,7 +42,7 @@ def test_an_event_in_chinese(event, capsys):
     assert out.startswith("第 1 轮：T1 E=") and "重复相遇" in out and "round" not in out, out
     assert main(["--lang", "zh-CN", "tourney", "standings", *db]) == 0
     out = capsys.readouterr().out
-    assert out.split("\n")[0].split() == ["名次", "姓名", "积分", "得分"], out
+    assert out.split("\n")[0].split() == ["名次", "姓名", "积分", "得分", "场数", "轮空"], out
     assert main(["--lang", "zh-CN", "tourney", "progress", *db]) == 0
     assert capsys.readouterr().out.startswith("第 1 轮：成绩 0/2，已确认 0\n")
     assert main(["--lang", "zh-CN", "tourney", "progress", *db, "--json"]) == 0

@@ -197,6 +197,10 @@ def test_a_bye_is_credited_in_the_standings_and_their_export_once_the_round_is_i
                                                                       "--standings")[1]))}
     assert exported[bye]["byes"] == "1" and exported[bye]["table_points"] == "1.75"
     assert exported[east]["byes"] == "0"
+    assert main(["--lang", "en", "tourney", "standings", "--db", tourney_db]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].split() == ["rank", "name", "points", "score", "games", "byes"]
+    assert next(line for line in text if bye in line).split()[1:] == [bye, "1.75", "0", "0", "1"]
 
 
 def test_a_team_that_cannot_be_kept_apart_is_reported_not_called_optimal(tmp_path, capsys):
