@@ -27,6 +27,7 @@ from firmware.rules.registry import load_ruleset
 from firmware.rules.ruleset import RuleSet
 from firmware.store.score_rows import ScoreRows
 from firmware.root.table import SIM_EPOCH_S, Profile, build_table
+from sim.storage import scratch_dir
 from sim.shuffle_bias import ShuffleBias, inject_bias
 from sim.wear import apply_wear
 from sim.faults import FaultSpec, apply_faults
@@ -102,7 +103,7 @@ class SimRun:
         self.interlocks = InterlockWatch(self.world)      # motor time while an interlock is active (must be 0)
         self._tmp = None
         if state_path is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="mjtable-")
+            self._tmp = tempfile.TemporaryDirectory(prefix="mjtable-", dir=scratch_dir())
             state_path = Path(self._tmp.name) / "table.db"
         self.state_path = Path(state_path)
         self.record = RunRecord()

@@ -1,0 +1,33 @@
+"""A run without --state keeps its throwaway table database on a memory-backed file system when there is one."""
+
+import os
+
+import pytest
+
+from sim import storage
+
+
+def test_tmpdir_set_by_the_user_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", "/somewhere")
+    assert storage.scratch_dir() is None
+
+
+def test_memory_backed_when_writable(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(storage, "RAM_DIR", str(tmp_path))
+    assert storage.scratch_dir() == str(tmp_path)
+    monkeypatch.setattr(storage, "RAM_DIR", str(tmp_path / "absent"))
+    assert storage.scratch_dir() is None
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm here")
+def test_the_run_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sim.table_run import SimRun
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    run = SimRun(hands=1)
+    try:
+        if os.access("/dev/shm", os.W_OK):
+            assert str(run.state_path).startswith("/dev/shm/mjtable-")
+    finally:
+        run.close()
