@@ -70,7 +70,7 @@ class SimPin(MockPWMPin):
 
     def __init__(self, factory: "SimPinFactory", info) -> None:
         self._driven: bool | None = None
-        self._now = factory.ticks
+        self._now = factory.clock      # (the loop's own clock: ``ticks()`` without its call, at every change)
         self._name = info.name
         self._output_changed = factory.output_changed
         super().__init__(factory, info)
@@ -137,6 +137,7 @@ class SimPinFactory(MockFactory):
 
     def __init__(self, loop: Loop, bank: str) -> None:
         self._loop = loop
+        self.clock = loop.now
         self.bank = bank
         self._listeners: dict[str, list[OutputListener]] = {}
         super().__init__(pin_class=SimPin)

@@ -134,16 +134,20 @@ class ReaderBoard:
 
     def _unsolicited(self, cmd: Cmd, payload: bytes) -> bool:
         """Queue an event frame; False (and counted as overflow) when the board's buffer is full."""
+        pending = self._pending
         now = self.loop.now()
-        while self._pending and self._pending[0] <= now:
-            self._pending.popleft()
-        if len(self._pending) >= self.queue_frames and cmd is not Cmd.ERROR:
+        while pending and pending[0] <= now:
+            pending.popleft()
+        if len(pending) >= self.queue_frames and cmd is not Cmd.ERROR:
             self.overflowed += 1
             return False
         if self.overflowed and cmd is not Cmd.ERROR:
             self.overflowed = 0
             self._emit(Cmd.ERROR, ErrorReport(BoardError.OVERFLOW, 0).pack())
-        self._emit(cmd, payload)
+        # (_emit and _transmit inlined: a frame a tile and a second; the pending frames were dropped just above)
+        frame = encode(self.counter, cmd, payload)
+        self.counter = (self.counter + 1) & 0xFF
+        pending.append(self.line.board_send(frame))
         return True
 
     def _emit(self, cmd: Cmd, payload: bytes) -> None:
