@@ -29,6 +29,7 @@ class InterlockWatch:
         self._key_down: dict[str, float] = {}
         self._last_s = world.loop.now()
         self._keys = list(world.keys.items())
+        self._none_active = True
         self._sample()
         world.io.observe(world.MOTORS, self._motor_changing)
         world.io.observe(frozenset({"lid", "supply_ok"} | set(world.keys)), self._changing)
@@ -55,7 +56,7 @@ class InterlockWatch:
     def _account(self) -> None:
         """The interval since the last change: the motor time under each interlock active in it."""
         now = self.world.loop.now()
-        if not self._key_down and all(since is None for since in self._since.values()):
+        if self._none_active:
             self._last_s = now              # (no interlock: no motor time to count, whatever runs)
             return
         running = self._motors_on()
@@ -91,6 +92,8 @@ class InterlockWatch:
                     self._key_down[key] = now
             elif self._key_down:
                 self._key_down.pop(key, None)
+        # (what _account asks at every motor's edge, known until the levels are read again)
+        self._none_active = not self._key_down and all(since is None for since in self._since.values())
 
     def finish(self) -> dict[str, float]:
         """Close the last interval (at the end of a run) and return the motor seconds per interlock."""

@@ -46,7 +46,8 @@ class SimSensor:
         observers = self._observers
         for observer in observers:
             observer(False)                     # before the level changes: observers close the interval up to now
-        self._pin.drive(self.active != self._active_low)
+        active = self._model_active if self.stuck is None else self.stuck       # (self.active)
+        self._pin.drive(active != self._active_low)
         for observer in observers:
             observer(True)
 
@@ -76,10 +77,6 @@ class SimIO:
         for name in names:
             self._observers_of.setdefault(name, []).append(observer)
 
-    def _changing(self, name: str, after: bool) -> None:
-        for observer in self._observers_of.get(name, ()):
-            observer(after)
-
     def watch(self, name: str, spec: str, on_change: Callable[[bool], None]) -> None:
         """Call ``on_change(active)`` whenever the firmware changes this output."""
         bank, line, active_low = pin_line(spec)
@@ -88,10 +85,13 @@ class SimIO:
         def listener(value: float) -> None:
             active = (value >= 0.5) != active_low
             if self.output_levels.get(name) != active:
-                self._changing(name, False)
+                observers = self._observers_of.get(name, ())        # (self._changing, once for both)
+                for observer in observers:
+                    observer(False)
                 self.output_levels[name] = active
                 (self.outputs_on.add if active else self.outputs_on.discard)(name)
-                self._changing(name, True)
+                for observer in observers:
+                    observer(True)
                 on_change(active)
 
         self.factories[bank].listen(line, listener)
