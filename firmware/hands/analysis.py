@@ -337,11 +337,14 @@ def _with(most: Table, options: tuple[tuple[int, int, int], ...]) -> Table:
     after: Table = {}
     for (m, p), t in most.items():
         for bm, bt, bp in options:
-            if p + bp > 1:
+            q = p + bp
+            if q > 1:
                 continue
-            key = (min(m + bm, 4), p + bp)
-            if after.get(key, -1) < t + bt:
-                after[key] = t + bt
+            sets = m + bm
+            key = (sets if sets < 4 else 4, q)        # (min(sets, 4) without the call: the players' inner loop)
+            partial = t + bt
+            if after.get(key, -1) < partial:
+                after[key] = partial
     return after
 
 
@@ -456,22 +459,29 @@ def _special_discards(counts: list[int], shapes: frozenset[Shape]) -> Callable[[
     knitted = [sum(1 for k in tiles if counts[k]) for tiles in sp.KNITTED]
     most_knitted = max(knitted)             # (what a discard leaves when the kind is still held after it)
 
-    def after(kind: int) -> int:
+    def after(kind: int) -> int:        # (the smallest kept without calling min: asked of every discard)
         c = counts[kind]
         best = 8
         if pairs7:
-            best = min(best, 6 - min(7, pairs - (c % 2 == 0)))
+            left = pairs - (c % 2 == 0)
+            value = 6 - (left if left < 7 else 7)
+            if value < best:
+                best = value
         if orphans:
             if kind in _TERMINAL_OR_HONOUR:
                 k, p = th_kinds - (c == 1), th_pairs - (c == 2)
             else:
                 k, p = th_kinds, th_pairs
-            best = min(best, 13 - k - (1 if p else 0))
+            value = 13 - k - (1 if p else 0)
+            if value < best:
+                best = value
         if knit:
             gone = c == 1
             h = honours - (gone and kind >= 27)
             kn = max(n - (kind in tiles) for n, tiles in zip(knitted, _KNITTED_SETS)) if gone else most_knitted
-            best = min(best, 13 - min(14, h + kn))
+            value = 13 - (h + kn if h + kn < 14 else 14)
+            if value < best:
+                best = value
         return best
     return after
 
