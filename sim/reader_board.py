@@ -58,7 +58,7 @@ class ReaderBoard:
         self._heartbeat()
 
     def uptime_ms(self) -> int:
-        return int(round((self.loop.now() - self.boot_s) * 1000))
+        return round((self.loop.now() - self.boot_s) * 1000)        # (an int: round of a float without digits)
 
     # -- host -> board -------------------------------------------------------
     def receive(self, data: bytes) -> None:

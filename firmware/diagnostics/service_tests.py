@@ -181,7 +181,7 @@ class ServiceTests:
         before = {m.name: list(m.nominal.samples) for m in mechanisms}
         before_s = {m.name: m.nominal.value_s for m in mechanisms}
         for m in mechanisms:
-            m.nominal.samples.clear()
+            m.nominal.clear()
         steps: list[Step] = []
         # the centre must start from a stop so that every learning move is a whole one
         steps.append(lambda r: self.jog(t.center_lift.name, r, to="down"))

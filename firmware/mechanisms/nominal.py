@@ -23,11 +23,17 @@ class NominalTime:
         self.max_run_s = max_run_s
         self.warn_factor = warn_factor
         self.fault_factor = fault_factor
+        # changed only through record, restore and clear: the median is worked out when they change, not at
+        # every movement's two deadlines
         self.samples: deque[float] = deque(maxlen=self.WINDOW)
+        self._value_s = initial_s
 
     @property
     def value_s(self) -> float:
-        return statistics.median(self.samples) if self.samples else self.initial_s
+        return self._value_s
+
+    def _changed(self) -> None:
+        self._value_s = statistics.median(self.samples) if self.samples else self.initial_s
 
     @property
     def warn_after_s(self) -> float:
@@ -40,8 +46,15 @@ class NominalTime:
     def record(self, elapsed_s: float) -> None:
         if elapsed_s > 0:
             self.samples.append(elapsed_s)
+            self._changed()
+
+    def clear(self) -> None:
+        """Forget the runs learnt (the configured value until new ones are recorded)."""
+        self.samples.clear()
+        self._changed()
 
     def restore(self, samples: list[float]) -> None:
         """Load persisted samples (from the table database)."""
         self.samples.clear()
         self.samples.extend(s for s in samples[-self.WINDOW:] if s > 0)
+        self._changed()

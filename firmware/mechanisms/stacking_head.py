@@ -79,7 +79,10 @@ class StackingHead:
     def needs_tiles(self) -> bool:
         """Counting, and fewer tiles wait in the track than its next stack takes: the cam will stand still
         when its turn ends (or stands still now) unless tiles come."""
-        return self.counting and self.pending < min(2, self.target_tiles - self.counted + self.pending)
+        if not self.counting:
+            return False
+        wanted = self.target_tiles - self.counted + self.pending        # (min(2, wanted): asked at every tile)
+        return self.pending < (wanted if wanted < 2 else 2)
 
     @property
     def idle(self) -> bool:

@@ -277,7 +277,7 @@ class ReaderDriver:
             return
         try:
             waiting = port.in_waiting
-            data = port.read(min(waiting, READ_CHUNK)) if waiting else b""
+            data = port.read(waiting if waiting < READ_CHUNK else READ_CHUNK) if waiting else b""   # (a frame each)
         except PortError as exc:
             self._link_down(str(exc))
             return
