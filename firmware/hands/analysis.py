@@ -24,6 +24,7 @@ PARTS_KEPT = 2048       # combined tables of the first and last groups of a hand
 
 
 class Shape(enum.Enum):
+    __hash__ = object.__hash__      # (a member is compared by identity: hashed so in C, not by name in Python)
     STANDARD = "standard"
     SEVEN_PAIRS = "seven_pairs"
     THIRTEEN_ORPHANS = "thirteen_orphans"
@@ -342,9 +343,8 @@ def _with(most: Table, options: tuple[tuple[int, int, int], ...]) -> Table:
                 continue
             sets = m + bm
             key = (sets if sets < 4 else 4, q)        # (min(sets, 4) without the call: the players' inner loop)
-            partial = t + bt
-            if after.get(key, -1) < partial:
-                after[key] = partial
+            if after.get(key, -1) < t + bt:
+                after[key] = t + bt
     return after
 
 

@@ -179,6 +179,8 @@ class RuleSet:
     # (firmware.rules.case_record), the same payments as settle_hand's
     plain_settlement = False
     aims = Aims()
+    _shapes: frozenset[Shape] = frozenset()
+    _shapes_of: RuleSetConfig | None = None
 
     def __init__(self, config: RuleSetConfig) -> None:
         self.config = config
@@ -203,7 +205,10 @@ class RuleSet:
 
     @property
     def shapes(self) -> frozenset[Shape]:
-        return self.config.shape_set
+        """(Made once for a configuration: the referee asks at every standing hand it has not seen.)"""
+        if self._shapes_of is not self.config:
+            self._shapes, self._shapes_of = self.config.shape_set, self.config
+        return self._shapes
 
     @property
     def deal_rules(self) -> DealRules:
