@@ -20,6 +20,7 @@ STILL_WORKS = ("SELECT", "PRAGMA QUICK_CHECK", "PRAGMA USER_VERSION", "PRAGMA JO
 
 
 RAM_DIR = "/dev/shm"       # a memory-backed file system on Linux
+RAM_FREE_MIN = 1 << 30     # free space it needs (a long run's database grows some 3 kB a hand; Docker's is 64 MB)
 
 
 def scratch_dir() -> str | None:
@@ -29,11 +30,12 @@ def scratch_dir() -> str | None:
     ends.  The store commits with ``synchronous=FULL`` (some 80 flushes a hand), and on a disk each flush
     waits for the host's disk: 0.6-0.9 s of the 3.5 s of CPU (user and system) a 64-hand run took.  On a
     memory-backed file system SQLite runs the same statements, commits and flushes, and a flush costs
-    nothing.  A ``TMPDIR`` set by the user wins.
+    nothing.  A ``TMPDIR`` set by the user wins, and a small one is not used (a full card fails the table).
     """
-    if "TMPDIR" not in os.environ and os.path.isdir(RAM_DIR) and os.access(RAM_DIR, os.W_OK):
-        return RAM_DIR
-    return None
+    if "TMPDIR" in os.environ or not os.path.isdir(RAM_DIR) or not os.access(RAM_DIR, os.W_OK):
+        return None
+    free = os.statvfs(RAM_DIR)
+    return RAM_DIR if free.f_bavail * free.f_frsize >= RAM_FREE_MIN else None
 
 
 class SimStorage:

@@ -15,8 +15,16 @@ def test_tmpdir_set_by_the_user_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_memory_backed_when_writable(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.setattr(storage, "RAM_DIR", str(tmp_path))
+    monkeypatch.setattr(storage, "RAM_FREE_MIN", 0)
     assert storage.scratch_dir() == str(tmp_path)
     monkeypatch.setattr(storage, "RAM_DIR", str(tmp_path / "absent"))
+    assert storage.scratch_dir() is None
+
+
+def test_not_when_it_is_small(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(storage, "RAM_DIR", str(tmp_path))
+    monkeypatch.setattr(storage, "RAM_FREE_MIN", 1 << 62)
     assert storage.scratch_dir() is None
 
 
@@ -27,7 +35,7 @@ def test_the_run_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TMPDIR", raising=False)
     run = SimRun(hands=1)
     try:
-        if os.access("/dev/shm", os.W_OK):
+        if storage.scratch_dir() == "/dev/shm":
             assert str(run.state_path).startswith("/dev/shm/mjtable-")
     finally:
         run.close()
