@@ -73,6 +73,16 @@ def rss_mb() -> float:
 
 
 def peak_mb() -> float:
+    """The peak resident memory of this process's own image (Linux: ``VmHWM``, reset when the process began to
+    run this program).  Not ``ru_maxrss``: Linux carries that over an exec from the process that forked it, so
+    a worker started by a benchmark run that had grown to 250 MB (the scoring rows before it) read 250 MB from
+    its first sample on, and the memory curve's ratio said 1.0 whatever the curve did."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
