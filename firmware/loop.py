@@ -79,6 +79,17 @@ class Loop(Protocol):
         nothing changed, when it cannot: schedule a new timer then."""
 
 
+def call_later_again(loop: Loop, timer: Handle | None, delay_s: float, fn: Callable[..., Any], *args: Any) -> Handle:
+    """``loop.call_later(delay_s, fn, *args)`` for a watchdog armed again and again (every tile, every movement):
+    ``timer``, its last one (running the same callback), put off to then when the loop can (:meth:`Loop.move`),
+    else cancelled and a new timer made.  The callbacks run in the same order either way."""
+    if timer is not None:
+        if loop.move(timer, loop.now() + delay_s):
+            return timer
+        timer.cancel()
+    return loop.call_later(delay_s, fn, *args)
+
+
 class TimerHeap:
     """Timers ordered by time, ties broken by insertion order (deterministic).
 

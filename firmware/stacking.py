@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from firmware.faults import Fault, FaultCode, FaultTier
-from firmware.loop import Handle
+from firmware.loop import Handle, call_later_again
 from firmware.table import Table
 
 log = logging.getLogger(__name__)
@@ -206,13 +206,9 @@ class StackingCycle:
                                stacked=self.table.heads[side].stacked_tiles)
 
     def _arm_starve(self, side: int) -> None:
-        timer = self._starve.get(side)
-        if timer is not None and self.loop.move(timer, self.loop.now() + self.limits.starve_side_s):
-            return              # (put off: every tile does it, and it hardly ever runs)
-        timer = self._starve.pop(side, None)
-        if timer:
-            timer.cancel()
-        self._starve[side] = self.loop.call_later(self.limits.starve_side_s, self._starved, side)
+        # (put off, not made anew, where the loop can: every tile arms it, and it hardly ever runs)
+        self._starve[side] = call_later_again(self.loop, self._starve.get(side), self.limits.starve_side_s,
+                                              self._starved, side)
 
     def _starved(self, side: int) -> None:
         self._starve.pop(side, None)
@@ -237,10 +233,9 @@ class StackingCycle:
 
     def _arm_tiles_out(self) -> None:
         self._revolutions_at_arm = self.table.turntable.revolutions
-        timer = self._timers.get("tiles_out")
-        if timer is not None and self.loop.move(timer, self.loop.now() + self.limits.tiles_out_s):
-            return              # (put off: every tile does it, and it hardly ever runs)
-        self._arm("tiles_out", self.limits.tiles_out_s, self._tiles_out)
+        # (put off, not made anew, where the loop can: every tile arms it, and it hardly ever runs)
+        self._timers["tiles_out"] = call_later_again(self.loop, self._timers.get("tiles_out"),
+                                                     self.limits.tiles_out_s, self._tiles_out)
 
     def _tiles_out(self) -> None:
         turntable = self.table.turntable

@@ -144,10 +144,7 @@ class ReaderBoard:
         if self.overflowed and cmd is not Cmd.ERROR:
             self.overflowed = 0
             self._emit(Cmd.ERROR, ErrorReport(BoardError.OVERFLOW, 0).pack())
-        # (_emit and _transmit inlined: a frame a tile and a second; the pending frames were dropped just above)
-        frame = encode(self.counter, cmd, payload)
-        self.counter = (self.counter + 1) & 0xFF
-        pending.append(self.line.board_send(frame))
+        self._emit(cmd, payload)
         return True
 
     def _emit(self, cmd: Cmd, payload: bytes) -> None:

@@ -66,7 +66,7 @@ class ReaderLine:
         """Put a frame on the wire; returns the time its last byte arrives."""
         now, busy = self.loop.now(), self._board_busy_until
         start = busy if busy > now else now             # (max without the call: a frame a tile and a second)
-        self._board_busy_until = done = start + len(frame) * (10.0 / self.baud)       # (byte_s)
+        self._board_busy_until = done = start + len(frame) * self.byte_s
         self.loop.call_at(done, self._arrive_at_host, frame, self.generation)
         return done
 

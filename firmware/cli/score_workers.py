@@ -41,22 +41,25 @@ def jobs_for(path: Path | None, asked: int | str) -> int:
     if path is None:
         return 1
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return 1
+        status = path.stat()
     except OSError:
         return 1                        # (the command says it cannot read it)
-    return auto_jobs(path) if asked == "auto" else int(asked)
+    if not stat.S_ISREG(status.st_mode):
+        return 1
+    return _auto_for(status.st_size) if asked == "auto" else int(asked)
 
 
 def auto_jobs(path: Path | None) -> int:
     """``--jobs auto``: one process for standard input and for files under AUTO_MIN_BYTES (a worker's start costs
     more than it saves), else one per CPU this process may use, at most AUTO_MAX_JOBS."""
-    if path is None:
-        return 1
     try:
-        if path.stat().st_size < AUTO_MIN_BYTES:
-            return 1
+        return 1 if path is None else _auto_for(path.stat().st_size)
     except OSError:
+        return 1
+
+
+def _auto_for(size: int) -> int:
+    if size < AUTO_MIN_BYTES:
         return 1
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cpus, AUTO_MAX_JOBS))
@@ -144,5 +147,6 @@ class WorkerAnswers:
 
 
 def _answer_chunk(items: list[bytes | TooLong], rules: str | None) -> Answered:
-    """A worker's job (:func:`~firmware.rules.case_scoring.answer_chunk`), by a name of this module."""
+    """A worker's job (:func:`~firmware.rules.case_scoring.answer_chunk`), looked up in this module when it runs
+    (so a test can put a dying one in its place)."""
     return answer_chunk(items, rules)

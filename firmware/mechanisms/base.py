@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from firmware.frozen import quick_init
 from firmware.faults import Fault, FaultCode, FaultReporter
-from firmware.loop import Handle, Loop
+from firmware.loop import Handle, Loop, call_later_again
 from firmware.mechanisms.nominal import NominalTime
 from firmware.ports.hardware import DigitalOutput
 
@@ -109,16 +109,11 @@ class Mechanism:
         self._learn = learn
         self._warned = False
         self._started_s = self.loop.now()
-        self._warn_timer = warn = self._again(self._warn_timer, self.nominal.warn_after_s, self._warn)
-        self._timeout_timer = timeout = self._again(self._timeout_timer, self.nominal.fault_after_s, self._timeout)
+        self._warn_timer = warn = call_later_again(self.loop, self._warn_timer, self.nominal.warn_after_s, self._warn)
+        self._timeout_timer = timeout = call_later_again(self.loop, self._timeout_timer, self.nominal.fault_after_s,
+                                                         self._timeout)
         self._timers = [warn, timeout]
         return True
-
-    def _again(self, timer: Handle | None, delay_s: float, fn: Callable[[], None]) -> Handle:
-        """``call_later(delay_s, fn)``: ``timer`` (``fn``'s, of an earlier movement) put off to then if the loop can."""
-        if timer is not None and self.loop.move(timer, self.loop.now() + delay_s):
-            return timer
-        return self.loop.call_later(delay_s, fn)
 
     def _arm(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> None:
         """An extra supervision timer, cancelled with the movement."""
